@@ -1,0 +1,37 @@
+//! # ecosched-model
+//!
+//! The vocabulary every other ecosched crate speaks: CPU sets, topology,
+//! task identity, per-task and per-CPU samples, snapshots, plans, traces,
+//! capabilities and metrics. It never touches the operating system, so
+//! policies built on it run unchanged against a real machine or the
+//! simulator.
+//!
+//! ```
+//! use ecosched_model::cpuset::CpuSet;
+//!
+//! let set = CpuSet::parse_list("0-3,8").unwrap();
+//! assert_eq!(set.len(), 5);
+//! assert_eq!(set.to_list(), "0-3,8");
+//! ```
+
+pub mod capability;
+pub mod cpuset;
+pub mod metrics;
+pub mod plan;
+pub mod platform;
+pub mod sample;
+pub mod snapshot;
+pub mod task;
+pub mod topology;
+pub mod trace;
+
+pub use capability::{Capabilities, Requirements};
+pub use cpuset::{CpuId, CpuSet};
+pub use metrics::{Comparison, RunMetrics, TaskMetrics};
+pub use plan::{FreqSetting, GangAction, Governor, Plan};
+pub use platform::{ApplyReport, Platform, PlatformError};
+pub use sample::{Counters, CounterKind, CpuSample, Meter, PowerSample, PowerSource, TaskSample};
+pub use snapshot::Snapshot;
+pub use task::{TaskId, TaskState};
+pub use topology::Topology;
+pub use trace::{Step, Trace, TraceHeader};

@@ -1,0 +1,280 @@
+//! Figures of merit, computed only from a [`Trace`].
+//!
+//! - energy, average power, EDP = energy × makespan (Merkel §3);
+//! - per-task energy: each interval's energy is shared among the tasks that
+//!   ran in it in proportion to their on-CPU time — the attribution Merkel
+//!   et al. use for Table 2 (CPU energy split over the running instances);
+//! - geometric-mean speedup against a baseline (PAM eq. 1);
+//! - AW perf/W against a baseline using alone run times (Dhiman eq. 2);
+//! - instructions per second per watt and time × watts (Patel ch. 9 (a), (b)).
+
+use crate::sample::PowerSource;
+use crate::trace::Trace;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Figures for one named task (all instances that carried the name).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskMetrics {
+    /// Task name.
+    pub name: String,
+    /// Mean run time of completed instances, or time alive so far if none
+    /// completed.
+    pub runtime_s: f64,
+    /// Completed instances.
+    pub completions: u32,
+    /// Instructions retired, when measured.
+    pub instructions: Option<u64>,
+    /// CPU migrations, when measured.
+    pub migrations: Option<u64>,
+    /// Energy attributed by on-CPU time share, when energy is known.
+    pub energy_j: Option<f64>,
+    /// `energy_j × runtime_s` (per-task EDP).
+    pub edp_js: Option<f64>,
+}
+
+/// Figures for one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunMetrics {
+    /// Seconds from start to the last observation.
+    pub duration_s: f64,
+    /// Seconds until the last managed task finished (the duration if some
+    /// never did).
+    pub makespan_s: f64,
+    /// Energy over the run, from the trace's meter.
+    pub energy_j: Option<f64>,
+    /// Whether energy was measured or estimated.
+    pub energy_source: Option<PowerSource>,
+    /// `energy_j / duration_s`.
+    pub avg_power_w: Option<f64>,
+    /// `energy_j × makespan_s`.
+    pub edp_js: Option<f64>,
+    /// Instructions retired by managed tasks.
+    pub instructions: Option<u64>,
+    /// Migrations of managed tasks.
+    pub migrations: Option<u64>,
+    /// Migrations per second of duration.
+    pub migrations_per_s: Option<f64>,
+    /// Managed instructions per second per watt (= instructions per joule).
+    pub instructions_per_s_per_w: Option<f64>,
+    /// Mean task run time × average power (Patel's metric (b)).
+    pub time_w: Option<f64>,
+    /// Mean per-task EDP (Merkel Table 2's "average").
+    pub mean_task_edp_js: Option<f64>,
+    /// Per task name, sorted by name.
+    pub tasks: Vec<TaskMetrics>,
+}
+
+fn add(acc: &mut Option<u64>, v: Option<u64>) {
+    if let Some(v) = v {
+        *acc = Some(acc.unwrap_or(0) + v);
+    }
+}
+
+#[derive(Default)]
+struct TaskAcc {
+    runtimes: Vec<f64>,
+    alive_s: f64,
+    instructions: Option<u64>,
+    migrations: Option<u64>,
+    energy_j: Option<f64>,
+}
+
+impl RunMetrics {
+    /// Compute every figure from a trace.
+    pub fn from_trace(trace: &Trace) -> Self {
+        let meter = trace.header.meter;
+        let duration_s = trace.duration_s();
+        let mut energy: Option<f64> = None;
+        let mut source = None;
+        let mut per_task: BTreeMap<String, TaskAcc> = BTreeMap::new();
+        let mut makespan_s: f64 = 0.0;
+        let mut unfinished = false;
+        let mut last_alive: BTreeMap<crate::task::TaskId, (String, f64, f64)> = BTreeMap::new();
+
+        for step in &trace.steps {
+            let snap = &step.snapshot;
+            let e = snap.power.energy_j(meter);
+            if let Some(e) = e {
+                energy = Some(energy.unwrap_or(0.0) + e);
+                source = source.or(snap.power.source);
+            }
+            let total_on_cpu: u64 = snap
+                .tasks
+                .iter()
+                .filter_map(|t| t.counters.on_cpu_ns)
+                .sum();
+            for t in snap.tasks.iter().filter(|t| t.managed) {
+                let acc = per_task.entry(t.name.clone()).or_default();
+                add(&mut acc.instructions, t.counters.instructions);
+                add(&mut acc.migrations, t.counters.migrations);
+                if let (Some(e), Some(on)) = (e, t.counters.on_cpu_ns) {
+                    if total_on_cpu > 0 {
+                        let share = e * on as f64 / total_on_cpu as f64;
+                        acc.energy_j = Some(acc.energy_j.unwrap_or(0.0) + share);
+                    }
+                }
+                match t.finished_s {
+                    Some(end) => {
+                        acc.runtimes.push(end - t.started_s);
+                        makespan_s = makespan_s.max(end);
+                        last_alive.remove(&t.id);
+                    }
+                    None => {
+                        last_alive.insert(t.id, (t.name.clone(), t.started_s, snap.time_s));
+                    }
+                }
+            }
+        }
+        for (name, started, seen) in last_alive.into_values() {
+            unfinished = true;
+            if let Some(acc) = per_task.get_mut(&name) {
+                acc.alive_s = acc.alive_s.max(seen - started);
+            }
+        }
+        if unfinished || makespan_s == 0.0 {
+            makespan_s = duration_s;
+        }
+
+        let tasks: Vec<TaskMetrics> = per_task
+            .into_iter()
+            .map(|(name, acc)| {
+                let runtime_s = if acc.runtimes.is_empty() {
+                    acc.alive_s
+                } else {
+                    acc.runtimes.iter().sum::<f64>() / acc.runtimes.len() as f64
+                };
+                TaskMetrics {
+                    name,
+                    runtime_s,
+                    completions: acc.runtimes.len() as u32,
+                    instructions: acc.instructions,
+                    migrations: acc.migrations,
+                    energy_j: acc.energy_j,
+                    edp_js: acc.energy_j.map(|e| e * runtime_s),
+                }
+            })
+            .collect();
+
+        let instructions = tasks.iter().fold(None, |acc, t| {
+            let mut acc = acc;
+            add(&mut acc, t.instructions);
+            acc
+        });
+        let migrations = tasks.iter().fold(None, |acc, t| {
+            let mut acc = acc;
+            add(&mut acc, t.migrations);
+            acc
+        });
+        let avg_power_w = energy.filter(|_| duration_s > 0.0).map(|e| e / duration_s);
+        let mean_runtime = mean(tasks.iter().map(|t| t.runtime_s));
+        let edps: Vec<f64> = tasks.iter().filter_map(|t| t.edp_js).collect();
+        RunMetrics {
+            duration_s,
+            makespan_s,
+            energy_j: energy,
+            energy_source: source,
+            avg_power_w,
+            edp_js: energy.map(|e| e * makespan_s),
+            instructions,
+            migrations,
+            migrations_per_s: migrations
+                .filter(|_| duration_s > 0.0)
+                .map(|m| m as f64 / duration_s),
+            instructions_per_s_per_w: match (instructions, energy) {
+                (Some(i), Some(e)) if e > 0.0 => Some(i as f64 / e),
+                _ => None,
+            },
+            time_w: match (mean_runtime, avg_power_w) {
+                (Some(t), Some(p)) => Some(t * p),
+                _ => None,
+            },
+            mean_task_edp_js: if edps.is_empty() || edps.len() != tasks.len() {
+                None
+            } else {
+                mean(edps.into_iter())
+            },
+            tasks,
+        }
+    }
+
+    /// A task's figures by name.
+    pub fn task(&self, name: &str) -> Option<&TaskMetrics> {
+        self.tasks.iter().find(|t| t.name == name)
+    }
+}
+
+fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
+    let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
+    (n > 0).then(|| sum / n as f64)
+}
+
+/// How a run compares with a baseline run of the same workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// makespan / baseline makespan.
+    pub makespan: f64,
+    /// energy / baseline energy.
+    pub energy: Option<f64>,
+    /// EDP / baseline EDP.
+    pub edp: Option<f64>,
+    /// average power / baseline average power.
+    pub avg_power: Option<f64>,
+    /// Geometric mean over tasks of baseline runtime / runtime (PAM eq. 1).
+    pub speedup_geomean: Option<f64>,
+    /// Dhiman eq. 2, when alone run times are known.
+    pub aw_perf_per_w: Option<f64>,
+}
+
+fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => Some(a / b),
+        _ => None,
+    }
+}
+
+impl Comparison {
+    /// Compare `run` with `baseline`; `alone_s` maps task names to their run
+    /// time alone on the machine (needed for AW perf/W).
+    pub fn new(run: &RunMetrics, baseline: &RunMetrics, alone_s: &BTreeMap<String, f64>) -> Self {
+        let pairs: Vec<(&TaskMetrics, &TaskMetrics)> = run
+            .tasks
+            .iter()
+            .filter_map(|t| baseline.task(&t.name).map(|b| (t, b)))
+            .filter(|(t, b)| t.runtime_s > 0.0 && b.runtime_s > 0.0)
+            .collect();
+        let speedup_geomean = (!pairs.is_empty()).then(|| {
+            let log_sum: f64 = pairs.iter().map(|(t, b)| (b.runtime_s / t.runtime_s).ln()).sum();
+            (log_sum / pairs.len() as f64).exp()
+        });
+        let aw_perf_per_w = {
+            let norm = |side: fn(&(&TaskMetrics, &TaskMetrics)) -> f64| -> Option<f64> {
+                pairs
+                    .iter()
+                    .map(|p| alone_s.get(&p.0.name).filter(|a| **a > 0.0).map(|a| side(p) / a))
+                    .sum()
+            };
+            let base = norm(|p| p.1.runtime_s);
+            let this = norm(|p| p.0.runtime_s);
+            let power = ratio(run.avg_power_w, baseline.avg_power_w);
+            match (base, this, power) {
+                (Some(b), Some(t), Some(p)) if t > 0.0 && p > 0.0 && !pairs.is_empty() => {
+                    Some((b / t) / p - 1.0)
+                }
+                _ => None,
+            }
+        };
+        Comparison {
+            makespan: if baseline.makespan_s > 0.0 {
+                run.makespan_s / baseline.makespan_s
+            } else {
+                f64::NAN
+            },
+            energy: ratio(run.energy_j, baseline.energy_j),
+            edp: ratio(run.edp_js, baseline.edp_js),
+            avg_power: ratio(run.avg_power_w, baseline.avg_power_w),
+            speedup_geomean,
+            aw_perf_per_w,
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! The seam between the control loop and a world: the simulator or a real
+//! Linux machine. A policy never sees a platform, only its snapshots.
+
+use crate::capability::Capabilities;
+use crate::cpuset::CpuSet;
+use crate::plan::Plan;
+use crate::sample::Meter;
+use crate::snapshot::Snapshot;
+use crate::task::TaskId;
+use crate::topology::Topology;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Why a platform could not do what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum PlatformError {
+    /// A plan that cannot be carried out on this machine (a frequency not in
+    /// the P-state table, a CPU set outside the online CPUs, …).
+    #[error("invalid plan: {0}")]
+    InvalidPlan(String),
+    /// The platform lacks a feature; says which.
+    #[error("not supported here: {0}")]
+    Unsupported(String),
+    /// Permission denied; names the capability needed and the path.
+    #[error("permission denied for {path}: needs {capability}")]
+    Permission {
+        /// What was being touched.
+        path: String,
+        /// What is needed (e.g. `CAP_SYS_NICE`, `root`).
+        capability: String,
+    },
+    /// Any other I/O failure, with the path.
+    #[error("{path}: {source}")]
+    Io {
+        /// What was being touched.
+        path: String,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+/// What an `apply` did not do because the world had moved on — normal
+/// events, not errors.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ApplyReport {
+    /// Tasks named in the plan that had exited by the time it was applied.
+    pub vanished: Vec<TaskId>,
+}
+
+/// A world the control loop can observe and steer.
+pub trait Platform {
+    /// `sim` or `linux`.
+    fn kind(&self) -> &'static str;
+    /// The machine's name.
+    fn machine_name(&self) -> String;
+    /// The machine.
+    fn topology(&self) -> Arc<Topology>;
+    /// What the platform measures and actuates.
+    fn capabilities(&self) -> Capabilities;
+    /// The energy meter reports should use.
+    fn meter(&self) -> Meter;
+    /// Carry out a plan.
+    fn apply(&mut self, plan: &Plan) -> Result<ApplyReport, PlatformError>;
+    /// Let `interval` pass (the simulator simulates it; Linux sleeps). May
+    /// return early when the workload has finished.
+    fn advance(&mut self, interval: Duration) -> Result<(), PlatformError>;
+    /// Deltas since the previous observation.
+    fn observe(&mut self) -> Result<Snapshot, PlatformError>;
+    /// Whether every managed task has finished (or the scenario's time is up).
+    fn finished(&self) -> bool;
+}
+
+/// Check a plan against a topology: every CPU set non-empty and within
+/// `allowed`, every frequency domain index real and every fixed frequency a
+/// P-state. Shared by every platform so they reject the same plans.
+pub fn check_plan(plan: &Plan, topology: &Topology, allowed: &CpuSet) -> Result<(), PlatformError> {
+    let check_set = |what: String, set: &CpuSet| {
+        if set.is_empty() {
+            return Err(PlatformError::InvalidPlan(format!("{what}: empty CPU set")));
+        }
+        if !set.is_subset(allowed) {
+            return Err(PlatformError::InvalidPlan(format!(
+                "{what}: CPUs {set} are not all within the usable CPUs {allowed}"
+            )));
+        }
+        Ok(())
+    };
+    if let Some(set) = &plan.managed_cpus {
+        check_set("managed cpuset".into(), set)?;
+    }
+    for (task, set) in &plan.task_cpus {
+        check_set(format!("task {task}"), set)?;
+    }
+    for (&domain, setting) in &plan.frequency {
+        let Some(dom) = topology.freq_domains.get(domain) else {
+            return Err(PlatformError::InvalidPlan(format!(
+                "frequency domain {domain} does not exist (the machine has {})",
+                topology.freq_domains.len()
+            )));
+        };
+        if let crate::plan::FreqSetting::Fixed { freq_khz } = setting {
+            if dom.pstate(*freq_khz).is_none() {
+                let valid: Vec<String> = dom.pstates.iter().map(|p| format!("{}", p.freq_khz / 1000)).collect();
+                return Err(PlatformError::InvalidPlan(format!(
+                    "{} MHz is not a P-state of frequency domain {domain}; valid: {} MHz",
+                    *freq_khz as f64 / 1000.0,
+                    valid.join(", ")
+                )));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,173 @@
+//! What a platform measured over one interval. Counter fields are deltas
+//! since the previous observation and are `None` when the platform cannot
+//! measure them (no PMU, no RAPL): absent is never reported as zero.
+
+use crate::cpuset::{CpuId, CpuSet};
+use crate::task::{TaskId, TaskState};
+use serde::{Deserialize, Serialize};
+
+/// A counter a platform may provide (used to declare capabilities).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CounterKind {
+    /// Instructions retired.
+    Instructions,
+    /// Core cycles.
+    Cycles,
+    /// Shared (last-level) cache references.
+    LlcReferences,
+    /// Shared (last-level) cache misses.
+    LlcMisses,
+    /// Lines brought into the shared cache (demand and prefetch), PAM's `L`.
+    LinesIn,
+    /// L1 data cache references.
+    L1dReferences,
+    /// L1 data cache misses.
+    L1dMisses,
+    /// Memory (bus) transactions.
+    MemTransactions,
+    /// Time on a CPU.
+    OnCpuTime,
+    /// Time runnable but waiting for a CPU.
+    RunqueueWait,
+    /// Context switches.
+    ContextSwitches,
+    /// CPU migrations.
+    Migrations,
+}
+
+/// Counter deltas over one interval.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Counters {
+    /// Instructions retired.
+    pub instructions: Option<u64>,
+    /// Core cycles while running.
+    pub cycles: Option<u64>,
+    /// Shared-cache references.
+    pub llc_references: Option<u64>,
+    /// Shared-cache misses.
+    pub llc_misses: Option<u64>,
+    /// Lines brought into the shared cache.
+    pub lines_in: Option<u64>,
+    /// L1D references.
+    pub l1d_references: Option<u64>,
+    /// L1D misses.
+    pub l1d_misses: Option<u64>,
+    /// Memory transactions.
+    pub mem_transactions: Option<u64>,
+    /// Nanoseconds on a CPU.
+    pub on_cpu_ns: Option<u64>,
+    /// Nanoseconds runnable but not running.
+    pub runqueue_wait_ns: Option<u64>,
+    /// Context switches.
+    pub context_switches: Option<u64>,
+    /// CPU migrations.
+    pub migrations: Option<u64>,
+}
+
+impl Counters {
+    /// The value of one counter, if measured.
+    pub fn get(&self, kind: CounterKind) -> Option<u64> {
+        match kind {
+            CounterKind::Instructions => self.instructions,
+            CounterKind::Cycles => self.cycles,
+            CounterKind::LlcReferences => self.llc_references,
+            CounterKind::LlcMisses => self.llc_misses,
+            CounterKind::LinesIn => self.lines_in,
+            CounterKind::L1dReferences => self.l1d_references,
+            CounterKind::L1dMisses => self.l1d_misses,
+            CounterKind::MemTransactions => self.mem_transactions,
+            CounterKind::OnCpuTime => self.on_cpu_ns,
+            CounterKind::RunqueueWait => self.runqueue_wait_ns,
+            CounterKind::ContextSwitches => self.context_switches,
+            CounterKind::Migrations => self.migrations,
+        }
+    }
+
+    /// Cycles per instruction, when both are measured and non-zero.
+    pub fn cpi(&self) -> Option<f64> {
+        match (self.cycles, self.instructions) {
+            (Some(c), Some(i)) if i > 0 => Some(c as f64 / i as f64),
+            _ => None,
+        }
+    }
+}
+
+/// One task over one interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskSample {
+    /// Identity.
+    pub id: TaskId,
+    /// Human name (command, or the scenario's task name).
+    pub name: String,
+    /// Whether ecosched manages it (policies act only on managed tasks).
+    pub managed: bool,
+    /// State at observation time.
+    pub state: TaskState,
+    /// CPU it last ran on.
+    pub cpu: Option<CpuId>,
+    /// CPUs it may run on now.
+    pub allowed: CpuSet,
+    /// Nice value.
+    pub nice: i32,
+    /// Time it started, seconds since the run began.
+    pub started_s: f64,
+    /// Time it finished, when it has (set on the `Exited` sample).
+    pub finished_s: Option<f64>,
+    /// Deltas over the interval.
+    pub counters: Counters,
+}
+
+/// One CPU over one interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CpuSample {
+    /// The CPU.
+    pub id: CpuId,
+    /// Current frequency in kHz, if known.
+    pub freq_khz: Option<u64>,
+    /// Fraction of the interval it was busy, in [0, 1].
+    pub utilisation: f64,
+    /// Runnable tasks queued on it (including the running one), if known.
+    pub nr_running: Option<u32>,
+}
+
+/// Where an energy figure comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PowerSource {
+    /// A hardware meter or counter (RAPL, hwmon, wall meter, simulator meter).
+    Measured,
+    /// A model from utilisation and the P-state table.
+    Estimated,
+}
+
+/// Which energy meter a figure refers to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Meter {
+    /// Processor packages only (RAPL `package`, or a probe on the CPU supply).
+    Package,
+    /// The whole machine (a wall meter).
+    System,
+}
+
+/// Energy over one interval.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PowerSample {
+    /// Joules used by processor packages, if measured or estimated.
+    pub package_j: Option<f64>,
+    /// Joules used by the whole system, if measured or estimated.
+    pub system_j: Option<f64>,
+    /// Where the figures come from, when there are any.
+    pub source: Option<PowerSource>,
+}
+
+impl PowerSample {
+    /// The reading of one meter.
+    pub fn energy_j(&self, meter: Meter) -> Option<f64> {
+        match meter {
+            Meter::Package => self.package_j,
+            Meter::System => self.system_j,
+        }
+    }
+}

@@ -1,0 +1,33 @@
+//! What a policy sees at each control-loop step.
+
+use crate::sample::{CpuSample, PowerSample, TaskSample};
+use crate::topology::Topology;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// One observation of the whole machine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// Seconds since the run began, at the end of the interval.
+    pub time_s: f64,
+    /// Length of the interval the deltas cover, in seconds.
+    pub interval_s: f64,
+    /// The machine (shared, not repeated in serialised traces).
+    #[serde(skip)]
+    pub topology: Arc<Topology>,
+    /// Every observed task; managed ones are flagged.
+    pub tasks: Vec<TaskSample>,
+    /// Every CPU.
+    pub cpus: Vec<CpuSample>,
+    /// Energy over the interval.
+    pub power: PowerSample,
+}
+
+impl Snapshot {
+    /// Managed tasks that are still alive.
+    pub fn live_managed(&self) -> impl Iterator<Item = &TaskSample> {
+        self.tasks
+            .iter()
+            .filter(|t| t.managed && t.state != crate::task::TaskState::Exited)
+    }
+}

@@ -1,0 +1,84 @@
+//! # ecosched-policy
+//!
+//! A policy turns what it observes into a plan: `Snapshot → Plan`. It never
+//! touches the OS, a clock or an unseeded random source, and it does not
+//! know whether it runs on Linux or in the simulator.
+//!
+//! ```
+//! use ecosched_policy::{build, Params};
+//!
+//! let policy = build("ondemand", &Params::default()).unwrap();
+//! assert_eq!(policy.name(), "ondemand");
+//! assert!(build("no-such-policy", &Params::default()).is_err());
+//! ```
+
+pub mod baseline;
+pub mod params;
+pub mod registry;
+
+use ecosched_model::{Plan, Requirements, Snapshot, Topology};
+use std::time::Duration;
+
+pub use params::Params;
+pub use registry::{build, catalogue, PolicyInfo};
+
+/// Why a policy could not be built or started.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PolicyError {
+    /// No policy by that name.
+    #[error("unknown policy {name:?}; valid policies: {}", valid.join(", "))]
+    UnknownPolicy {
+        /// The name given.
+        name: String,
+        /// Every valid name.
+        valid: Vec<String>,
+    },
+    /// A parameter the policy does not take.
+    #[error("policy {policy} has no parameter {key:?}; valid parameters: {}", if valid.is_empty() { "none".to_string() } else { valid.join(", ") })]
+    UnknownParam {
+        /// The policy.
+        policy: String,
+        /// The key given.
+        key: String,
+        /// Valid keys.
+        valid: Vec<String>,
+    },
+    /// A required parameter is missing.
+    #[error("policy {policy} needs --param {key}=… ({help})")]
+    MissingParam {
+        /// The policy.
+        policy: String,
+        /// The key.
+        key: String,
+        /// What it means.
+        help: String,
+    },
+    /// A parameter value that does not parse or is out of range.
+    #[error("parameter {key}={value:?}: {reason}")]
+    BadParam {
+        /// The key.
+        key: String,
+        /// The value given.
+        value: String,
+        /// Why it is wrong.
+        reason: String,
+    },
+    /// The policy cannot run on this machine.
+    #[error("{0}")]
+    Incompatible(String),
+}
+
+/// A scheduling policy.
+pub trait Policy {
+    /// Its registry name.
+    fn name(&self) -> &str;
+    /// What it needs from the platform.
+    fn requirements(&self) -> Requirements;
+    /// How often the control loop should call [`Policy::decide`].
+    fn interval(&self) -> Duration;
+    /// Check the machine and return the plan to apply before the first
+    /// interval.
+    fn init(&mut self, topology: &Topology) -> Result<Plan, PolicyError>;
+    /// Decide from one observation.
+    fn decide(&mut self, snapshot: &Snapshot) -> Plan;
+}

@@ -1,0 +1,166 @@
+//! Every policy by name: one table drives construction, `ecosched
+//! policies`, and the "valid choices" in error messages.
+
+use crate::baseline::{GovernorPolicy, StaticPolicy, FIXED_PARAMS, STATIC_PARAMS};
+use crate::params::{ParamSpec, Params};
+use crate::{Policy, PolicyError};
+use ecosched_model::Governor;
+
+/// A policy's entry in the catalogue.
+#[derive(Debug, Clone)]
+pub struct PolicyInfo {
+    /// Registry name.
+    pub name: &'static str,
+    /// One line.
+    pub description: &'static str,
+    /// Parameters it accepts.
+    pub params: &'static [ParamSpec],
+    build: fn(&Params) -> Result<Box<dyn Policy>, PolicyError>,
+}
+
+fn governor(name: &str, g: Governor, params: &Params) -> Result<Box<dyn Policy>, PolicyError> {
+    params.check_keys(name, &[])?;
+    Ok(Box::new(GovernorPolicy::new(g)))
+}
+
+const CATALOGUE: &[PolicyInfo] = &[
+    PolicyInfo {
+        name: "performance",
+        description: "default scheduler, performance governor (highest frequency)",
+        params: &[],
+        build: |p| governor("performance", Governor::Performance, p),
+    },
+    PolicyInfo {
+        name: "powersave",
+        description: "default scheduler, powersave governor (lowest frequency)",
+        params: &[],
+        build: |p| governor("powersave", Governor::Powersave, p),
+    },
+    PolicyInfo {
+        name: "ondemand",
+        description: "default scheduler, ondemand governor (polls load, jumps to max above 80 %)",
+        params: &[],
+        build: |p| governor("ondemand", Governor::Ondemand, p),
+    },
+    PolicyInfo {
+        name: "conservative",
+        description: "default scheduler, conservative governor (steps frequency up and down)",
+        params: &[],
+        build: |p| governor("conservative", Governor::Conservative, p),
+    },
+    PolicyInfo {
+        name: "schedutil",
+        description: "default scheduler, schedutil governor (follows utilisation)",
+        params: &[],
+        build: |p| governor("schedutil", Governor::Schedutil, p),
+    },
+    PolicyInfo {
+        name: "fixed",
+        description: "default scheduler, every CPU held at --param freq_mhz",
+        params: FIXED_PARAMS,
+        build: |p| Ok(Box::new(StaticPolicy::fixed(p)?)),
+    },
+    PolicyInfo {
+        name: "static",
+        description: "managed tasks confined to --param cpus=LIST (like taskset), optionally at freq_mhz",
+        params: STATIC_PARAMS,
+        build: |p| Ok(Box::new(StaticPolicy::confined(p)?)),
+    },
+];
+
+/// Every policy.
+pub fn catalogue() -> &'static [PolicyInfo] {
+    CATALOGUE
+}
+
+/// Build a policy by name.
+pub fn build(name: &str, params: &Params) -> Result<Box<dyn Policy>, PolicyError> {
+    let info = CATALOGUE
+        .iter()
+        .find(|p| p.name == name)
+        .ok_or_else(|| PolicyError::UnknownPolicy {
+            name: name.to_string(),
+            valid: CATALOGUE.iter().map(|p| p.name.to_string()).collect(),
+        })?;
+    (info.build)(params)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ecosched_model::topology::{Cpu, FreqDomain, PState, VoltageDomain};
+    use ecosched_model::{CpuId, CpuSet, FreqSetting, Topology};
+
+    fn machine() -> Topology {
+        Topology {
+            cpus: (0..4)
+                .map(|i| Cpu {
+                    id: CpuId(i),
+                    package: 0,
+                    die: i / 2,
+                    core: i,
+                    numa_node: 0,
+                    online: true,
+                    freq_domain: 0,
+                })
+                .collect(),
+            freq_domains: vec![FreqDomain {
+                cpus: CpuSet::first_n(4),
+                pstates: vec![
+                    PState { freq_khz: 1_600_000, voltage_mv: Some(1130) },
+                    PState { freq_khz: 2_400_000, voltage_mv: Some(1240) },
+                ],
+                transition_latency_us: 10,
+                voltage_domain: 0,
+            }],
+            voltage_domains: vec![VoltageDomain { freq_domains: vec![0] }],
+            ..Topology::default()
+        }
+    }
+
+    #[test]
+    fn every_catalogue_entry_builds_or_names_its_missing_param() {
+        for info in catalogue() {
+            match build(info.name, &Params::default()) {
+                Ok(p) => assert_eq!(p.name(), info.name),
+                Err(PolicyError::MissingParam { key, .. }) => {
+                    assert!(info.params.iter().any(|s| s.key == key))
+                }
+                Err(e) => panic!("{}: {e}", info.name),
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_policy_lists_choices() {
+        let err = build("pamm", &Params::default()).err().unwrap();
+        assert!(err.to_string().contains("ondemand"), "{err}");
+    }
+
+    #[test]
+    fn governors_take_no_params() {
+        let err = build("ondemand", &Params::default().with("x", 1)).err().unwrap();
+        assert!(matches!(err, PolicyError::UnknownParam { .. }));
+    }
+
+    #[test]
+    fn fixed_sets_every_domain_and_rejects_non_pstates() {
+        let mut p = build("fixed", &Params::default().with("freq_mhz", 1600)).unwrap();
+        let plan = p.init(&machine()).unwrap();
+        assert_eq!(plan.frequency[&0], FreqSetting::Fixed { freq_khz: 1_600_000 });
+        let mut bad = build("fixed", &Params::default().with("freq_mhz", 2000)).unwrap();
+        let err = bad.init(&machine()).unwrap_err().to_string();
+        assert!(err.contains("1600, 2400"), "{err}");
+    }
+
+    #[test]
+    fn static_confines_and_checks_cpus() {
+        let mut p = build("static", &Params::default().with("cpus", "0-1")).unwrap();
+        let plan = p.init(&machine()).unwrap();
+        assert_eq!(plan.managed_cpus.unwrap().to_list(), "0-1");
+        assert!(plan.frequency.is_empty());
+        let mut off = build("static", &Params::default().with("cpus", "0-7")).unwrap();
+        assert!(off.init(&machine()).is_err());
+        assert!(build("static", &Params::default().with("cpus", "3-1")).is_err());
+    }
+}
