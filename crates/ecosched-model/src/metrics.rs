@@ -27,7 +27,8 @@ pub struct TaskMetrics {
     pub instructions: Option<u64>,
     /// CPU migrations, when measured.
     pub migrations: Option<u64>,
-    /// Energy attributed by on-CPU time share, when energy is known.
+    /// Energy per instance, attributed by on-CPU time share (mean over
+    /// completed instances), when energy is known.
     pub energy_j: Option<f64>,
     /// `energy_j × runtime_s` (per-task EDP).
     pub edp_js: Option<f64>,
@@ -77,7 +78,10 @@ struct TaskAcc {
     alive_s: f64,
     instructions: Option<u64>,
     migrations: Option<u64>,
-    energy_j: Option<f64>,
+    /// Energy of each completed instance.
+    done_energy_j: Vec<f64>,
+    /// Energy of the instance still running, if any.
+    live_energy_j: Option<f64>,
 }
 
 impl RunMetrics {
@@ -91,6 +95,7 @@ impl RunMetrics {
         let mut makespan_s: f64 = 0.0;
         let mut unfinished = false;
         let mut last_alive: BTreeMap<crate::task::TaskId, (String, f64, f64)> = BTreeMap::new();
+        let mut instance_j: BTreeMap<crate::task::TaskId, f64> = BTreeMap::new();
 
         for step in &trace.steps {
             let snap = &step.snapshot;
@@ -110,13 +115,15 @@ impl RunMetrics {
                 add(&mut acc.migrations, t.counters.migrations);
                 if let (Some(e), Some(on)) = (e, t.counters.on_cpu_ns) {
                     if total_on_cpu > 0 {
-                        let share = e * on as f64 / total_on_cpu as f64;
-                        acc.energy_j = Some(acc.energy_j.unwrap_or(0.0) + share);
+                        *instance_j.entry(t.id).or_insert(0.0) += e * on as f64 / total_on_cpu as f64;
                     }
                 }
                 match t.finished_s {
                     Some(end) => {
                         acc.runtimes.push(end - t.started_s);
+                        if let Some(j) = instance_j.remove(&t.id) {
+                            acc.done_energy_j.push(j);
+                        }
                         makespan_s = makespan_s.max(end);
                         last_alive.remove(&t.id);
                     }
@@ -126,10 +133,11 @@ impl RunMetrics {
                 }
             }
         }
-        for (name, started, seen) in last_alive.into_values() {
+        for (id, (name, started, seen)) in last_alive {
             unfinished = true;
             if let Some(acc) = per_task.get_mut(&name) {
                 acc.alive_s = acc.alive_s.max(seen - started);
+                acc.live_energy_j = instance_j.get(&id).copied().or(acc.live_energy_j);
             }
         }
         if unfinished || makespan_s == 0.0 {
@@ -144,14 +152,17 @@ impl RunMetrics {
                 } else {
                     acc.runtimes.iter().sum::<f64>() / acc.runtimes.len() as f64
                 };
+                // Per instance, like the run time: the mean over completed
+                // instances, or the one still running if none completed.
+                let energy_j = mean(acc.done_energy_j.iter().copied()).or(acc.live_energy_j);
                 TaskMetrics {
                     name,
                     runtime_s,
                     completions: acc.runtimes.len() as u32,
                     instructions: acc.instructions,
                     migrations: acc.migrations,
-                    energy_j: acc.energy_j,
-                    edp_js: acc.energy_j.map(|e| e * runtime_s),
+                    energy_j,
+                    edp_js: energy_j.map(|e| e * runtime_s),
                 }
             })
             .collect();

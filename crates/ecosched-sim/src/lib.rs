@@ -1,1 +1,36 @@
-//! placeholder
+//! # ecosched-sim
+//!
+//! A calibrated multicore simulator at scheduler granularity
+//! (SIMULATOR.md): machine presets from the papers, shared-cache and
+//! memory-bandwidth contention, DVFS with voltage domains, a power model
+//! with idle states, the Linux scheduler and governors as baselines, and
+//! workloads from TOML scenarios. It implements the same
+//! [`Platform`](ecosched_model::Platform) trait as a real machine.
+//!
+//! ```
+//! use ecosched_model::{Platform, Plan};
+//! use ecosched_sim::{Scenario, SimPlatform};
+//! use std::time::Duration;
+//!
+//! let scenario = Scenario::load("merkel-1-aluadd").unwrap();
+//! let mut sim = SimPlatform::new(&scenario, 1).unwrap();
+//! sim.apply(&Plan::unchanged()).unwrap();
+//! sim.advance(Duration::from_secs(1)).unwrap();
+//! let snapshot = sim.observe().unwrap();
+//! assert!(snapshot.tasks[0].counters.instructions.unwrap() > 0);
+//! ```
+
+pub mod contention;
+pub mod error;
+pub mod governor;
+pub mod kernel;
+pub mod machine;
+pub mod platform;
+pub mod power;
+pub mod profile;
+pub mod scenario;
+
+pub use error::SimError;
+pub use machine::{Machine, MachineSpec};
+pub use platform::{SimPlatform, SimStats};
+pub use scenario::Scenario;

@@ -1,0 +1,93 @@
+//! Simulated experiments: one policy on one scenario (`ecosched sim`), and
+//! several policies against a baseline (`ecosched compare`), with alone
+//! runs for the figures that need them.
+
+use crate::engine::{run, EngineError};
+use crate::report::{CompareReport, RatioReport, SimReport};
+use ecosched_model::{Comparison, RunMetrics, Trace};
+use ecosched_policy::{build, Params};
+use ecosched_sim::{Scenario, SimPlatform};
+use std::collections::BTreeMap;
+
+/// One finished simulated run.
+#[derive(Debug, Clone)]
+pub struct SimRun {
+    /// The full trace.
+    pub trace: Trace,
+    /// Metrics from the trace.
+    pub metrics: RunMetrics,
+    /// The report in the command-line contract's shape.
+    pub report: SimReport,
+}
+
+/// Run `policy` (with `params`) on `scenario`; `seed` overrides the scenario's.
+pub fn simulate(
+    scenario: &Scenario,
+    policy: &str,
+    params: &Params,
+    seed: Option<u64>,
+    progress: &mut dyn FnMut(f64),
+) -> Result<SimRun, EngineError> {
+    let mut policy = build(policy, params)?;
+    let seed = seed.unwrap_or(scenario.spec.seed);
+    let mut platform = SimPlatform::new(scenario, seed)?;
+    let trace = run(&mut platform, policy.as_mut(), &scenario.spec.name, Some(seed), progress)?;
+    let metrics = RunMetrics::from_trace(&trace);
+    let report = SimReport::new(&scenario.spec.name, &trace, &metrics, seed);
+    Ok(SimRun { trace, metrics, report })
+}
+
+/// Each managed instance's run time alone on the machine under `policy`.
+pub fn alone_times(
+    scenario: &Scenario,
+    policy: &str,
+    params: &Params,
+    seed: Option<u64>,
+) -> Result<BTreeMap<String, f64>, EngineError> {
+    let mut out = BTreeMap::new();
+    for name in scenario.instance_names() {
+        let Some(alone) = scenario.alone(&name) else { continue };
+        let run = simulate(&alone, policy, params, seed, &mut |_| {})?;
+        if let Some(t) = run.metrics.task(&name) {
+            out.insert(name, t.runtime_s);
+        }
+    }
+    Ok(out)
+}
+
+/// Run every policy and compare each with the baseline (ratio = policy /
+/// baseline). `policies` pairs names with their parameters; the baseline
+/// must be one of them.
+pub fn compare(
+    scenario: &Scenario,
+    policies: &[(String, Params)],
+    baseline: &str,
+    seed: Option<u64>,
+    progress: &mut dyn FnMut(usize, f64),
+) -> Result<CompareReport, EngineError> {
+    let Some((_, base_params)) = policies.iter().find(|(n, _)| n == baseline) else {
+        return Err(EngineError::Policy(ecosched_policy::PolicyError::Incompatible(format!(
+            "the baseline {baseline:?} must be one of the compared policies ({})",
+            policies.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ")
+        ))));
+    };
+    let mut runs = Vec::new();
+    for (i, (name, params)) in policies.iter().enumerate() {
+        runs.push(simulate(scenario, name, params, seed, &mut |t| progress(i, t))?);
+    }
+    let alone = alone_times(scenario, baseline, base_params, seed)?;
+    let base_idx = policies.iter().position(|(n, _)| n == baseline).unwrap_or(0);
+    let base = runs[base_idx].metrics.clone();
+    let ratios = policies
+        .iter()
+        .zip(&runs)
+        .map(|((name, _), run)| (name.clone(), RatioReport::from(Comparison::new(&run.metrics, &base, &alone))))
+        .collect();
+    Ok(CompareReport {
+        scenario: scenario.spec.name.clone(),
+        baseline: baseline.to_string(),
+        results: runs.into_iter().map(|r| r.report).collect(),
+        ratios,
+        alone_s: alone,
+    })
+}

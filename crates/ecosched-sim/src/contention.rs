@@ -1,0 +1,235 @@
+//! How fast each running task goes, given who else is running
+//! (SIMULATOR.md §2). One solve covers the whole machine for one
+//! configuration of running tasks and frequencies:
+//!
+//! ```text
+//! time per instruction  tpi_i = cpi_i / f_i + api_i · m_i(S_i) · L_d / mlp_i     (ns)
+//! shared-cache share    S_i   = C · w_i / Σ_{j in i's cache} w_j,  w = api·m / tpi  (insertions/ns)
+//! memory domain d       ρ_d   = Σ traffic / B_sat,   L_d = L0 · (1 + ½ · ρ/(1 − ρ)),  ρ ≤ rho_max (per machine),
+//!                       and a hard cap: if traffic still exceeds B_sat, L_d rises until it fits.
+//! ```
+//!
+//! The shares and miss ratios are found by damped fixed-point iteration —
+//! the same shape as PAM's Algorithm 1 — and for fixed miss ratios each
+//! memory domain's latency is found exactly by bisection (traffic falls
+//! monotonically as latency rises, so the root is unique).
+
+use crate::machine::Machine;
+use crate::profile::Phase;
+
+/// Convergence tolerance on cache shares, as a fraction of the cache size
+/// (PAM's Algorithm 1 uses 0.001 on occupancies; we are tighter because
+/// the result feeds counters directly).
+pub const SHARE_TOLERANCE: f64 = 1e-4;
+/// Iteration cap; a solve that hits it is counted as not converged.
+pub const MAX_ITERATIONS: usize = 300;
+/// Fraction of the working set over which the miss ratio blends from the
+/// curve to the floor, keeping m(S) continuous so the iteration settles.
+pub const FIT_BLEND: f64 = 0.1;
+
+/// One running task, as the solver needs it.
+#[derive(Debug, Clone, Copy)]
+pub struct Demand<'a> {
+    /// Its current phase.
+    pub phase: &'a Phase,
+    /// Its CPU (dense index).
+    pub cpu: usize,
+    /// Effective frequency of the CPU, GHz.
+    pub freq_ghz: f64,
+    /// Multiplier on `cpi_core` (SMT sibling busy).
+    pub cpi_factor: f64,
+}
+
+/// How a running task fares.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Outcome {
+    /// Time per instruction, ns.
+    pub tpi_ns: f64,
+    /// Shared-cache miss ratio.
+    pub miss_ratio: f64,
+    /// Shared-cache share, KiB.
+    pub share_kib: f64,
+    /// Fraction of its time spent computing rather than waiting on memory.
+    pub compute_fraction: f64,
+    /// Memory traffic, bytes per ns (= GB/s).
+    pub bytes_per_ns: f64,
+}
+
+/// A solve's result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Solution {
+    /// Per demand, in order.
+    pub outcomes: Vec<Outcome>,
+    /// Memory latency per memory domain, ns.
+    pub latency_ns: Vec<f64>,
+    /// Whether the share iteration converged within [`MAX_ITERATIONS`].
+    pub converged: bool,
+}
+
+/// Miss ratio with a continuous blend to the floor near the working set.
+fn miss_ratio(phase: &Phase, share_kib: f64) -> f64 {
+    let c = &phase.miss;
+    let edge = c.ws_kib * (1.0 - FIT_BLEND);
+    if share_kib <= edge {
+        return c.ratio(share_kib);
+    }
+    if share_kib >= c.ws_kib {
+        return c.m_floor;
+    }
+    let t = (share_kib - edge) / (c.ws_kib - edge);
+    let at_edge = c.ratio(edge);
+    at_edge + (c.m_floor - at_edge) * t
+}
+
+/// Solve the whole machine for one set of running tasks.
+pub fn solve(machine: &Machine, demands: &[Demand<'_>]) -> Solution {
+    let n = demands.len();
+    let mem = &machine.spec.memory;
+    let line = f64::from(mem.line_bytes);
+    let l0 = mem.latency_ns;
+    let bandwidth = mem.bandwidth_gbs; // GB/s = bytes/ns
+    let llc_size = |i: usize| machine.llc[machine.llc_of[demands[i].cpu]].0;
+    let llc_count = |i: usize| {
+        let c = machine.llc_of[demands[i].cpu];
+        demands.iter().filter(|d| machine.llc_of[d.cpu] == c).count() as f64
+    };
+    let compute_ns: Vec<f64> = demands.iter().map(|d| d.phase.cpi_core * d.cpi_factor / d.freq_ghz).collect();
+    let mut share: Vec<f64> = (0..n).map(|i| llc_size(i) / llc_count(i)).collect();
+    let mut miss = vec![0.0; n];
+    let mut latency = vec![l0; machine.mem_domains];
+    let mut step: f64 = 0.5;
+    let mut last_residual = f64::INFINITY;
+    let mut converged = false;
+    let tpi = |i: usize, m: f64, lat: &[f64]| {
+        compute_ns[i] + demands[i].phase.api * m * lat[machine.mem_of[demands[i].cpu]] / demands[i].phase.mlp
+    };
+    for _ in 0..MAX_ITERATIONS {
+        for i in 0..n {
+            miss[i] = miss_ratio(demands[i].phase, share[i]);
+        }
+        for (d, lat) in latency.iter_mut().enumerate() {
+            let members: Vec<usize> = (0..n).filter(|&i| machine.mem_of[demands[i].cpu] == d).collect();
+            let traffic = |l: f64| -> f64 {
+                members
+                    .iter()
+                    .map(|&i| {
+                        let p = demands[i].phase;
+                        let per_instr = p.api * miss[i];
+                        per_instr * line / (compute_ns[i] + per_instr * l / p.mlp)
+                    })
+                    .sum()
+            };
+            *lat = memory_latency(l0, bandwidth, mem.rho_max, &traffic);
+        }
+        // New shares from insertion rates, per cache instance.
+        let w: Vec<f64> = (0..n).map(|i| demands[i].phase.api * miss[i] / tpi(i, miss[i], &latency)).collect();
+        let mut residual: f64 = 0.0;
+        let mut target = share.clone();
+        for (c, (size, _)) in machine.llc.iter().enumerate() {
+            let members: Vec<usize> = (0..n).filter(|&i| machine.llc_of[demands[i].cpu] == c).collect();
+            let total: f64 = members.iter().map(|&i| w[i]).sum();
+            for &i in &members {
+                target[i] = if members.len() == 1 {
+                    *size
+                } else if total > 0.0 {
+                    size * w[i] / total
+                } else {
+                    size / members.len() as f64
+                };
+                residual = residual.max((target[i] - share[i]).abs() / size);
+            }
+        }
+        if residual <= SHARE_TOLERANCE {
+            converged = true;
+            break;
+        }
+        // Shrink the step when the iteration starts to oscillate.
+        if residual > last_residual {
+            step = (step * 0.7).max(0.02);
+        }
+        last_residual = residual;
+        for i in 0..n {
+            share[i] += step * (target[i] - share[i]);
+        }
+    }
+    let outcomes = (0..n)
+        .map(|i| {
+            let t = tpi(i, miss[i], &latency);
+            let p = demands[i].phase;
+            Outcome {
+                tpi_ns: t,
+                miss_ratio: miss[i],
+                share_kib: share[i],
+                compute_fraction: (compute_ns[i] / t).clamp(0.0, 1.0),
+                bytes_per_ns: p.api * miss[i] * line / t,
+            }
+        })
+        .collect();
+    Solution { outcomes, latency_ns: latency, converged }
+}
+
+/// Memory latency for a domain whose traffic at latency `l` is `traffic(l)`
+/// (monotonically falling): the queueing fixed point, then the hard cap.
+pub fn memory_latency(l0: f64, bandwidth: f64, rho_max: f64, traffic: &dyn Fn(f64) -> f64) -> f64 {
+    let queue = |rho: f64| l0 * (1.0 + 0.5 * rho / (1.0 - rho));
+    let rho_at = |l: f64| (traffic(l) / bandwidth).min(rho_max);
+    // g(l) = l − queue(ρ(l)) rises with l: bisect between L0 and the clamp.
+    let (mut lo, mut hi) = (l0, queue(rho_max));
+    if lo - queue(rho_at(lo)) >= 0.0 {
+        return lo;
+    }
+    for _ in 0..60 {
+        let mid = 0.5 * (lo + hi);
+        if mid - queue(rho_at(mid)) < 0.0 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let mut l = hi;
+    if traffic(l) > bandwidth {
+        // Hard cap: raise latency until demand fits the bandwidth.
+        let (mut lo, mut hi) = (l, l * 2.0);
+        while traffic(hi) > bandwidth && hi < 1e12 {
+            lo = hi;
+            hi *= 2.0;
+        }
+        for _ in 0..60 {
+            let mid = 0.5 * (lo + hi);
+            if traffic(mid) > bandwidth {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        l = hi;
+    }
+    l
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_is_unloaded_without_traffic() {
+        assert_eq!(memory_latency(80.0, 8.0, 0.95, &|_| 0.0), 80.0);
+    }
+
+    #[test]
+    fn latency_solves_the_queueing_equation() {
+        // traffic = 12 / (1 + l/80): rho = traffic / 8.
+        let traffic = |l: f64| 12.0 / (1.0 + l / 80.0);
+        let l = memory_latency(80.0, 8.0, 0.95, &traffic);
+        let rho = (traffic(l) / 8.0).min(0.95);
+        assert!((l - 80.0 * (1.0 + 0.5 * rho / (1.0 - rho))).abs() < 1e-6, "{l}");
+        assert!(traffic(l) <= 8.0 + 1e-9);
+    }
+
+    #[test]
+    fn hard_cap_bounds_traffic() {
+        let traffic = |l: f64| 1000.0 / l;
+        let l = memory_latency(10.0, 1.0, 0.95, &traffic);
+        assert!((traffic(l) - 1.0).abs() < 1e-6, "traffic {}", traffic(l));
+    }
+}

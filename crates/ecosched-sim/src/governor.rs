@@ -1,0 +1,216 @@
+//! Models of the Linux cpufreq governors (SIMULATOR.md §4), one per
+//! frequency domain. Sampling is explicit: ondemand and conservative only
+//! look at load every sampling period, so a core that becomes busy waits
+//! for the next sample — the delay Richling et al. measured hurting short
+//! compile jobs.
+//!
+//! - performance / powersave / userspace (`Fixed`): constant.
+//! - ondemand: every `sampling_ms`, load = busiest CPU's busy fraction over
+//!   the period; above `up_threshold` jump to max, otherwise
+//!   `min + load·(max − min)`, rounded to the closest P-state.
+//! - conservative: every `sampling_ms`, step the request up by
+//!   `freq_step·max` above `up_threshold`, down below `down_threshold`; the
+//!   P-state is the highest ≤ the request going up, the lowest ≥ it going down.
+//! - schedutil: per-CPU utilisation as a PELT-like exponential average
+//!   (half-life `util_half_life_ms`), frequency-invariant;
+//!   `f = 1.25 · f_max · util`, lowest P-state ≥ f, at most once per `rate_limit_ms`.
+
+use crate::machine::GovernorSpec;
+use ecosched_model::topology::FreqDomain;
+use ecosched_model::{FreqSetting, Governor};
+
+/// Nanoseconds.
+type Ns = u64;
+
+/// The governor state of one frequency domain.
+#[derive(Debug, Clone)]
+pub struct DomainGovernor {
+    setting: FreqSetting,
+    /// Busy nanoseconds per CPU since the last sample.
+    busy_ns: Vec<f64>,
+    /// Frequency-invariant utilisation per CPU (schedutil).
+    util: Vec<f64>,
+    /// conservative's running request, kHz.
+    request_khz: f64,
+    last_eval: Ns,
+}
+
+impl DomainGovernor {
+    /// A governor for a domain of `cpus` CPUs, starting at `now` with the
+    /// domain at `cur_khz`.
+    pub fn new(setting: FreqSetting, cpus: usize, now: Ns, cur_khz: u64) -> Self {
+        DomainGovernor {
+            setting,
+            busy_ns: vec![0.0; cpus],
+            util: vec![0.0; cpus],
+            request_khz: cur_khz as f64,
+            last_eval: now,
+        }
+    }
+
+    /// The setting this governor implements.
+    pub fn setting(&self) -> FreqSetting {
+        self.setting
+    }
+
+    /// The frequency to switch to as soon as the setting is applied.
+    pub fn initial_khz(&self, domain: &FreqDomain, cur_khz: u64) -> u64 {
+        match self.setting {
+            FreqSetting::Fixed { freq_khz } => freq_khz,
+            FreqSetting::Governor(Governor::Performance) => domain.max_khz(),
+            FreqSetting::Governor(Governor::Powersave) => domain.min_khz(),
+            FreqSetting::Governor(_) => cur_khz,
+        }
+    }
+
+    /// Account `dt` nanoseconds during which CPU `i` of the domain was busy
+    /// (`busy`) at frequency `cur_khz` out of `max_khz`.
+    pub fn account(&mut self, spec: &GovernorSpec, i: usize, dt: Ns, busy: bool, cur_khz: u64, max_khz: u64) {
+        match self.setting {
+            FreqSetting::Governor(Governor::Ondemand | Governor::Conservative) => {
+                if busy {
+                    self.busy_ns[i] += dt as f64;
+                }
+            }
+            FreqSetting::Governor(Governor::Schedutil) => {
+                let decay = 0.5f64.powf(dt as f64 / (spec.util_half_life_ms * 1e6));
+                let running = if busy { cur_khz as f64 / max_khz as f64 } else { 0.0 };
+                self.util[i] = self.util[i] * decay + (1.0 - decay) * running;
+            }
+            _ => {}
+        }
+    }
+
+    /// When the governor next wants to look, if ever.
+    pub fn next_eval(&self, spec: &GovernorSpec) -> Option<Ns> {
+        let period_ms = match self.setting {
+            FreqSetting::Governor(Governor::Ondemand | Governor::Conservative) => spec.sampling_ms,
+            FreqSetting::Governor(Governor::Schedutil) => spec.rate_limit_ms.max(1.0),
+            _ => return None,
+        };
+        Some(self.last_eval + (period_ms * 1e6) as Ns)
+    }
+
+    /// Take a sample at `now`; returns the frequency to switch to, if it changes.
+    pub fn evaluate(&mut self, spec: &GovernorSpec, domain: &FreqDomain, now: Ns, cur_khz: u64) -> Option<u64> {
+        let elapsed = now.saturating_sub(self.last_eval).max(1) as f64;
+        self.last_eval = now;
+        let (min, max) = (domain.min_khz() as f64, domain.max_khz() as f64);
+        let load = self.busy_ns.iter().fold(0.0f64, |m, b| m.max(b / elapsed)).min(1.0);
+        self.busy_ns.iter_mut().for_each(|b| *b = 0.0);
+        let next = match self.setting {
+            FreqSetting::Governor(Governor::Ondemand) => {
+                if load > spec.up_threshold {
+                    domain.max_khz()
+                } else {
+                    closest(domain, min + load * (max - min))
+                }
+            }
+            FreqSetting::Governor(Governor::Conservative) => {
+                let step = spec.freq_step * max;
+                if load > spec.up_threshold {
+                    self.request_khz = (self.request_khz + step).min(max);
+                    at_most(domain, self.request_khz)
+                } else if load < spec.down_threshold {
+                    self.request_khz = (self.request_khz - step).max(min);
+                    domain.at_least(self.request_khz)
+                } else {
+                    cur_khz
+                }
+            }
+            FreqSetting::Governor(Governor::Schedutil) => {
+                let util = self.util.iter().fold(0.0f64, |m, u| m.max(*u));
+                domain.at_least(1.25 * max * util)
+            }
+            _ => return None,
+        };
+        (next != cur_khz).then_some(next)
+    }
+}
+
+/// The P-state closest to `khz` (cpufreq `RELATION_C`).
+fn closest(domain: &FreqDomain, khz: f64) -> u64 {
+    domain
+        .pstates
+        .iter()
+        .map(|p| p.freq_khz)
+        .min_by(|a, b| (*a as f64 - khz).abs().total_cmp(&(*b as f64 - khz).abs()))
+        .unwrap_or_else(|| domain.max_khz())
+}
+
+/// The highest P-state ≤ `khz` (cpufreq `RELATION_H`), or the lowest.
+fn at_most(domain: &FreqDomain, khz: f64) -> u64 {
+    domain
+        .pstates
+        .iter()
+        .rev()
+        .map(|p| p.freq_khz)
+        .find(|&f| f as f64 <= khz)
+        .unwrap_or_else(|| domain.min_khz())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ecosched_model::topology::PState;
+    use ecosched_model::CpuSet;
+
+    fn domain() -> FreqDomain {
+        FreqDomain {
+            cpus: CpuSet::first_n(2),
+            pstates: [1000, 1500, 2000].iter().map(|&m| PState { freq_khz: m * 1000, voltage_mv: None }).collect(),
+            transition_latency_us: 10,
+            voltage_domain: 0,
+        }
+    }
+    const MS: Ns = 1_000_000;
+
+    #[test]
+    fn ondemand_jumps_to_max_only_at_the_next_sample() {
+        let spec = GovernorSpec::default();
+        let d = domain();
+        let mut g = DomainGovernor::new(FreqSetting::Governor(Governor::Ondemand), 2, 0, 1_000_000);
+        assert_eq!(g.next_eval(&spec), Some(200 * MS));
+        g.account(&spec, 0, 100 * MS, true, 1_000_000, 2_000_000);
+        // 50 % load: min + 0.5·(max − min) = 1.5 GHz.
+        assert_eq!(g.evaluate(&spec, &d, 200 * MS, 1_000_000), Some(1_500_000));
+        g.account(&spec, 1, 190 * MS, true, 1_500_000, 2_000_000);
+        assert_eq!(g.evaluate(&spec, &d, 400 * MS, 1_500_000), Some(2_000_000));
+        assert_eq!(g.evaluate(&spec, &d, 600 * MS, 2_000_000), Some(1_000_000));
+    }
+
+    #[test]
+    fn conservative_steps() {
+        let spec = GovernorSpec::default();
+        let d = domain();
+        let mut g = DomainGovernor::new(FreqSetting::Governor(Governor::Conservative), 1, 0, 1_000_000);
+        let mut cur = 1_000_000;
+        let mut now = 0;
+        let mut seen = vec![];
+        for _ in 0..12 {
+            g.account(&spec, 0, 200 * MS, true, cur, 2_000_000);
+            now += 200 * MS;
+            if let Some(f) = g.evaluate(&spec, &d, now, cur) {
+                cur = f;
+                seen.push(f);
+            }
+        }
+        // 5 % of 2 GHz = 100 MHz per sample: 1.5 GHz after 5 samples, 2 GHz after 10.
+        assert_eq!(seen, vec![1_500_000, 2_000_000]);
+    }
+
+    #[test]
+    fn schedutil_follows_utilisation() {
+        let spec = GovernorSpec::default();
+        let d = domain();
+        let mut g = DomainGovernor::new(FreqSetting::Governor(Governor::Schedutil), 1, 0, 1_000_000);
+        for _ in 0..100 {
+            g.account(&spec, 0, MS, true, 2_000_000, 2_000_000);
+        }
+        assert_eq!(g.evaluate(&spec, &d, 100 * MS, 1_000_000), Some(2_000_000));
+        for _ in 0..400 {
+            g.account(&spec, 0, MS, false, 2_000_000, 2_000_000);
+        }
+        assert_eq!(g.evaluate(&spec, &d, 500 * MS, 2_000_000), Some(1_000_000));
+    }
+}

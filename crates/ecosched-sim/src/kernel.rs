@@ -1,0 +1,228 @@
+//! The baseline kernel scheduler (SIMULATOR.md §3), the "Linux default"
+//! every paper compares against:
+//!
+//! - per-CPU run queues with weighted fair sharing: each task's virtual
+//!   runtime advances at `1024 / weight`, weight ≈ 1024 · 1.25^−nice; the
+//!   lowest virtual runtime runs next, for a slice of
+//!   `max(latency · w / Σw, min_granularity)` rounded up to a tick;
+//! - wake-up placement on the allowed CPU that has been idle longest, else
+//!   the least loaded one (Richling's Problem A: new work lands on the
+//!   coldest, slowest core);
+//! - count-based balancing up the topology (it looks at task counts only,
+//!   Dhiman's point), plus pulling work when a CPU goes idle;
+//! - affinity masks and cpusets always respected.
+//!
+//! The kernel holds only scheduling state; the platform owns the tasks and
+//! calls in when something happens.
+
+use crate::machine::{Machine, SchedSpec};
+
+/// Nanoseconds.
+pub type Ns = u64;
+
+/// CFS weight for a nice value (the kernel's table is 1024 · 1.25^−nice).
+pub fn weight(nice: i32) -> f64 {
+    1024.0 * 1.25f64.powi(-nice)
+}
+
+/// Per-task scheduling state the kernel needs.
+#[derive(Debug, Clone)]
+pub struct Sched {
+    /// Weight from nice.
+    pub weight: f64,
+    /// Virtual runtime, ns.
+    pub vruntime: f64,
+    /// CPUs it may use (dense indices, one flag per CPU).
+    pub allowed: Vec<bool>,
+    /// CPU it is queued on or last ran on.
+    pub cpu: Option<usize>,
+    /// Context switches so far.
+    pub switches: u64,
+    /// Migrations so far.
+    pub migrations: u64,
+}
+
+/// One CPU's run queue.
+#[derive(Debug, Clone, Default)]
+pub struct RunQueue {
+    /// Running task.
+    pub current: Option<usize>,
+    /// Runnable tasks waiting.
+    pub queue: Vec<usize>,
+    /// When the current slice ends.
+    pub slice_end: Ns,
+    /// When the CPU last became idle.
+    pub idle_since: Ns,
+    /// Floor of virtual runtimes on this queue.
+    pub min_vruntime: f64,
+}
+
+impl RunQueue {
+    /// Runnable tasks including the running one.
+    pub fn nr(&self) -> usize {
+        self.queue.len() + usize::from(self.current.is_some())
+    }
+}
+
+/// Scheduling state of the whole machine.
+#[derive(Debug, Clone)]
+pub struct Kernel {
+    /// Run queues by CPU.
+    pub rqs: Vec<RunQueue>,
+    spec: SchedSpec,
+    tick: Ns,
+}
+
+impl Kernel {
+    /// An idle machine.
+    pub fn new(machine: &Machine, tick: Ns) -> Self {
+        Kernel { rqs: vec![RunQueue::default(); machine.cpus()], spec: machine.spec.scheduler.clone(), tick }
+    }
+
+    fn latency_ns(&self) -> f64 {
+        self.spec.latency_ms * 1e6
+    }
+
+    /// Where a waking task goes: the allowed idle CPU idle longest, else the
+    /// allowed CPU with the fewest runnable tasks (its previous CPU on a tie).
+    pub fn select_cpu(&self, s: &Sched) -> Option<usize> {
+        let allowed = || (0..self.rqs.len()).filter(|&c| s.allowed[c]);
+        let idle = allowed()
+            .filter(|&c| self.rqs[c].nr() == 0)
+            .min_by_key(|&c| (self.rqs[c].idle_since, c));
+        idle.or_else(|| {
+            allowed().min_by_key(|&c| (self.rqs[c].nr(), usize::from(Some(c) != s.cpu), c))
+        })
+    }
+
+    /// Put a runnable task on CPU `c`. Returns true if `c`'s current task
+    /// should be preempted now (the CPU was idle, or the wakee is far behind).
+    pub fn enqueue(&mut self, tasks: &mut [Sched], t: usize, c: usize, now: Ns, fresh: bool) -> bool {
+        let latency = self.latency_ns();
+        let rq = &mut self.rqs[c];
+        let s = &mut tasks[t];
+        if let Some(prev) = s.cpu {
+            if prev != c {
+                s.migrations += 1;
+            }
+        }
+        s.cpu = Some(c);
+        // New tasks start at the queue's floor; sleepers get at most half a
+        // latency of credit (CFS's place_entity).
+        s.vruntime = if fresh { rq.min_vruntime } else { s.vruntime.max(rq.min_vruntime - latency / 2.0) };
+        match rq.current {
+            None => {
+                rq.queue.push(t);
+                rq.slice_end = now;
+                true
+            }
+            Some(cur) => {
+                rq.queue.push(t);
+                let gran = 1e6 * 1024.0 / s.weight;
+                tasks[t].vruntime + gran < tasks[cur].vruntime
+            }
+        }
+    }
+
+    /// Remove a task from wherever it is queued or running on CPU `c`.
+    /// Returns true if it was the running task.
+    pub fn dequeue(&mut self, t: usize, c: usize) -> bool {
+        let rq = &mut self.rqs[c];
+        if rq.current == Some(t) {
+            rq.current = None;
+            return true;
+        }
+        rq.queue.retain(|&x| x != t);
+        false
+    }
+
+    /// Pick the next task on CPU `c` (the current one, if any, goes back in
+    /// the queue first). Returns the newly running task.
+    pub fn pick_next(&mut self, tasks: &mut [Sched], c: usize, now: Ns) -> Option<usize> {
+        let (latency, min_gran, tick) = (self.latency_ns(), self.spec.min_granularity_ms * 1e6, self.tick);
+        let rq = &mut self.rqs[c];
+        if let Some(cur) = rq.current.take() {
+            rq.queue.push(cur);
+        }
+        let best = rq
+            .queue
+            .iter()
+            .enumerate()
+            .min_by(|a, b| tasks[*a.1].vruntime.total_cmp(&tasks[*b.1].vruntime).then(a.1.cmp(b.1)))
+            .map(|(i, &t)| (i, t));
+        let Some((i, t)) = best else {
+            rq.idle_since = now;
+            return None;
+        };
+        rq.queue.swap_remove(i);
+        let total_w: f64 = rq.queue.iter().map(|&x| tasks[x].weight).sum::<f64>() + tasks[t].weight;
+        let slice = (latency * tasks[t].weight / total_w).max(min_gran);
+        rq.slice_end = (now + slice as Ns).div_ceil(tick) * tick;
+        rq.current = Some(t);
+        rq.min_vruntime = rq.min_vruntime.max(
+            rq.queue.iter().map(|&x| tasks[x].vruntime).fold(tasks[t].vruntime, f64::min),
+        );
+        Some(t)
+    }
+
+    /// When CPU `c` goes idle, pull a waiting task from the busiest CPU
+    /// that has one it may take. Returns (task, from).
+    pub fn idle_pull(&self, tasks: &[Sched], c: usize) -> Option<(usize, usize)> {
+        (0..self.rqs.len())
+            .filter(|&o| o != c && !self.rqs[o].queue.is_empty())
+            .filter_map(|o| {
+                let t = self.rqs[o].queue.iter().copied().filter(|&t| tasks[t].allowed[c]).min()?;
+                Some((self.rqs[o].nr(), o, t))
+            })
+            .max_by_key(|&(nr, o, _)| (nr, std::cmp::Reverse(o)))
+            .map(|(_, o, t)| (t, o))
+    }
+
+    /// One pass of count-based balancing over every level of the machine,
+    /// innermost first. Returns the moves as (task, from, to); the caller
+    /// carries them out (a running task moved is an active balance).
+    pub fn balance(&self, machine: &Machine, tasks: &[Sched]) -> Vec<(usize, usize, usize)> {
+        let mut nr: Vec<usize> = self.rqs.iter().map(RunQueue::nr).collect();
+        let mut moves = Vec::new();
+        let mut moved = vec![false; tasks.len()];
+        for level in &machine.sched_levels {
+            for domain in level {
+                let count = |g: &Vec<usize>, nr: &[usize]| g.iter().map(|&c| nr[c]).sum::<usize>();
+                let busiest = domain.groups.iter().enumerate().max_by_key(|(i, g)| (count(g, &nr), std::cmp::Reverse(*i)));
+                let idlest = domain.groups.iter().enumerate().min_by_key(|(i, g)| (count(g, &nr), *i));
+                let (Some((_, from_g)), Some((_, to_g))) = (busiest, idlest) else { continue };
+                if count(from_g, &nr) < count(to_g, &nr) + 2 {
+                    continue;
+                }
+                let Some(&to) = to_g.iter().min_by_key(|&&c| (nr[c], c)) else { continue };
+                let mut sources: Vec<usize> = from_g.clone();
+                sources.sort_by_key(|&c| (std::cmp::Reverse(nr[c]), c));
+                let pick = sources.iter().find_map(|&from| {
+                    let rq = &self.rqs[from];
+                    let queued = rq.queue.iter().copied().filter(|&t| tasks[t].allowed[to] && !moved[t]).min();
+                    let running = rq.current.filter(|&t| tasks[t].allowed[to] && !moved[t] && rq.queue.is_empty());
+                    queued.or(running).map(|t| (t, from))
+                });
+                if let Some((t, from)) = pick {
+                    moved[t] = true;
+                    nr[from] -= 1;
+                    nr[to] += 1;
+                    moves.push((t, from, to));
+                }
+            }
+        }
+        moves
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nice_weights_follow_the_kernel_table() {
+        assert_eq!(weight(0), 1024.0);
+        assert!((weight(1) - 819.2).abs() < 1e-9);
+        assert!((weight(-5) / weight(0) - 3.0517578125).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,467 @@
+//! Machine descriptions: the TOML form (presets in `machines/*.toml`, or a
+//! user's own file) and the built [`Machine`] the simulator runs.
+//!
+//! A machine is a topology (packages → dies → cores → hardware threads,
+//! caches by scope) plus the handful of physical parameters the simulator's
+//! models need: P-states with voltages, DVFS latency, memory latency and
+//! saturation bandwidth, and the power model's coefficients (SIMULATOR.md
+//! §1, §2, §5). Each preset documents where every number comes from.
+
+use crate::error::SimError;
+use ecosched_model::topology::{
+    CacheDomain, CacheKind, Cpu, FreqDomain, IdleState, NumaNode, PState, VoltageDomain,
+};
+use ecosched_model::{CpuId, CpuSet, Topology};
+use serde::Deserialize;
+
+/// Which level of the hierarchy a cache, frequency domain, voltage domain
+/// or memory controller belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// One per core.
+    Core,
+    /// One per die (chip).
+    Die,
+    /// One per package (socket).
+    Package,
+    /// One for the whole machine.
+    Machine,
+}
+
+/// A cache level.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheSpec {
+    /// Level.
+    pub level: u8,
+    /// Size in KiB of one instance.
+    pub size_kib: u64,
+    /// Which CPUs share one instance.
+    pub scope: Scope,
+}
+
+/// One P-state.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PStateSpec {
+    /// Frequency in MHz.
+    pub mhz: u64,
+    /// Voltage in millivolts.
+    pub mv: u32,
+}
+
+/// DVFS.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FrequencySpec {
+    /// Scope of a frequency domain.
+    pub domain: Scope,
+    /// Scope of a voltage domain (≥ the frequency domain's).
+    pub voltage_domain: Scope,
+    /// P-states, ascending.
+    pub pstates: Vec<PStateSpec>,
+    /// Frequency transition latency, µs.
+    pub transition_latency_us: u32,
+    /// Whether the domain's cores stop executing during a transition.
+    #[serde(default)]
+    pub stall_on_transition: bool,
+}
+
+/// Memory system.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemorySpec {
+    /// `machine` for a shared front-side bus, `package` for integrated controllers.
+    pub domain: Scope,
+    /// Unloaded memory latency `L0`, ns.
+    pub latency_ns: f64,
+    /// Saturation bandwidth `B_sat` of one memory domain, GB/s (10⁹ B/s).
+    pub bandwidth_gbs: f64,
+    /// Cache line size, bytes.
+    #[serde(default = "default_line")]
+    pub line_bytes: u32,
+    /// Highest utilisation fed into the queueing formula; past it the hard
+    /// bandwidth cap governs. A front-side bus saturates abruptly (low
+    /// value), an integrated controller queues more gradually.
+    #[serde(default = "default_rho_max")]
+    pub rho_max: f64,
+}
+
+fn default_line() -> u32 {
+    64
+}
+
+fn default_rho_max() -> f64 {
+    0.95
+}
+
+/// An idle state.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IdleSpec {
+    /// Name.
+    pub name: String,
+    /// Exit latency, µs.
+    pub exit_latency_us: u32,
+    /// Idle time after which the state is entered, µs.
+    pub target_residency_us: u32,
+    /// Power of one idle core in this state at the highest P-state's
+    /// voltage, W (scaled linearly with voltage, like leakage).
+    pub power_w: f64,
+}
+
+/// Power model coefficients (SIMULATOR.md §5).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PowerSpec {
+    /// Effective switched capacitance of one core: dynamic power is
+    /// `activity · ceff · V² · f` with f in GHz, so the unit is W/(V²·GHz).
+    pub ceff: f64,
+    /// Leakage of one active core per volt, W/V.
+    pub leak_w_per_v: f64,
+    /// Activity factor of a core that is stalled on memory the whole time
+    /// (1.0 = stalls burn as much as computing).
+    pub stall_activity: f64,
+    /// Per-package uncore power (shared cache, bus interface), W.
+    pub uncore_w: f64,
+    /// Rest of the system (board, disks, fans, PSU loss), W.
+    pub base_w: f64,
+    /// Memory idle power, W.
+    pub mem_idle_w: f64,
+    /// Memory dynamic energy per byte transferred, nJ.
+    pub mem_nj_per_byte: f64,
+    /// Idle states, shallowest first.
+    pub idle_states: Vec<IdleSpec>,
+}
+
+/// Baseline kernel scheduler tunables (SIMULATOR.md §3); Linux CFS defaults.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SchedSpec {
+    /// Targeted preemption latency, ms (`sched_latency_ns`).
+    pub latency_ms: f64,
+    /// Minimum timeslice, ms (`sched_min_granularity_ns`).
+    pub min_granularity_ms: f64,
+    /// Period of count-based load balancing, ms.
+    pub balance_interval_ms: f64,
+    /// CPI multiplier for a hardware thread whose SMT sibling is busy.
+    pub smt_cpi_factor: f64,
+}
+
+impl Default for SchedSpec {
+    fn default() -> Self {
+        SchedSpec {
+            latency_ms: 24.0,
+            min_granularity_ms: 3.0,
+            balance_interval_ms: 8.0,
+            smt_cpi_factor: 1.6,
+        }
+    }
+}
+
+/// Governor tunables (SIMULATOR.md §4). Defaults are the papers' machines'.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GovernorSpec {
+    /// ondemand/conservative sampling period, ms.
+    pub sampling_ms: f64,
+    /// Load above which ondemand jumps to the maximum (and conservative steps up).
+    pub up_threshold: f64,
+    /// Load below which conservative steps down.
+    pub down_threshold: f64,
+    /// conservative's step, as a fraction of the maximum frequency.
+    pub freq_step: f64,
+    /// schedutil's utilisation half-life (PELT), ms.
+    pub util_half_life_ms: f64,
+    /// schedutil's minimum time between changes, ms.
+    pub rate_limit_ms: f64,
+}
+
+impl Default for GovernorSpec {
+    fn default() -> Self {
+        GovernorSpec {
+            sampling_ms: 200.0,
+            up_threshold: 0.80,
+            down_threshold: 0.20,
+            freq_step: 0.05,
+            util_half_life_ms: 32.0,
+            rate_limit_ms: 10.0,
+        }
+    }
+}
+
+/// A machine as written in TOML.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MachineSpec {
+    /// Short name.
+    pub name: String,
+    /// One line.
+    pub description: String,
+    /// Sockets.
+    pub packages: u32,
+    /// Dies (chips) per package.
+    pub dies_per_package: u32,
+    /// Cores per die.
+    pub cores_per_die: u32,
+    /// Hardware threads per core.
+    #[serde(default = "one")]
+    pub threads_per_core: u32,
+    /// Caches.
+    pub caches: Vec<CacheSpec>,
+    /// DVFS.
+    pub frequency: FrequencySpec,
+    /// Memory.
+    pub memory: MemorySpec,
+    /// Power.
+    pub power: PowerSpec,
+    /// Scheduler tunables.
+    #[serde(default)]
+    pub scheduler: SchedSpec,
+    /// Governor tunables.
+    #[serde(default)]
+    pub governor: GovernorSpec,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// Index of a CPU in the simulator's dense arrays (CPU ids are `0..n`).
+pub type CpuIdx = usize;
+
+/// CPUs that balance against each other at one level of the hierarchy,
+/// split into the groups whose task counts are compared.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SchedDomain {
+    /// The groups (each a list of CPUs).
+    pub groups: Vec<Vec<CpuIdx>>,
+}
+
+/// A built machine: the topology plus per-CPU lookups the simulator needs.
+#[derive(Debug, Clone)]
+pub struct Machine {
+    /// Where it came from.
+    pub spec: MachineSpec,
+    /// Its topology.
+    pub topology: Topology,
+    /// Last-level shared cache instance of each CPU (index into `llc`).
+    pub llc_of: Vec<usize>,
+    /// Last-level shared caches: (size KiB, CPUs).
+    pub llc: Vec<(f64, Vec<CpuIdx>)>,
+    /// Memory domain of each CPU.
+    pub mem_of: Vec<usize>,
+    /// Number of memory domains.
+    pub mem_domains: usize,
+    /// Package of each CPU.
+    pub package_of: Vec<usize>,
+    /// Core of each CPU (SMT siblings share it).
+    pub core_of: Vec<usize>,
+    /// Scheduling domains for balancing, innermost level first.
+    pub sched_levels: Vec<Vec<SchedDomain>>,
+}
+
+impl Machine {
+    /// Number of CPUs.
+    pub fn cpus(&self) -> usize {
+        self.topology.cpus.len()
+    }
+
+    /// Validate and build a machine from its description.
+    pub fn build(spec: MachineSpec) -> Result<Machine, SimError> {
+        let bad = |msg: String| SimError::InvalidMachine {
+            machine: spec.name.clone(),
+            reason: msg,
+        };
+        if spec.packages == 0 || spec.dies_per_package == 0 || spec.cores_per_die == 0 || spec.threads_per_core == 0 {
+            return Err(bad("packages, dies_per_package, cores_per_die and threads_per_core must all be at least 1 (zero cores)".into()));
+        }
+        let n = (spec.packages * spec.dies_per_package * spec.cores_per_die * spec.threads_per_core) as usize;
+        if n > 4096 {
+            return Err(bad(format!("{n} CPUs is more than the simulator supports (4096)")));
+        }
+        let f = &spec.frequency;
+        if f.pstates.is_empty() {
+            return Err(bad("frequency.pstates is empty".into()));
+        }
+        for w in f.pstates.windows(2) {
+            if w[1].mhz <= w[0].mhz {
+                return Err(bad(format!("frequency.pstates must ascend by frequency: {} MHz follows {} MHz", w[1].mhz, w[0].mhz)));
+            }
+            if w[1].mv < w[0].mv {
+                return Err(bad(format!("voltages must not fall as frequency rises: {} MHz at {} mV after {} MHz at {} mV", w[1].mhz, w[1].mv, w[0].mhz, w[0].mv)));
+            }
+        }
+        if f.pstates.iter().any(|p| p.mhz == 0 || p.mv == 0) {
+            return Err(bad("P-states need a positive frequency and voltage".into()));
+        }
+        if rank(f.voltage_domain) < rank(f.domain) {
+            return Err(bad("frequency.voltage_domain must be at least as wide as frequency.domain".into()));
+        }
+        let m = &spec.memory;
+        if !(m.latency_ns > 0.0 && m.latency_ns.is_finite()) || !(m.bandwidth_gbs > 0.0 && m.bandwidth_gbs.is_finite()) {
+            return Err(bad("memory.latency_ns and memory.bandwidth_gbs must be positive".into()));
+        }
+        if !matches!(m.domain, Scope::Machine | Scope::Package) {
+            return Err(bad("memory.domain must be `machine` (shared bus) or `package` (integrated controllers)".into()));
+        }
+        if !(m.rho_max > 0.0 && m.rho_max < 1.0) {
+            return Err(bad("memory.rho_max must lie strictly between 0 and 1".into()));
+        }
+        if m.line_bytes == 0 {
+            return Err(bad("memory.line_bytes must be positive".into()));
+        }
+        let p = &spec.power;
+        let nonneg = [p.ceff, p.leak_w_per_v, p.uncore_w, p.base_w, p.mem_idle_w, p.mem_nj_per_byte];
+        if nonneg.iter().any(|v| !(v.is_finite() && *v >= 0.0)) || !(0.0..=1.0).contains(&p.stall_activity) {
+            return Err(bad("power coefficients must be finite and non-negative, stall_activity in [0, 1]".into()));
+        }
+        if p.idle_states.iter().any(|s| !(s.power_w.is_finite() && s.power_w >= 0.0)) {
+            return Err(bad("idle state power must be finite and non-negative".into()));
+        }
+        let s = &spec.scheduler;
+        if !(s.latency_ms > 0.0 && s.min_granularity_ms > 0.0 && s.balance_interval_ms > 0.0 && s.smt_cpi_factor >= 1.0) {
+            return Err(bad("scheduler tunables must be positive (smt_cpi_factor ≥ 1)".into()));
+        }
+        let g = &spec.governor;
+        if !(g.sampling_ms > 0.0 && g.util_half_life_ms > 0.0 && g.rate_limit_ms >= 0.0 && g.freq_step > 0.0 && g.freq_step <= 1.0)
+            || !(0.0 < g.down_threshold && g.down_threshold < g.up_threshold && g.up_threshold <= 1.0)
+        {
+            return Err(bad("governor tunables out of range (0 < down_threshold < up_threshold ≤ 1, positive periods)".into()));
+        }
+        if spec.caches.is_empty() {
+            return Err(bad("a machine needs at least one cache".into()));
+        }
+        for c in &spec.caches {
+            if c.size_kib == 0 || c.level == 0 {
+                return Err(bad(format!("L{} cache: level and size must be positive", c.level)));
+            }
+            if c.scope == Scope::Machine && spec.packages > 1 {
+                return Err(bad(format!("L{} cache with scope `machine` would span {} packages; a cache cannot span packages", c.level, spec.packages)));
+            }
+        }
+
+        // Dense numbering: package-major, then die, core, thread.
+        let (dpp, cpd, tpc) = (spec.dies_per_package as usize, spec.cores_per_die as usize, spec.threads_per_core as usize);
+        let group = |scope: Scope, i: usize| -> usize {
+            let core = i / tpc;
+            match scope {
+                Scope::Core => core,
+                Scope::Die => core / cpd,
+                Scope::Package => core / (cpd * dpp),
+                Scope::Machine => 0,
+            }
+        };
+        let count = |scope: Scope| (0..n).map(|i| group(scope, i)).max().map_or(0, |m| m + 1);
+        let sets = |scope: Scope| -> Vec<CpuSet> {
+            let mut v = vec![CpuSet::new(); count(scope)];
+            for i in 0..n {
+                v[group(scope, i)].insert(CpuId(i as u32));
+            }
+            v
+        };
+        let fdom_sets = sets(f.domain);
+        let vdom_count = count(f.voltage_domain);
+        let pstates: Vec<PState> = f
+            .pstates
+            .iter()
+            .map(|p| PState { freq_khz: p.mhz * 1000, voltage_mv: Some(p.mv) })
+            .collect();
+        let freq_domains: Vec<FreqDomain> = fdom_sets
+            .iter()
+            .map(|cpus| {
+                let first = cpus.first().map_or(0, |c| c.0 as usize);
+                FreqDomain {
+                    cpus: cpus.clone(),
+                    pstates: pstates.clone(),
+                    transition_latency_us: f.transition_latency_us,
+                    voltage_domain: group(f.voltage_domain, first),
+                }
+            })
+            .collect();
+        let mut voltage_domains = vec![VoltageDomain { freq_domains: vec![] }; vdom_count];
+        for (i, d) in freq_domains.iter().enumerate() {
+            voltage_domains[d.voltage_domain].freq_domains.push(i);
+        }
+        let numa_scope = if m.domain == Scope::Package { Scope::Package } else { Scope::Machine };
+        let cpus: Vec<Cpu> = (0..n)
+            .map(|i| Cpu {
+                id: CpuId(i as u32),
+                package: group(Scope::Package, i) as u32,
+                die: group(Scope::Die, i) as u32,
+                core: group(Scope::Core, i) as u32,
+                numa_node: group(numa_scope, i) as u32,
+                online: true,
+                freq_domain: group(f.domain, i),
+            })
+            .collect();
+        let mut caches = Vec::new();
+        for c in &spec.caches {
+            for set in sets(c.scope) {
+                caches.push(CacheDomain { level: c.level, kind: CacheKind::Unified, size_kib: c.size_kib, cpus: set });
+            }
+        }
+        let numa_nodes = sets(numa_scope)
+            .into_iter()
+            .enumerate()
+            .map(|(id, cpus)| NumaNode { id: id as u32, cpus })
+            .collect();
+        let idle_states = p
+            .idle_states
+            .iter()
+            .map(|s| IdleState { name: s.name.clone(), exit_latency_us: s.exit_latency_us, target_residency_us: s.target_residency_us })
+            .collect();
+        let topology = Topology { cpus, caches, numa_nodes, freq_domains, voltage_domains, idle_states };
+        topology.validate().map_err(|e| bad(e.to_string()))?;
+
+        let llc_spec = spec.caches.iter().max_by_key(|c| c.level).ok_or_else(|| bad("no caches".into()))?;
+        let llc_of: Vec<usize> = (0..n).map(|i| group(llc_spec.scope, i)).collect();
+        let llc = sets(llc_spec.scope)
+            .into_iter()
+            .map(|s| (llc_spec.size_kib as f64, s.iter().map(|c| c.0 as usize).collect()))
+            .collect();
+        let mem_of: Vec<usize> = (0..n).map(|i| group(m.domain, i)).collect();
+        let mem_domains = count(m.domain);
+        // Balancing hierarchy: at each level a domain (CPUs of one outer
+        // scope) is split into groups (its inner-scope parts); levels run
+        // from SMT siblings up to the whole machine, skipping trivial ones.
+        let mut scopes = vec![Scope::Core, llc_spec.scope, Scope::Die, Scope::Package, Scope::Machine];
+        scopes.dedup();
+        let mut sched_levels = Vec::new();
+        let cpus_of = |s: &CpuSet| -> Vec<CpuIdx> { s.iter().map(|c| c.0 as usize).collect() };
+        let mut inner: Vec<CpuSet> = (0..n).map(|i| CpuSet::single(CpuId(i as u32))).collect();
+        for scope in scopes {
+            let outer = sets(scope);
+            let level: Vec<SchedDomain> = outer
+                .iter()
+                .map(|o| SchedDomain { groups: inner.iter().filter(|g| g.is_subset(o)).map(cpus_of).collect() })
+                .filter(|d| d.groups.len() > 1)
+                .collect();
+            if !level.is_empty() {
+                sched_levels.push(level);
+            }
+            inner = outer;
+        }
+        Ok(Machine {
+            package_of: (0..n).map(|i| group(Scope::Package, i)).collect(),
+            core_of: (0..n).map(|i| group(Scope::Core, i)).collect(),
+            spec,
+            topology,
+            llc_of,
+            llc,
+            mem_of,
+            mem_domains,
+            sched_levels,
+        })
+    }
+}
+
+fn rank(s: Scope) -> u8 {
+    match s {
+        Scope::Core => 0,
+        Scope::Die => 1,
+        Scope::Package => 2,
+        Scope::Machine => 3,
+    }
+}

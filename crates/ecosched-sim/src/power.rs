@@ -1,0 +1,82 @@
+//! Power (SIMULATOR.md §5):
+//!
+//! ```text
+//! active core  P = activity · ceff · V² · f + leak · V,
+//!              activity = stall_activity + (1 − stall_activity) · compute_fraction
+//! idle core    P = P_state · V / V_max, the state chosen by how long it has been idle
+//! package      Σ cores + uncore
+//! system       base + Σ packages + memory idle + e_mem · bytes
+//! ```
+//! Energy is integrated exactly over each span of constant state.
+
+use crate::machine::PowerSpec;
+
+/// Power of a running core, W.
+pub fn active_w(p: &PowerSpec, volts: f64, ghz: f64, compute_fraction: f64) -> f64 {
+    let activity = p.stall_activity + (1.0 - p.stall_activity) * compute_fraction;
+    activity * p.ceff * volts * volts * ghz + p.leak_w_per_v * volts
+}
+
+/// Energy of a core idle since `idle_since` over `[a, b]` (ns), J: it
+/// descends through the idle states as their target residencies pass.
+/// With no idle states described, an idle core draws nothing.
+pub fn idle_j(p: &PowerSpec, volts: f64, v_max: f64, idle_since: u64, a: u64, b: u64) -> f64 {
+    if p.idle_states.is_empty() || b <= a {
+        return 0.0;
+    }
+    let scale = volts / v_max;
+    let mut energy = 0.0;
+    for (k, state) in p.idle_states.iter().enumerate() {
+        let enter = idle_since + u64::from(state.target_residency_us) * 1000;
+        let leave = p
+            .idle_states
+            .get(k + 1)
+            .map_or(u64::MAX, |next| idle_since + u64::from(next.target_residency_us) * 1000);
+        let (from, to) = (a.max(if k == 0 { idle_since } else { enter }), b.min(leave));
+        if to > from {
+            energy += state.power_w * scale * (to - from) as f64 * 1e-9;
+        }
+    }
+    energy
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::IdleSpec;
+
+    fn spec() -> PowerSpec {
+        PowerSpec {
+            ceff: 2.0,
+            leak_w_per_v: 4.0,
+            stall_activity: 0.5,
+            uncore_w: 10.0,
+            base_w: 50.0,
+            mem_idle_w: 5.0,
+            mem_nj_per_byte: 0.5,
+            idle_states: vec![
+                IdleSpec { name: "C1".into(), exit_latency_us: 1, target_residency_us: 0, power_w: 4.0 },
+                IdleSpec { name: "C6".into(), exit_latency_us: 100, target_residency_us: 1000, power_w: 1.0 },
+            ],
+        }
+    }
+
+    #[test]
+    fn stalls_burn_less() {
+        let p = spec();
+        let busy = active_w(&p, 1.2, 2.0, 1.0);
+        assert!((busy - (2.0 * 1.44 * 2.0 + 4.8)).abs() < 1e-12);
+        assert!(active_w(&p, 1.2, 2.0, 0.0) < busy);
+    }
+
+    #[test]
+    fn idle_descends_through_states() {
+        let p = spec();
+        // 1 ms in C1 at 4 W, then 1 ms in C6 at 1 W.
+        let e = idle_j(&p, 1.0, 1.0, 0, 0, 2_000_000);
+        assert!((e - (4.0e-3 + 1.0e-3)).abs() < 1e-12, "{e}");
+        // Split spans add up to the whole.
+        let parts = idle_j(&p, 1.0, 1.0, 0, 0, 500_000) + idle_j(&p, 1.0, 1.0, 0, 500_000, 2_000_000);
+        assert!((parts - e).abs() < 1e-12);
+    }
+}
