@@ -34,7 +34,13 @@ pub struct BenchReport {
 pub fn bench_sim() -> Result<BenchReport, EngineError> {
     let scenario = Scenario::load(BENCH_SCENARIO)?;
     let start = Instant::now();
-    let run = simulate(&scenario, BENCH_POLICY, &Params::default(), None, &mut |_| {})?;
+    let run = simulate(
+        &scenario,
+        BENCH_POLICY,
+        &Params::default(),
+        None,
+        &mut |_| {},
+    )?;
     let wall_s = start.elapsed().as_secs_f64();
     Ok(BenchReport {
         scenario: BENCH_SCENARIO.to_string(),

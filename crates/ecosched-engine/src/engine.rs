@@ -12,7 +12,7 @@
 //! real machine; the policy is refused up front if the platform lacks
 //! something it needs.
 
-use ecosched_model::{Platform, PlatformError, Plan, Trace, TraceHeader};
+use ecosched_model::{Plan, Platform, PlatformError, Trace, TraceHeader};
 use ecosched_policy::{Policy, PolicyError};
 
 /// Why a run stopped with an error.

@@ -31,10 +31,20 @@ pub fn simulate(
     let mut policy = build(policy, params)?;
     let seed = seed.unwrap_or(scenario.spec.seed);
     let mut platform = SimPlatform::new(scenario, seed)?;
-    let trace = run(&mut platform, policy.as_mut(), &scenario.spec.name, Some(seed), progress)?;
+    let trace = run(
+        &mut platform,
+        policy.as_mut(),
+        &scenario.spec.name,
+        Some(seed),
+        progress,
+    )?;
     let metrics = RunMetrics::from_trace(&trace);
     let report = SimReport::new(&scenario.spec.name, &trace, &metrics, seed);
-    Ok(SimRun { trace, metrics, report })
+    Ok(SimRun {
+        trace,
+        metrics,
+        report,
+    })
 }
 
 /// Each managed instance's run time alone on the machine under `policy`.
@@ -46,7 +56,9 @@ pub fn alone_times(
 ) -> Result<BTreeMap<String, f64>, EngineError> {
     let mut out = BTreeMap::new();
     for name in scenario.instance_names() {
-        let Some(alone) = scenario.alone(&name) else { continue };
+        let Some(alone) = scenario.alone(&name) else {
+            continue;
+        };
         let run = simulate(&alone, policy, params, seed, &mut |_| {})?;
         if let Some(t) = run.metrics.task(&name) {
             out.insert(name, t.runtime_s);
@@ -66,22 +78,38 @@ pub fn compare(
     progress: &mut dyn FnMut(usize, f64),
 ) -> Result<CompareReport, EngineError> {
     let Some((_, base_params)) = policies.iter().find(|(n, _)| n == baseline) else {
-        return Err(EngineError::Policy(ecosched_policy::PolicyError::Incompatible(format!(
-            "the baseline {baseline:?} must be one of the compared policies ({})",
-            policies.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ")
-        ))));
+        return Err(EngineError::Policy(
+            ecosched_policy::PolicyError::Incompatible(format!(
+                "the baseline {baseline:?} must be one of the compared policies ({})",
+                policies
+                    .iter()
+                    .map(|(n, _)| n.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        ));
     };
     let mut runs = Vec::new();
     for (i, (name, params)) in policies.iter().enumerate() {
-        runs.push(simulate(scenario, name, params, seed, &mut |t| progress(i, t))?);
+        runs.push(simulate(scenario, name, params, seed, &mut |t| {
+            progress(i, t)
+        })?);
     }
     let alone = alone_times(scenario, baseline, base_params, seed)?;
-    let base_idx = policies.iter().position(|(n, _)| n == baseline).unwrap_or(0);
+    let base_idx = policies
+        .iter()
+        .position(|(n, _)| n == baseline)
+        .unwrap_or(0);
     let base = runs[base_idx].metrics.clone();
     let ratios = policies
         .iter()
         .zip(&runs)
-        .map(|((name, _), run)| (name.clone(), RatioReport::from(Comparison::new(&run.metrics, &base, &alone))))
+        .map(|((name, _), run)| {
+            (
+                name.clone(),
+                RatioReport::from(Comparison::new(&run.metrics, &base, &alone)),
+            )
+        })
         .collect();
     Ok(CompareReport {
         scenario: scenario.spec.name.clone(),

@@ -34,7 +34,14 @@ pub struct Check {
 }
 
 impl Check {
-    fn new(name: &str, source: &str, paper: f64, simulated: f64, tolerance: f64, note: &str) -> Self {
+    fn new(
+        name: &str,
+        source: &str,
+        paper: f64,
+        simulated: f64,
+        tolerance: f64,
+        note: &str,
+    ) -> Self {
         Check {
             name: name.to_string(),
             source: source.to_string(),
@@ -58,17 +65,32 @@ fn at_mhz(scenario: &str, mhz: u64) -> Result<RunMetrics, EngineError> {
 
 /// Mean run time of the tasks whose name starts with `prefix`.
 fn mean_runtime(m: &RunMetrics, prefix: &str) -> f64 {
-    mean(m.tasks.iter().filter(|t| t.name.starts_with(prefix)).map(|t| t.runtime_s))
+    mean(
+        m.tasks
+            .iter()
+            .filter(|t| t.name.starts_with(prefix))
+            .map(|t| t.runtime_s),
+    )
 }
 
 /// Mean attributed energy of the tasks whose name starts with `prefix`.
 fn mean_energy(m: &RunMetrics, prefix: &str) -> f64 {
-    mean(m.tasks.iter().filter(|t| t.name.starts_with(prefix)).filter_map(|t| t.energy_j))
+    mean(
+        m.tasks
+            .iter()
+            .filter(|t| t.name.starts_with(prefix))
+            .filter_map(|t| t.energy_j),
+    )
 }
 
 /// Mean per-task EDP of the tasks whose name starts with `prefix`.
 fn mean_edp(m: &RunMetrics, prefix: &str) -> f64 {
-    mean(m.tasks.iter().filter(|t| t.name.starts_with(prefix)).filter_map(|t| t.edp_js))
+    mean(
+        m.tasks
+            .iter()
+            .filter(|t| t.name.starts_with(prefix))
+            .filter_map(|t| t.edp_js),
+    )
 }
 
 fn mean(v: impl Iterator<Item = f64>) -> f64 {
@@ -152,8 +174,22 @@ pub fn merkel_table1() -> Result<Vec<Check>, EngineError> {
     let t = mean_runtime(&lo, "aluadd") / mean_runtime(&hi, "aluadd");
     let e = mean_energy(&lo, "aluadd") / mean_energy(&hi, "aluadd");
     let note = "4 × aluadd, processor energy, 1.6 vs 2.4 GHz";
-    checks.push(Check::new("4 aluadd: time ratio", TAB1, 1.49, t, 0.03, note));
-    checks.push(Check::new("4 aluadd: energy ratio", TAB1, 1.16, e, 0.06, note));
+    checks.push(Check::new(
+        "4 aluadd: time ratio",
+        TAB1,
+        1.49,
+        t,
+        0.03,
+        note,
+    ));
+    checks.push(Check::new(
+        "4 aluadd: energy ratio",
+        TAB1,
+        1.16,
+        e,
+        0.06,
+        note,
+    ));
     checks.push(Check::new(
         "4 aluadd: EDP ratio",
         TAB1,
@@ -164,9 +200,30 @@ pub fn merkel_table1() -> Result<Vec<Check>, EngineError> {
     ));
     let (lo, hi) = ratio("merkel-4-stream")?;
     let note = "4 × stream, processor energy, 1.6 vs 2.4 GHz";
-    checks.push(Check::new("4 stream: time ratio", TAB1, 1.04, mean_runtime(&lo, "stream") / mean_runtime(&hi, "stream"), 0.05, note));
-    checks.push(Check::new("4 stream: energy ratio", TAB1, 0.80, mean_energy(&lo, "stream") / mean_energy(&hi, "stream"), 0.06, note));
-    checks.push(Check::new("4 stream: EDP ratio", TAB1, 0.83, mean_edp(&lo, "stream") / mean_edp(&hi, "stream"), 0.08, note));
+    checks.push(Check::new(
+        "4 stream: time ratio",
+        TAB1,
+        1.04,
+        mean_runtime(&lo, "stream") / mean_runtime(&hi, "stream"),
+        0.05,
+        note,
+    ));
+    checks.push(Check::new(
+        "4 stream: energy ratio",
+        TAB1,
+        0.80,
+        mean_energy(&lo, "stream") / mean_energy(&hi, "stream"),
+        0.06,
+        note,
+    ));
+    checks.push(Check::new(
+        "4 stream: EDP ratio",
+        TAB1,
+        0.83,
+        mean_edp(&lo, "stream") / mean_edp(&hi, "stream"),
+        0.08,
+        note,
+    ));
     for (scenario, paper, label) in [
         ("merkel-1stream-3alu", 1.45, "1 stream + 3 aluadd"),
         ("merkel-2stream-2alu", 1.23, "2 stream + 2 aluadd"),

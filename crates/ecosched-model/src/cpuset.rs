@@ -291,7 +291,10 @@ mod tests {
 
     #[test]
     fn parses_kernel_forms() {
-        assert_eq!(CpuSet::parse_list("0-3,8,10-11").unwrap().to_list(), "0-3,8,10-11");
+        assert_eq!(
+            CpuSet::parse_list("0-3,8,10-11").unwrap().to_list(),
+            "0-3,8,10-11"
+        );
         assert_eq!(CpuSet::parse_list(" 3,1,2\n").unwrap().to_list(), "1-3");
         assert_eq!(CpuSet::parse_list("0-7:2").unwrap().to_list(), "0,2,4,6");
         assert!(CpuSet::parse_list("").unwrap().is_empty());
@@ -300,7 +303,9 @@ mod tests {
 
     #[test]
     fn rejects_malformed() {
-        for bad in ["a", "1-", "-1", "3-1", "1,,2", "1-2-3", "0-7:0", "5:2", "99999999"] {
+        for bad in [
+            "a", "1-", "-1", "3-1", "1,,2", "1-2-3", "0-7:0", "5:2", "99999999",
+        ] {
             assert!(CpuSet::parse_list(bad).is_err(), "{bad} should fail");
         }
     }

@@ -30,7 +30,7 @@ pub use cpuset::{CpuId, CpuSet};
 pub use metrics::{Comparison, RunMetrics, TaskMetrics};
 pub use plan::{FreqSetting, GangAction, Governor, Plan};
 pub use platform::{ApplyReport, Platform, PlatformError};
-pub use sample::{Counters, CounterKind, CpuSample, Meter, PowerSample, PowerSource, TaskSample};
+pub use sample::{CounterKind, Counters, CpuSample, Meter, PowerSample, PowerSource, TaskSample};
 pub use snapshot::Snapshot;
 pub use task::{TaskId, TaskState};
 pub use topology::Topology;

@@ -104,18 +104,15 @@ impl RunMetrics {
                 energy = Some(energy.unwrap_or(0.0) + e);
                 source = source.or(snap.power.source);
             }
-            let total_on_cpu: u64 = snap
-                .tasks
-                .iter()
-                .filter_map(|t| t.counters.on_cpu_ns)
-                .sum();
+            let total_on_cpu: u64 = snap.tasks.iter().filter_map(|t| t.counters.on_cpu_ns).sum();
             for t in snap.tasks.iter().filter(|t| t.managed) {
                 let acc = per_task.entry(t.name.clone()).or_default();
                 add(&mut acc.instructions, t.counters.instructions);
                 add(&mut acc.migrations, t.counters.migrations);
                 if let (Some(e), Some(on)) = (e, t.counters.on_cpu_ns) {
                     if total_on_cpu > 0 {
-                        *instance_j.entry(t.id).or_insert(0.0) += e * on as f64 / total_on_cpu as f64;
+                        *instance_j.entry(t.id).or_insert(0.0) +=
+                            e * on as f64 / total_on_cpu as f64;
                     }
                 }
                 match t.finished_s {
@@ -255,14 +252,22 @@ impl Comparison {
             .filter(|(t, b)| t.runtime_s > 0.0 && b.runtime_s > 0.0)
             .collect();
         let speedup_geomean = (!pairs.is_empty()).then(|| {
-            let log_sum: f64 = pairs.iter().map(|(t, b)| (b.runtime_s / t.runtime_s).ln()).sum();
+            let log_sum: f64 = pairs
+                .iter()
+                .map(|(t, b)| (b.runtime_s / t.runtime_s).ln())
+                .sum();
             (log_sum / pairs.len() as f64).exp()
         });
         let aw_perf_per_w = {
             let norm = |side: fn(&(&TaskMetrics, &TaskMetrics)) -> f64| -> Option<f64> {
                 pairs
                     .iter()
-                    .map(|p| alone_s.get(&p.0.name).filter(|a| **a > 0.0).map(|a| side(p) / a))
+                    .map(|p| {
+                        alone_s
+                            .get(&p.0.name)
+                            .filter(|a| **a > 0.0)
+                            .map(|a| side(p) / a)
+                    })
                     .sum()
             };
             let base = norm(|p| p.1.runtime_s);

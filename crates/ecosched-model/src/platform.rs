@@ -100,7 +100,11 @@ pub fn check_plan(plan: &Plan, topology: &Topology, allowed: &CpuSet) -> Result<
         };
         if let crate::plan::FreqSetting::Fixed { freq_khz } = setting {
             if dom.pstate(*freq_khz).is_none() {
-                let valid: Vec<String> = dom.pstates.iter().map(|p| format!("{}", p.freq_khz / 1000)).collect();
+                let valid: Vec<String> = dom
+                    .pstates
+                    .iter()
+                    .map(|p| format!("{}", p.freq_khz / 1000))
+                    .collect();
                 return Err(PlatformError::InvalidPlan(format!(
                     "{} MHz is not a P-state of frequency domain {domain}; valid: {} MHz",
                     *freq_khz as f64 / 1000.0,

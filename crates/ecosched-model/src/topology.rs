@@ -205,7 +205,9 @@ pub enum TopologyError {
         domain: usize,
     },
     /// A voltage domain index out of range.
-    #[error("frequency domain {domain} names voltage domain {voltage_domain}, which does not exist")]
+    #[error(
+        "frequency domain {domain} names voltage domain {voltage_domain}, which does not exist"
+    )]
     BadVoltageDomain {
         /// The frequency domain.
         domain: usize,
@@ -222,7 +224,11 @@ impl Topology {
 
     /// Online CPU ids.
     pub fn online_cpus(&self) -> CpuSet {
-        self.cpus.iter().filter(|c| c.online).map(|c| c.id).collect()
+        self.cpus
+            .iter()
+            .filter(|c| c.online)
+            .map(|c| c.id)
+            .collect()
     }
 
     /// The CPU record for an id.
@@ -284,7 +290,8 @@ impl Topology {
             }
             for pair in dom.pstates.windows(2) {
                 let (a, b) = (pair[0], pair[1]);
-                let volts_fall = matches!((a.voltage_mv, b.voltage_mv), (Some(va), Some(vb)) if vb < va);
+                let volts_fall =
+                    matches!((a.voltage_mv, b.voltage_mv), (Some(va), Some(vb)) if vb < va);
                 if b.freq_khz <= a.freq_khz || volts_fall {
                     return Err(TopologyError::PStateOrder {
                         domain: i,
@@ -344,13 +351,21 @@ mod tests {
             freq_domains: vec![FreqDomain {
                 cpus: CpuSet::first_n(2),
                 pstates: vec![
-                    PState { freq_khz: 1_600_000, voltage_mv: Some(1130) },
-                    PState { freq_khz: 2_400_000, voltage_mv: Some(1240) },
+                    PState {
+                        freq_khz: 1_600_000,
+                        voltage_mv: Some(1130),
+                    },
+                    PState {
+                        freq_khz: 2_400_000,
+                        voltage_mv: Some(1240),
+                    },
                 ],
                 transition_latency_us: 10,
                 voltage_domain: 0,
             }],
-            voltage_domains: vec![VoltageDomain { freq_domains: vec![0] }],
+            voltage_domains: vec![VoltageDomain {
+                freq_domains: vec![0],
+            }],
             idle_states: vec![],
         }
     }
@@ -365,7 +380,10 @@ mod tests {
     fn cache_spanning_packages_is_rejected() {
         let mut t = two_core();
         t.cpus[1].package = 1;
-        assert!(matches!(t.validate(), Err(TopologyError::CacheSpansPackages { .. })));
+        assert!(matches!(
+            t.validate(),
+            Err(TopologyError::CacheSpansPackages { .. })
+        ));
     }
 
     #[test]

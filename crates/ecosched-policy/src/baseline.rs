@@ -82,11 +82,13 @@ impl StaticPolicy {
     /// `fixed`: every domain at `freq_mhz`.
     pub fn fixed(params: &Params) -> Result<Self, PolicyError> {
         params.check_keys("fixed", FIXED_PARAMS)?;
-        let freq_mhz = params.get::<u64>("freq_mhz")?.ok_or(PolicyError::MissingParam {
-            policy: "fixed".into(),
-            key: "freq_mhz".into(),
-            help: FIXED_PARAMS[0].help.into(),
-        })?;
+        let freq_mhz = params
+            .get::<u64>("freq_mhz")?
+            .ok_or(PolicyError::MissingParam {
+                policy: "fixed".into(),
+                key: "freq_mhz".into(),
+                help: FIXED_PARAMS[0].help.into(),
+            })?;
         Ok(StaticPolicy {
             name: "fixed",
             cpus: None,
@@ -97,11 +99,13 @@ impl StaticPolicy {
     /// `static`: managed tasks on `cpus`, optionally at `freq_mhz`.
     pub fn confined(params: &Params) -> Result<Self, PolicyError> {
         params.check_keys("static", STATIC_PARAMS)?;
-        let text = params.get::<String>("cpus")?.ok_or(PolicyError::MissingParam {
-            policy: "static".into(),
-            key: "cpus".into(),
-            help: STATIC_PARAMS[0].help.into(),
-        })?;
+        let text = params
+            .get::<String>("cpus")?
+            .ok_or(PolicyError::MissingParam {
+                policy: "static".into(),
+                key: "cpus".into(),
+                help: STATIC_PARAMS[0].help.into(),
+            })?;
         let cpus = CpuSet::parse_list(&text).map_err(|e| PolicyError::BadParam {
             key: "cpus".into(),
             value: text.clone(),
@@ -142,8 +146,11 @@ impl Policy for StaticPolicy {
             let khz = mhz * 1000;
             for (i, dom) in topology.freq_domains.iter().enumerate() {
                 if dom.pstate(khz).is_none() {
-                    let valid: Vec<String> =
-                        dom.pstates.iter().map(|p| (p.freq_khz / 1000).to_string()).collect();
+                    let valid: Vec<String> = dom
+                        .pstates
+                        .iter()
+                        .map(|p| (p.freq_khz / 1000).to_string())
+                        .collect();
                     return Err(PolicyError::BadParam {
                         key: "freq_mhz".into(),
                         value: mhz.to_string(),
@@ -154,7 +161,8 @@ impl Policy for StaticPolicy {
                         ),
                     });
                 }
-                plan.frequency.insert(i, FreqSetting::Fixed { freq_khz: khz });
+                plan.frequency
+                    .insert(i, FreqSetting::Fixed { freq_khz: khz });
             }
         }
         if let Some(cpus) = &self.cpus {

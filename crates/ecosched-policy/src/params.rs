@@ -96,8 +96,17 @@ mod tests {
     fn unknown_key_lists_valid_ones() {
         let p = Params::parse(["freq=1"]).unwrap();
         let err = p
-            .check_keys("fixed", &[ParamSpec { key: "freq_mhz", help: "" }])
+            .check_keys(
+                "fixed",
+                &[ParamSpec {
+                    key: "freq_mhz",
+                    help: "",
+                }],
+            )
             .unwrap_err();
-        assert!(err.to_string().contains("valid parameters: freq_mhz"), "{err}");
+        assert!(
+            err.to_string().contains("valid parameters: freq_mhz"),
+            "{err}"
+        );
     }
 }

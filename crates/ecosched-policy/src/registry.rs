@@ -62,7 +62,8 @@ const CATALOGUE: &[PolicyInfo] = &[
     },
     PolicyInfo {
         name: "static",
-        description: "managed tasks confined to --param cpus=LIST (like taskset), optionally at freq_mhz",
+        description:
+            "managed tasks confined to --param cpus=LIST (like taskset), optionally at freq_mhz",
         params: STATIC_PARAMS,
         build: |p| Ok(Box::new(StaticPolicy::confined(p)?)),
     },
@@ -75,13 +76,14 @@ pub fn catalogue() -> &'static [PolicyInfo] {
 
 /// Build a policy by name.
 pub fn build(name: &str, params: &Params) -> Result<Box<dyn Policy>, PolicyError> {
-    let info = CATALOGUE
-        .iter()
-        .find(|p| p.name == name)
-        .ok_or_else(|| PolicyError::UnknownPolicy {
-            name: name.to_string(),
-            valid: CATALOGUE.iter().map(|p| p.name.to_string()).collect(),
-        })?;
+    let info =
+        CATALOGUE
+            .iter()
+            .find(|p| p.name == name)
+            .ok_or_else(|| PolicyError::UnknownPolicy {
+                name: name.to_string(),
+                valid: CATALOGUE.iter().map(|p| p.name.to_string()).collect(),
+            })?;
     (info.build)(params)
 }
 
@@ -107,13 +109,21 @@ mod tests {
             freq_domains: vec![FreqDomain {
                 cpus: CpuSet::first_n(4),
                 pstates: vec![
-                    PState { freq_khz: 1_600_000, voltage_mv: Some(1130) },
-                    PState { freq_khz: 2_400_000, voltage_mv: Some(1240) },
+                    PState {
+                        freq_khz: 1_600_000,
+                        voltage_mv: Some(1130),
+                    },
+                    PState {
+                        freq_khz: 2_400_000,
+                        voltage_mv: Some(1240),
+                    },
                 ],
                 transition_latency_us: 10,
                 voltage_domain: 0,
             }],
-            voltage_domains: vec![VoltageDomain { freq_domains: vec![0] }],
+            voltage_domains: vec![VoltageDomain {
+                freq_domains: vec![0],
+            }],
             ..Topology::default()
         }
     }
@@ -139,7 +149,9 @@ mod tests {
 
     #[test]
     fn governors_take_no_params() {
-        let err = build("ondemand", &Params::default().with("x", 1)).err().unwrap();
+        let err = build("ondemand", &Params::default().with("x", 1))
+            .err()
+            .unwrap();
         assert!(matches!(err, PolicyError::UnknownParam { .. }));
     }
 
@@ -147,7 +159,12 @@ mod tests {
     fn fixed_sets_every_domain_and_rejects_non_pstates() {
         let mut p = build("fixed", &Params::default().with("freq_mhz", 1600)).unwrap();
         let plan = p.init(&machine()).unwrap();
-        assert_eq!(plan.frequency[&0], FreqSetting::Fixed { freq_khz: 1_600_000 });
+        assert_eq!(
+            plan.frequency[&0],
+            FreqSetting::Fixed {
+                freq_khz: 1_600_000
+            }
+        );
         let mut bad = build("fixed", &Params::default().with("freq_mhz", 2000)).unwrap();
         let err = bad.init(&machine()).unwrap_err().to_string();
         assert!(err.contains("1600, 2400"), "{err}");

@@ -91,9 +91,15 @@ pub fn solve(machine: &Machine, demands: &[Demand<'_>]) -> Solution {
     let llc_size = |i: usize| machine.llc[machine.llc_of[demands[i].cpu]].0;
     let llc_count = |i: usize| {
         let c = machine.llc_of[demands[i].cpu];
-        demands.iter().filter(|d| machine.llc_of[d.cpu] == c).count() as f64
+        demands
+            .iter()
+            .filter(|d| machine.llc_of[d.cpu] == c)
+            .count() as f64
     };
-    let compute_ns: Vec<f64> = demands.iter().map(|d| d.phase.cpi_core * d.cpi_factor / d.freq_ghz).collect();
+    let compute_ns: Vec<f64> = demands
+        .iter()
+        .map(|d| d.phase.cpi_core * d.cpi_factor / d.freq_ghz)
+        .collect();
     let mut share: Vec<f64> = (0..n).map(|i| llc_size(i) / llc_count(i)).collect();
     let mut miss = vec![0.0; n];
     let mut latency = vec![l0; machine.mem_domains];
@@ -101,14 +107,17 @@ pub fn solve(machine: &Machine, demands: &[Demand<'_>]) -> Solution {
     let mut last_residual = f64::INFINITY;
     let mut converged = false;
     let tpi = |i: usize, m: f64, lat: &[f64]| {
-        compute_ns[i] + demands[i].phase.api * m * lat[machine.mem_of[demands[i].cpu]] / demands[i].phase.mlp
+        compute_ns[i]
+            + demands[i].phase.api * m * lat[machine.mem_of[demands[i].cpu]] / demands[i].phase.mlp
     };
     for _ in 0..MAX_ITERATIONS {
         for i in 0..n {
             miss[i] = miss_ratio(demands[i].phase, share[i]);
         }
         for (d, lat) in latency.iter_mut().enumerate() {
-            let members: Vec<usize> = (0..n).filter(|&i| machine.mem_of[demands[i].cpu] == d).collect();
+            let members: Vec<usize> = (0..n)
+                .filter(|&i| machine.mem_of[demands[i].cpu] == d)
+                .collect();
             let traffic = |l: f64| -> f64 {
                 members
                     .iter()
@@ -122,11 +131,15 @@ pub fn solve(machine: &Machine, demands: &[Demand<'_>]) -> Solution {
             *lat = memory_latency(l0, bandwidth, mem.rho_max, &traffic);
         }
         // New shares from insertion rates, per cache instance.
-        let w: Vec<f64> = (0..n).map(|i| demands[i].phase.api * miss[i] / tpi(i, miss[i], &latency)).collect();
+        let w: Vec<f64> = (0..n)
+            .map(|i| demands[i].phase.api * miss[i] / tpi(i, miss[i], &latency))
+            .collect();
         let mut residual: f64 = 0.0;
         let mut target = share.clone();
         for (c, (size, _)) in machine.llc.iter().enumerate() {
-            let members: Vec<usize> = (0..n).filter(|&i| machine.llc_of[demands[i].cpu] == c).collect();
+            let members: Vec<usize> = (0..n)
+                .filter(|&i| machine.llc_of[demands[i].cpu] == c)
+                .collect();
             let total: f64 = members.iter().map(|&i| w[i]).sum();
             for &i in &members {
                 target[i] = if members.len() == 1 {
@@ -165,7 +178,11 @@ pub fn solve(machine: &Machine, demands: &[Demand<'_>]) -> Solution {
             }
         })
         .collect();
-    Solution { outcomes, latency_ns: latency, converged }
+    Solution {
+        outcomes,
+        latency_ns: latency,
+        converged,
+    }
 }
 
 /// Memory latency for a domain whose traffic at latency `l` is `traffic(l)`
@@ -222,7 +239,10 @@ mod tests {
         let traffic = |l: f64| 12.0 / (1.0 + l / 80.0);
         let l = memory_latency(80.0, 8.0, 0.95, &traffic);
         let rho = (traffic(l) / 8.0).min(0.95);
-        assert!((l - 80.0 * (1.0 + 0.5 * rho / (1.0 - rho))).abs() < 1e-6, "{l}");
+        assert!(
+            (l - 80.0 * (1.0 + 0.5 * rho / (1.0 - rho))).abs() < 1e-6,
+            "{l}"
+        );
         assert!(traffic(l) <= 8.0 + 1e-9);
     }
 

@@ -65,16 +65,26 @@ impl DomainGovernor {
 
     /// Account `dt` nanoseconds during which CPU `i` of the domain was busy
     /// (`busy`) at frequency `cur_khz` out of `max_khz`.
-    pub fn account(&mut self, spec: &GovernorSpec, i: usize, dt: Ns, busy: bool, cur_khz: u64, max_khz: u64) {
+    pub fn account(
+        &mut self,
+        spec: &GovernorSpec,
+        i: usize,
+        dt: Ns,
+        busy: bool,
+        cur_khz: u64,
+        max_khz: u64,
+    ) {
         match self.setting {
-            FreqSetting::Governor(Governor::Ondemand | Governor::Conservative) => {
-                if busy {
-                    self.busy_ns[i] += dt as f64;
-                }
+            FreqSetting::Governor(Governor::Ondemand | Governor::Conservative) if busy => {
+                self.busy_ns[i] += dt as f64;
             }
             FreqSetting::Governor(Governor::Schedutil) => {
                 let decay = 0.5f64.powf(dt as f64 / (spec.util_half_life_ms * 1e6));
-                let running = if busy { cur_khz as f64 / max_khz as f64 } else { 0.0 };
+                let running = if busy {
+                    cur_khz as f64 / max_khz as f64
+                } else {
+                    0.0
+                };
                 self.util[i] = self.util[i] * decay + (1.0 - decay) * running;
             }
             _ => {}
@@ -92,11 +102,21 @@ impl DomainGovernor {
     }
 
     /// Take a sample at `now`; returns the frequency to switch to, if it changes.
-    pub fn evaluate(&mut self, spec: &GovernorSpec, domain: &FreqDomain, now: Ns, cur_khz: u64) -> Option<u64> {
+    pub fn evaluate(
+        &mut self,
+        spec: &GovernorSpec,
+        domain: &FreqDomain,
+        now: Ns,
+        cur_khz: u64,
+    ) -> Option<u64> {
         let elapsed = now.saturating_sub(self.last_eval).max(1) as f64;
         self.last_eval = now;
         let (min, max) = (domain.min_khz() as f64, domain.max_khz() as f64);
-        let load = self.busy_ns.iter().fold(0.0f64, |m, b| m.max(b / elapsed)).min(1.0);
+        let load = self
+            .busy_ns
+            .iter()
+            .fold(0.0f64, |m, b| m.max(b / elapsed))
+            .min(1.0);
         self.busy_ns.iter_mut().for_each(|b| *b = 0.0);
         let next = match self.setting {
             FreqSetting::Governor(Governor::Ondemand) => {
@@ -158,7 +178,13 @@ mod tests {
     fn domain() -> FreqDomain {
         FreqDomain {
             cpus: CpuSet::first_n(2),
-            pstates: [1000, 1500, 2000].iter().map(|&m| PState { freq_khz: m * 1000, voltage_mv: None }).collect(),
+            pstates: [1000, 1500, 2000]
+                .iter()
+                .map(|&m| PState {
+                    freq_khz: m * 1000,
+                    voltage_mv: None,
+                })
+                .collect(),
             transition_latency_us: 10,
             voltage_domain: 0,
         }
@@ -183,7 +209,12 @@ mod tests {
     fn conservative_steps() {
         let spec = GovernorSpec::default();
         let d = domain();
-        let mut g = DomainGovernor::new(FreqSetting::Governor(Governor::Conservative), 1, 0, 1_000_000);
+        let mut g = DomainGovernor::new(
+            FreqSetting::Governor(Governor::Conservative),
+            1,
+            0,
+            1_000_000,
+        );
         let mut cur = 1_000_000;
         let mut now = 0;
         let mut seen = vec![];
@@ -203,7 +234,8 @@ mod tests {
     fn schedutil_follows_utilisation() {
         let spec = GovernorSpec::default();
         let d = domain();
-        let mut g = DomainGovernor::new(FreqSetting::Governor(Governor::Schedutil), 1, 0, 1_000_000);
+        let mut g =
+            DomainGovernor::new(FreqSetting::Governor(Governor::Schedutil), 1, 0, 1_000_000);
         for _ in 0..100 {
             g.account(&spec, 0, MS, true, 2_000_000, 2_000_000);
         }

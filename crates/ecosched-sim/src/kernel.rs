@@ -76,7 +76,11 @@ pub struct Kernel {
 impl Kernel {
     /// An idle machine.
     pub fn new(machine: &Machine, tick: Ns) -> Self {
-        Kernel { rqs: vec![RunQueue::default(); machine.cpus()], spec: machine.spec.scheduler.clone(), tick }
+        Kernel {
+            rqs: vec![RunQueue::default(); machine.cpus()],
+            spec: machine.spec.scheduler.clone(),
+            tick,
+        }
     }
 
     fn latency_ns(&self) -> f64 {
@@ -97,7 +101,14 @@ impl Kernel {
 
     /// Put a runnable task on CPU `c`. Returns true if `c`'s current task
     /// should be preempted now (the CPU was idle, or the wakee is far behind).
-    pub fn enqueue(&mut self, tasks: &mut [Sched], t: usize, c: usize, now: Ns, fresh: bool) -> bool {
+    pub fn enqueue(
+        &mut self,
+        tasks: &mut [Sched],
+        t: usize,
+        c: usize,
+        now: Ns,
+        fresh: bool,
+    ) -> bool {
         let latency = self.latency_ns();
         let rq = &mut self.rqs[c];
         let s = &mut tasks[t];
@@ -109,7 +120,11 @@ impl Kernel {
         s.cpu = Some(c);
         // New tasks start at the queue's floor; sleepers get at most half a
         // latency of credit (CFS's place_entity).
-        s.vruntime = if fresh { rq.min_vruntime } else { s.vruntime.max(rq.min_vruntime - latency / 2.0) };
+        s.vruntime = if fresh {
+            rq.min_vruntime
+        } else {
+            s.vruntime.max(rq.min_vruntime - latency / 2.0)
+        };
         match rq.current {
             None => {
                 rq.queue.push(t);
@@ -139,7 +154,11 @@ impl Kernel {
     /// Pick the next task on CPU `c` (the current one, if any, goes back in
     /// the queue first). Returns the newly running task.
     pub fn pick_next(&mut self, tasks: &mut [Sched], c: usize, now: Ns) -> Option<usize> {
-        let (latency, min_gran, tick) = (self.latency_ns(), self.spec.min_granularity_ms * 1e6, self.tick);
+        let (latency, min_gran, tick) = (
+            self.latency_ns(),
+            self.spec.min_granularity_ms * 1e6,
+            self.tick,
+        );
         let rq = &mut self.rqs[c];
         if let Some(cur) = rq.current.take() {
             rq.queue.push(cur);
@@ -148,7 +167,12 @@ impl Kernel {
             .queue
             .iter()
             .enumerate()
-            .min_by(|a, b| tasks[*a.1].vruntime.total_cmp(&tasks[*b.1].vruntime).then(a.1.cmp(b.1)))
+            .min_by(|a, b| {
+                tasks[*a.1]
+                    .vruntime
+                    .total_cmp(&tasks[*b.1].vruntime)
+                    .then(a.1.cmp(b.1))
+            })
             .map(|(i, &t)| (i, t));
         let Some((i, t)) = best else {
             rq.idle_since = now;
@@ -160,7 +184,10 @@ impl Kernel {
         rq.slice_end = (now + slice as Ns).div_ceil(tick) * tick;
         rq.current = Some(t);
         rq.min_vruntime = rq.min_vruntime.max(
-            rq.queue.iter().map(|&x| tasks[x].vruntime).fold(tasks[t].vruntime, f64::min),
+            rq.queue
+                .iter()
+                .map(|&x| tasks[x].vruntime)
+                .fold(tasks[t].vruntime, f64::min),
         );
         Some(t)
     }
@@ -171,7 +198,12 @@ impl Kernel {
         (0..self.rqs.len())
             .filter(|&o| o != c && !self.rqs[o].queue.is_empty())
             .filter_map(|o| {
-                let t = self.rqs[o].queue.iter().copied().filter(|&t| tasks[t].allowed[c]).min()?;
+                let t = self.rqs[o]
+                    .queue
+                    .iter()
+                    .copied()
+                    .filter(|&t| tasks[t].allowed[c])
+                    .min()?;
                 Some((self.rqs[o].nr(), o, t))
             })
             .max_by_key(|&(nr, o, _)| (nr, std::cmp::Reverse(o)))
@@ -188,19 +220,38 @@ impl Kernel {
         for level in &machine.sched_levels {
             for domain in level {
                 let count = |g: &Vec<usize>, nr: &[usize]| g.iter().map(|&c| nr[c]).sum::<usize>();
-                let busiest = domain.groups.iter().enumerate().max_by_key(|(i, g)| (count(g, &nr), std::cmp::Reverse(*i)));
-                let idlest = domain.groups.iter().enumerate().min_by_key(|(i, g)| (count(g, &nr), *i));
-                let (Some((_, from_g)), Some((_, to_g))) = (busiest, idlest) else { continue };
+                let busiest = domain
+                    .groups
+                    .iter()
+                    .enumerate()
+                    .max_by_key(|(i, g)| (count(g, &nr), std::cmp::Reverse(*i)));
+                let idlest = domain
+                    .groups
+                    .iter()
+                    .enumerate()
+                    .min_by_key(|(i, g)| (count(g, &nr), *i));
+                let (Some((_, from_g)), Some((_, to_g))) = (busiest, idlest) else {
+                    continue;
+                };
                 if count(from_g, &nr) < count(to_g, &nr) + 2 {
                     continue;
                 }
-                let Some(&to) = to_g.iter().min_by_key(|&&c| (nr[c], c)) else { continue };
+                let Some(&to) = to_g.iter().min_by_key(|&&c| (nr[c], c)) else {
+                    continue;
+                };
                 let mut sources: Vec<usize> = from_g.clone();
                 sources.sort_by_key(|&c| (std::cmp::Reverse(nr[c]), c));
                 let pick = sources.iter().find_map(|&from| {
                     let rq = &self.rqs[from];
-                    let queued = rq.queue.iter().copied().filter(|&t| tasks[t].allowed[to] && !moved[t]).min();
-                    let running = rq.current.filter(|&t| tasks[t].allowed[to] && !moved[t] && rq.queue.is_empty());
+                    let queued = rq
+                        .queue
+                        .iter()
+                        .copied()
+                        .filter(|&t| tasks[t].allowed[to] && !moved[t])
+                        .min();
+                    let running = rq
+                        .current
+                        .filter(|&t| tasks[t].allowed[to] && !moved[t] && rq.queue.is_empty());
                     queued.or(running).map(|t| (t, from))
                 });
                 if let Some((t, from)) = pick {

@@ -274,12 +274,19 @@ impl Machine {
             machine: spec.name.clone(),
             reason: msg,
         };
-        if spec.packages == 0 || spec.dies_per_package == 0 || spec.cores_per_die == 0 || spec.threads_per_core == 0 {
+        if spec.packages == 0
+            || spec.dies_per_package == 0
+            || spec.cores_per_die == 0
+            || spec.threads_per_core == 0
+        {
             return Err(bad("packages, dies_per_package, cores_per_die and threads_per_core must all be at least 1 (zero cores)".into()));
         }
-        let n = (spec.packages * spec.dies_per_package * spec.cores_per_die * spec.threads_per_core) as usize;
+        let n = (spec.packages * spec.dies_per_package * spec.cores_per_die * spec.threads_per_core)
+            as usize;
         if n > 4096 {
-            return Err(bad(format!("{n} CPUs is more than the simulator supports (4096)")));
+            return Err(bad(format!(
+                "{n} CPUs is more than the simulator supports (4096)"
+            )));
         }
         let f = &spec.frequency;
         if f.pstates.is_empty() {
@@ -287,7 +294,10 @@ impl Machine {
         }
         for w in f.pstates.windows(2) {
             if w[1].mhz <= w[0].mhz {
-                return Err(bad(format!("frequency.pstates must ascend by frequency: {} MHz follows {} MHz", w[1].mhz, w[0].mhz)));
+                return Err(bad(format!(
+                    "frequency.pstates must ascend by frequency: {} MHz follows {} MHz",
+                    w[1].mhz, w[0].mhz
+                )));
             }
             if w[1].mv < w[0].mv {
                 return Err(bad(format!("voltages must not fall as frequency rises: {} MHz at {} mV after {} MHz at {} mV", w[1].mhz, w[1].mv, w[0].mhz, w[0].mv)));
@@ -297,36 +307,75 @@ impl Machine {
             return Err(bad("P-states need a positive frequency and voltage".into()));
         }
         if rank(f.voltage_domain) < rank(f.domain) {
-            return Err(bad("frequency.voltage_domain must be at least as wide as frequency.domain".into()));
+            return Err(bad(
+                "frequency.voltage_domain must be at least as wide as frequency.domain".into(),
+            ));
         }
         let m = &spec.memory;
-        if !(m.latency_ns > 0.0 && m.latency_ns.is_finite()) || !(m.bandwidth_gbs > 0.0 && m.bandwidth_gbs.is_finite()) {
-            return Err(bad("memory.latency_ns and memory.bandwidth_gbs must be positive".into()));
+        if !(m.latency_ns > 0.0
+            && m.latency_ns.is_finite()
+            && m.bandwidth_gbs > 0.0
+            && m.bandwidth_gbs.is_finite())
+        {
+            return Err(bad(
+                "memory.latency_ns and memory.bandwidth_gbs must be positive".into(),
+            ));
         }
         if !matches!(m.domain, Scope::Machine | Scope::Package) {
             return Err(bad("memory.domain must be `machine` (shared bus) or `package` (integrated controllers)".into()));
         }
         if !(m.rho_max > 0.0 && m.rho_max < 1.0) {
-            return Err(bad("memory.rho_max must lie strictly between 0 and 1".into()));
+            return Err(bad(
+                "memory.rho_max must lie strictly between 0 and 1".into()
+            ));
         }
         if m.line_bytes == 0 {
             return Err(bad("memory.line_bytes must be positive".into()));
         }
         let p = &spec.power;
-        let nonneg = [p.ceff, p.leak_w_per_v, p.uncore_w, p.base_w, p.mem_idle_w, p.mem_nj_per_byte];
-        if nonneg.iter().any(|v| !(v.is_finite() && *v >= 0.0)) || !(0.0..=1.0).contains(&p.stall_activity) {
-            return Err(bad("power coefficients must be finite and non-negative, stall_activity in [0, 1]".into()));
+        let nonneg = [
+            p.ceff,
+            p.leak_w_per_v,
+            p.uncore_w,
+            p.base_w,
+            p.mem_idle_w,
+            p.mem_nj_per_byte,
+        ];
+        if nonneg.iter().any(|v| !(v.is_finite() && *v >= 0.0))
+            || !(0.0..=1.0).contains(&p.stall_activity)
+        {
+            return Err(bad(
+                "power coefficients must be finite and non-negative, stall_activity in [0, 1]"
+                    .into(),
+            ));
         }
-        if p.idle_states.iter().any(|s| !(s.power_w.is_finite() && s.power_w >= 0.0)) {
-            return Err(bad("idle state power must be finite and non-negative".into()));
+        if p.idle_states
+            .iter()
+            .any(|s| !(s.power_w.is_finite() && s.power_w >= 0.0))
+        {
+            return Err(bad(
+                "idle state power must be finite and non-negative".into()
+            ));
         }
         let s = &spec.scheduler;
-        if !(s.latency_ms > 0.0 && s.min_granularity_ms > 0.0 && s.balance_interval_ms > 0.0 && s.smt_cpi_factor >= 1.0) {
-            return Err(bad("scheduler tunables must be positive (smt_cpi_factor ≥ 1)".into()));
+        if !(s.latency_ms > 0.0
+            && s.min_granularity_ms > 0.0
+            && s.balance_interval_ms > 0.0
+            && s.smt_cpi_factor >= 1.0)
+        {
+            return Err(bad(
+                "scheduler tunables must be positive (smt_cpi_factor ≥ 1)".into(),
+            ));
         }
         let g = &spec.governor;
-        if !(g.sampling_ms > 0.0 && g.util_half_life_ms > 0.0 && g.rate_limit_ms >= 0.0 && g.freq_step > 0.0 && g.freq_step <= 1.0)
-            || !(0.0 < g.down_threshold && g.down_threshold < g.up_threshold && g.up_threshold <= 1.0)
+        if !(g.sampling_ms > 0.0
+            && g.util_half_life_ms > 0.0
+            && g.rate_limit_ms >= 0.0
+            && g.freq_step > 0.0
+            && g.freq_step <= 1.0)
+            || !(0.0 < g.down_threshold
+                && g.down_threshold < g.up_threshold
+                && g.up_threshold <= 1.0)
         {
             return Err(bad("governor tunables out of range (0 < down_threshold < up_threshold ≤ 1, positive periods)".into()));
         }
@@ -335,7 +384,10 @@ impl Machine {
         }
         for c in &spec.caches {
             if c.size_kib == 0 || c.level == 0 {
-                return Err(bad(format!("L{} cache: level and size must be positive", c.level)));
+                return Err(bad(format!(
+                    "L{} cache: level and size must be positive",
+                    c.level
+                )));
             }
             if c.scope == Scope::Machine && spec.packages > 1 {
                 return Err(bad(format!("L{} cache with scope `machine` would span {} packages; a cache cannot span packages", c.level, spec.packages)));
@@ -343,7 +395,11 @@ impl Machine {
         }
 
         // Dense numbering: package-major, then die, core, thread.
-        let (dpp, cpd, tpc) = (spec.dies_per_package as usize, spec.cores_per_die as usize, spec.threads_per_core as usize);
+        let (dpp, cpd, tpc) = (
+            spec.dies_per_package as usize,
+            spec.cores_per_die as usize,
+            spec.threads_per_core as usize,
+        );
         let group = |scope: Scope, i: usize| -> usize {
             let core = i / tpc;
             match scope {
@@ -366,7 +422,10 @@ impl Machine {
         let pstates: Vec<PState> = f
             .pstates
             .iter()
-            .map(|p| PState { freq_khz: p.mhz * 1000, voltage_mv: Some(p.mv) })
+            .map(|p| PState {
+                freq_khz: p.mhz * 1000,
+                voltage_mv: Some(p.mv),
+            })
             .collect();
         let freq_domains: Vec<FreqDomain> = fdom_sets
             .iter()
@@ -380,11 +439,20 @@ impl Machine {
                 }
             })
             .collect();
-        let mut voltage_domains = vec![VoltageDomain { freq_domains: vec![] }; vdom_count];
+        let mut voltage_domains = vec![
+            VoltageDomain {
+                freq_domains: vec![]
+            };
+            vdom_count
+        ];
         for (i, d) in freq_domains.iter().enumerate() {
             voltage_domains[d.voltage_domain].freq_domains.push(i);
         }
-        let numa_scope = if m.domain == Scope::Package { Scope::Package } else { Scope::Machine };
+        let numa_scope = if m.domain == Scope::Package {
+            Scope::Package
+        } else {
+            Scope::Machine
+        };
         let cpus: Vec<Cpu> = (0..n)
             .map(|i| Cpu {
                 id: CpuId(i as u32),
@@ -399,34 +467,68 @@ impl Machine {
         let mut caches = Vec::new();
         for c in &spec.caches {
             for set in sets(c.scope) {
-                caches.push(CacheDomain { level: c.level, kind: CacheKind::Unified, size_kib: c.size_kib, cpus: set });
+                caches.push(CacheDomain {
+                    level: c.level,
+                    kind: CacheKind::Unified,
+                    size_kib: c.size_kib,
+                    cpus: set,
+                });
             }
         }
         let numa_nodes = sets(numa_scope)
             .into_iter()
             .enumerate()
-            .map(|(id, cpus)| NumaNode { id: id as u32, cpus })
+            .map(|(id, cpus)| NumaNode {
+                id: id as u32,
+                cpus,
+            })
             .collect();
         let idle_states = p
             .idle_states
             .iter()
-            .map(|s| IdleState { name: s.name.clone(), exit_latency_us: s.exit_latency_us, target_residency_us: s.target_residency_us })
+            .map(|s| IdleState {
+                name: s.name.clone(),
+                exit_latency_us: s.exit_latency_us,
+                target_residency_us: s.target_residency_us,
+            })
             .collect();
-        let topology = Topology { cpus, caches, numa_nodes, freq_domains, voltage_domains, idle_states };
+        let topology = Topology {
+            cpus,
+            caches,
+            numa_nodes,
+            freq_domains,
+            voltage_domains,
+            idle_states,
+        };
         topology.validate().map_err(|e| bad(e.to_string()))?;
 
-        let llc_spec = spec.caches.iter().max_by_key(|c| c.level).ok_or_else(|| bad("no caches".into()))?;
+        let llc_spec = spec
+            .caches
+            .iter()
+            .max_by_key(|c| c.level)
+            .ok_or_else(|| bad("no caches".into()))?;
         let llc_of: Vec<usize> = (0..n).map(|i| group(llc_spec.scope, i)).collect();
         let llc = sets(llc_spec.scope)
             .into_iter()
-            .map(|s| (llc_spec.size_kib as f64, s.iter().map(|c| c.0 as usize).collect()))
+            .map(|s| {
+                (
+                    llc_spec.size_kib as f64,
+                    s.iter().map(|c| c.0 as usize).collect(),
+                )
+            })
             .collect();
         let mem_of: Vec<usize> = (0..n).map(|i| group(m.domain, i)).collect();
         let mem_domains = count(m.domain);
         // Balancing hierarchy: at each level a domain (CPUs of one outer
         // scope) is split into groups (its inner-scope parts); levels run
         // from SMT siblings up to the whole machine, skipping trivial ones.
-        let mut scopes = vec![Scope::Core, llc_spec.scope, Scope::Die, Scope::Package, Scope::Machine];
+        let mut scopes = vec![
+            Scope::Core,
+            llc_spec.scope,
+            Scope::Die,
+            Scope::Package,
+            Scope::Machine,
+        ];
         scopes.dedup();
         let mut sched_levels = Vec::new();
         let cpus_of = |s: &CpuSet| -> Vec<CpuIdx> { s.iter().map(|c| c.0 as usize).collect() };
@@ -435,7 +537,13 @@ impl Machine {
             let outer = sets(scope);
             let level: Vec<SchedDomain> = outer
                 .iter()
-                .map(|o| SchedDomain { groups: inner.iter().filter(|g| g.is_subset(o)).map(cpus_of).collect() })
+                .map(|o| SchedDomain {
+                    groups: inner
+                        .iter()
+                        .filter(|g| g.is_subset(o))
+                        .map(cpus_of)
+                        .collect(),
+                })
                 .filter(|d| d.groups.len() > 1)
                 .collect();
             if !level.is_empty() {

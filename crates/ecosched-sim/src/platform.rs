@@ -19,8 +19,9 @@ use crate::scenario::Scenario;
 use crate::SimError;
 use ecosched_model::platform::check_plan;
 use ecosched_model::{
-    ApplyReport, Capabilities, CounterKind, Counters, CpuId, CpuSample, CpuSet, FreqSetting, GangAction, Meter, Plan,
-    Platform, PlatformError, PowerSample, PowerSource, Snapshot, TaskId, TaskSample, TaskState, Topology,
+    ApplyReport, Capabilities, CounterKind, Counters, CpuId, CpuSample, CpuSet, FreqSetting,
+    GangAction, Meter, Plan, Platform, PlatformError, PowerSample, PowerSource, Snapshot, TaskId,
+    TaskSample, TaskState, Topology,
 };
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -188,7 +189,12 @@ impl SimPlatform {
         for dom in &topology.freq_domains {
             let governor = DomainGovernor::new(initial, dom.cpus.len(), 0, dom.max_khz());
             let cur = governor.initial_khz(dom, dom.max_khz());
-            sim.domains.push(Domain { cur_khz: cur, pending: None, stall_until: 0, governor });
+            sim.domains.push(Domain {
+                cur_khz: cur,
+                pending: None,
+                stall_until: 0,
+                governor,
+            });
         }
         sim.lengths = scenario
             .spec
@@ -196,7 +202,9 @@ impl SimPlatform {
             .iter()
             .map(|t| match (t.instructions, t.length_s) {
                 (Some(n), _) => n,
-                (None, Some(s)) => s * NS_PER_S / sim.alone_tpi_ns(&scenario.profiles[&t.profile].phases[0]),
+                (None, Some(s)) => {
+                    s * NS_PER_S / sim.alone_tpi_ns(&scenario.profiles[&t.profile].phases[0])
+                }
                 (None, None) => 0.0,
             })
             .collect();
@@ -215,7 +223,16 @@ impl SimPlatform {
             let id = sim.phase_keys.len() as u32 + 1;
             for k in 0..tr.count {
                 let first = ns(sim.rng.random::<f64>() * tr.period_ms / 1000.0);
-                sim.push_task(format!("kworker/{k}"), usize::MAX, false, 0, profile.clone(), vec![id], f64::INFINITY, first);
+                sim.push_task(
+                    format!("kworker/{k}"),
+                    usize::MAX,
+                    false,
+                    0,
+                    profile.clone(),
+                    vec![id],
+                    f64::INFINITY,
+                    first,
+                );
             }
         }
         Ok(sim)
@@ -235,8 +252,19 @@ fn transient_profile(run_ms: f64, period_ms: f64) -> Profile {
             api: 0.0,
             l1d_refs_per_instr: 0.3,
             mlp: 1.0,
-            miss: MissCurve { m0: 0.0, s0_kib: 1.0, alpha: 0.0, m_max: 0.0, m_floor: 0.0, ws_kib: 1.0 },
-            sleep: Some(SleepSpec { run_ms, sleep_ms: period_ms - run_ms, random: true }),
+            miss: MissCurve {
+                m0: 0.0,
+                s0_kib: 1.0,
+                alpha: 0.0,
+                m_max: 0.0,
+                m_floor: 0.0,
+                ws_kib: 1.0,
+            },
+            sleep: Some(SleepSpec {
+                run_ms,
+                sleep_ms: period_ms - run_ms,
+                random: true,
+            }),
         }],
     }
 }
@@ -244,8 +272,14 @@ fn transient_profile(run_ms: f64, period_ms: f64) -> Profile {
 impl SimPlatform {
     /// Time per instruction of a phase running alone at the highest frequency.
     fn alone_tpi_ns(&self, phase: &crate::profile::Phase) -> f64 {
-        let ghz = self.topology.freq_domains[self.topology.cpus[0].freq_domain].max_khz() as f64 / 1e6;
-        let d = [Demand { phase, cpu: 0, freq_ghz: ghz, cpi_factor: 1.0 }];
+        let ghz =
+            self.topology.freq_domains[self.topology.cpus[0].freq_domain].max_khz() as f64 / 1e6;
+        let d = [Demand {
+            phase,
+            cpu: 0,
+            freq_ghz: ghz,
+            cpi_factor: 1.0,
+        }];
         solve(&self.machine, &d).outcomes[0].tpi_ns
     }
 
@@ -253,7 +287,12 @@ impl SimPlatform {
         let t = &self.scenario.spec.tasks[spec];
         let profile = self.scenario.profiles[&t.profile].clone();
         let ids = (0..profile.phases.len())
-            .map(|k| self.phase_keys.get(&(t.profile.clone(), k)).copied().unwrap_or(0))
+            .map(|k| {
+                self.phase_keys
+                    .get(&(t.profile.clone(), k))
+                    .copied()
+                    .unwrap_or(0)
+            })
             .collect();
         let name = self.scenario.instance_name(spec, instance);
         let (managed, nice, length) = (t.managed, t.nice, self.lengths[spec]);
@@ -281,7 +320,10 @@ impl SimPlatform {
         let pid = self.next_pid;
         self.next_pid += 1;
         let mut task = Task {
-            id: TaskId { pid, start_ticks: at / self.tick },
+            id: TaskId {
+                pid,
+                start_ticks: at / self.tick,
+            },
             name,
             spec,
             managed,
@@ -305,7 +347,14 @@ impl SimPlatform {
         };
         task.burst_left_ns = self.burst(&task);
         self.tasks.push(task);
-        self.sched.push(Sched { weight: weight(nice), vruntime: 0.0, allowed, cpu: None, switches: 0, migrations: 0 });
+        self.sched.push(Sched {
+            weight: weight(nice),
+            vruntime: 0.0,
+            allowed,
+            cpu: None,
+            switches: 0,
+            migrations: 0,
+        });
         self.tasks.len() - 1
     }
 
@@ -343,7 +392,8 @@ impl SimPlatform {
             .iter()
             .filter_map(|&fd| {
                 let dom = &self.topology.freq_domains[fd];
-                dom.pstate(self.domains[fd].cur_khz).and_then(|p| p.voltage_mv)
+                dom.pstate(self.domains[fd].cur_khz)
+                    .and_then(|p| p.voltage_mv)
             })
             .max()
             .map_or(1.0, |mv| f64::from(mv) / 1000.0)
@@ -362,7 +412,9 @@ impl SimPlatform {
                 Some(t) => {
                     let task = &self.tasks[t];
                     key.push(task.phase_ids[task.phase]);
-                    key.push((self.domains[self.topology.cpus[c].freq_domain].cur_khz / 1000) as u32);
+                    key.push(
+                        (self.domains[self.topology.cpus[c].freq_domain].cur_khz / 1000) as u32,
+                    );
                 }
                 None => key.extend([0, 0]),
             }
@@ -378,7 +430,9 @@ impl SimPlatform {
             if let Some(t) = self.kernel.rqs[c].current {
                 let task = &self.tasks[t];
                 let sibling_busy = (0..n).any(|o| {
-                    o != c && self.machine.core_of[o] == self.machine.core_of[c] && self.kernel.rqs[o].current.is_some()
+                    o != c
+                        && self.machine.core_of[o] == self.machine.core_of[c]
+                        && self.kernel.rqs[o].current.is_some()
                 });
                 let khz = self.domains[self.topology.cpus[c].freq_domain].cur_khz;
                 demands.push(Demand {
@@ -416,6 +470,17 @@ impl SimPlatform {
         }
     }
 
+    /// `now + span_ns`, rounded up to a whole nanosecond (at least one, so
+    /// time always advances) and saturating for spans that never end.
+    fn after(&self, span_ns: f64) -> Ns {
+        let span = span_ns.ceil().max(1.0);
+        if span >= (Ns::MAX - self.now) as f64 {
+            Ns::MAX
+        } else {
+            self.now + span as Ns
+        }
+    }
+
     /// The earliest time something happens, capped at `target`.
     fn next_event(&self, target: Ns) -> Ns {
         let mut next = target;
@@ -429,10 +494,10 @@ impl SimPlatform {
                 let rate = self.rate(c);
                 if rate > 0.0 {
                     let instr = task.remaining.min(task.phase_left);
-                    next = next.min(self.now + (instr / rate).ceil().max(1.0) as Ns);
+                    next = next.min(self.after(instr / rate));
                 }
-                if task.burst_left_ns.is_finite() && self.cpu_ghz(c) > 0.0 {
-                    next = next.min(self.now + task.burst_left_ns.ceil().max(1.0) as Ns);
+                if self.cpu_ghz(c) > 0.0 {
+                    next = next.min(self.after(task.burst_left_ns));
                 }
             }
         }
@@ -478,7 +543,11 @@ impl SimPlatform {
             let ghz = self.cpu_ghz(c);
             let fd = self.topology.cpus[c].freq_domain;
             let max_khz = self.topology.freq_domains[fd].max_khz();
-            let local = self.topology.freq_domains[fd].cpus.iter().position(|x| x.0 as usize == c).unwrap_or(0);
+            let local = self.topology.freq_domains[fd]
+                .cpus
+                .iter()
+                .position(|x| x.0 as usize == c)
+                .unwrap_or(0);
             let pkg = self.machine.package_of[c];
             let rq = &self.kernel.rqs[c];
             for &w in &rq.queue {
@@ -511,19 +580,36 @@ impl SimPlatform {
                     package_w[pkg] += power::active_w(p, volts, ghz, o.compute_fraction);
                     self.busy_ns[c] += dtf;
                     let cur = self.domains[fd].cur_khz;
-                    self.domains[fd].governor.account(&self.machine.spec.governor, local, dt, true, cur, max_khz);
+                    self.domains[fd].governor.account(
+                        &self.machine.spec.governor,
+                        local,
+                        dt,
+                        true,
+                        cur,
+                        max_khz,
+                    );
                 }
                 _ => {
-                    package_idle_j[pkg] += power::idle_j(p, volts, v_max, rq.idle_since, self.now, to);
+                    package_idle_j[pkg] +=
+                        power::idle_j(p, volts, v_max, rq.idle_since, self.now, to);
                     let cur = self.domains[fd].cur_khz;
-                    self.domains[fd].governor.account(&self.machine.spec.governor, local, dt, false, cur, max_khz);
+                    self.domains[fd].governor.account(
+                        &self.machine.spec.governor,
+                        local,
+                        dt,
+                        false,
+                        cur,
+                        max_khz,
+                    );
                 }
             }
         }
         let secs = dtf / NS_PER_S;
-        let package_j: f64 = package_w.iter().sum::<f64>() * secs + package_idle_j.iter().sum::<f64>();
+        let package_j: f64 =
+            package_w.iter().sum::<f64>() * secs + package_idle_j.iter().sum::<f64>();
         self.package_j += package_j;
-        self.system_j += package_j + (p.base_w + p.mem_idle_w) * secs + p.mem_nj_per_byte * 1e-9 * bytes;
+        self.system_j +=
+            package_j + (p.base_w + p.mem_idle_w) * secs + p.mem_nj_per_byte * 1e-9 * bytes;
         self.now = to;
     }
 }
@@ -547,7 +633,10 @@ impl SimPlatform {
 
     fn workload_done(&self) -> bool {
         self.waiting_after.is_empty()
-            && self.tasks.iter().all(|t| !t.managed || matches!(t.life, Life::Exited))
+            && self
+                .tasks
+                .iter()
+                .all(|t| !t.managed || matches!(t.life, Life::Exited))
     }
 
     fn process_events(&mut self) {
@@ -562,7 +651,9 @@ impl SimPlatform {
             }
         }
         for c in 0..self.machine.cpus() {
-            let Some(t) = self.kernel.rqs[c].current else { continue };
+            let Some(t) = self.kernel.rqs[c].current else {
+                continue;
+            };
             if self.tasks[t].remaining <= EPS_INSTR {
                 self.complete(t, c);
             } else if self.tasks[t].phase_left <= EPS_INSTR {
@@ -570,7 +661,9 @@ impl SimPlatform {
                 if task.phase + 1 < task.profile.phases.len() {
                     task.phase += 1;
                 }
-                task.phase_left = task.profile.phases[task.phase].instructions.unwrap_or(f64::INFINITY);
+                task.phase_left = task.profile.phases[task.phase]
+                    .instructions
+                    .unwrap_or(f64::INFINITY);
                 let task = task.clone();
                 self.tasks[t].burst_left_ns = self.burst(&task);
             } else if self.tasks[t].burst_left_ns <= 0.5 {
@@ -604,8 +697,14 @@ impl SimPlatform {
         }
         let spec = self.machine.spec.governor.clone();
         for d in 0..self.domains.len() {
-            if self.domains[d].governor.next_eval(&spec).is_some_and(|at| at <= now) {
-                let cur = self.domains[d].pending.map_or(self.domains[d].cur_khz, |p| p.0);
+            if self.domains[d]
+                .governor
+                .next_eval(&spec)
+                .is_some_and(|at| at <= now)
+            {
+                let cur = self.domains[d]
+                    .pending
+                    .map_or(self.domains[d].cur_khz, |p| p.0);
                 let dom = &self.topology.freq_domains[d];
                 if let Some(khz) = self.domains[d].governor.evaluate(&spec, dom, now, cur) {
                     self.set_freq(d, khz);
@@ -625,13 +724,18 @@ impl SimPlatform {
                     self.schedule(from);
                 }
             }
-            self.next_balance = now + ns(self.machine.spec.scheduler.balance_interval_ms / 1000.0).max(1);
+            self.next_balance =
+                now + ns(self.machine.spec.scheduler.balance_interval_ms / 1000.0).max(1);
         }
     }
 
     /// Let CPU `c` pick its next task, pulling one from elsewhere if it would idle.
     fn schedule(&mut self, c: usize) {
-        if self.kernel.pick_next(&mut self.sched, c, self.now).is_some() {
+        if self
+            .kernel
+            .pick_next(&mut self.sched, c, self.now)
+            .is_some()
+        {
             return;
         }
         if let Some((t, from)) = self.kernel.idle_pull(&self.sched, c) {
@@ -651,7 +755,9 @@ impl SimPlatform {
 
     fn wake(&mut self, t: usize, fresh: bool) {
         self.tasks[t].life = Life::Runnable;
-        let Some(c) = self.kernel.select_cpu(&self.sched[t]) else { return };
+        let Some(c) = self.kernel.select_cpu(&self.sched[t]) else {
+            return;
+        };
         if self.kernel.enqueue(&mut self.sched, t, c, self.now, fresh) {
             match self.kernel.rqs[c].current {
                 None => self.schedule(c),
@@ -678,14 +784,20 @@ impl SimPlatform {
             self.tasks[last].started = now;
             return;
         }
-        let finished_spec = (0..self.scenario.spec.tasks[spec].count).all(|k| self.owed.get(&(spec, k)) == Some(&0));
+        let finished_spec = (0..self.scenario.spec.tasks[spec].count)
+            .all(|k| self.owed.get(&(spec, k)) == Some(&0));
         if finished_spec {
-            let name = self.scenario.spec.tasks[spec].name.clone().unwrap_or_else(|| self.scenario.spec.tasks[spec].profile.clone());
+            let name = self.scenario.spec.tasks[spec]
+                .name
+                .clone()
+                .unwrap_or_else(|| self.scenario.spec.tasks[spec].profile.clone());
             let ready: Vec<(usize, u32)> = self
                 .waiting_after
                 .iter()
                 .copied()
-                .filter(|&(i, _)| self.scenario.spec.tasks[i].after.as_deref() == Some(name.as_str()))
+                .filter(|&(i, _)| {
+                    self.scenario.spec.tasks[i].after.as_deref() == Some(name.as_str())
+                })
                 .collect();
             self.waiting_after.retain(|w| !ready.contains(w));
             for (i, k) in ready {
@@ -696,7 +808,11 @@ impl SimPlatform {
 
     /// Which instance of its spec a task is (from its name's `#k` suffix).
     fn instance_of(&self, t: usize) -> u32 {
-        self.tasks[t].name.rsplit_once('#').and_then(|(_, k)| k.parse().ok()).unwrap_or(0)
+        self.tasks[t]
+            .name
+            .rsplit_once('#')
+            .and_then(|(_, k)| k.parse().ok())
+            .unwrap_or(0)
     }
 
     fn set_freq(&mut self, d: usize, khz: u64) {
@@ -731,7 +847,9 @@ impl SimPlatform {
             }
             None => self.managed_cpus.clone(),
         };
-        let allowed: Vec<bool> = (0..self.machine.cpus()).map(|c| set.contains(CpuId(c as u32))).collect();
+        let allowed: Vec<bool> = (0..self.machine.cpus())
+            .map(|c| set.contains(CpuId(c as u32)))
+            .collect();
         self.sched[t].allowed = allowed;
         let runnable = self.tasks[t].life == Life::Runnable;
         if let Some(c) = self.sched[t].cpu {
@@ -774,8 +892,18 @@ impl Platform for SimPlatform {
         use CounterKind::*;
         Capabilities {
             counters: [
-                Instructions, Cycles, LlcReferences, LlcMisses, LinesIn, L1dReferences, L1dMisses, MemTransactions,
-                OnCpuTime, RunqueueWait, ContextSwitches, Migrations,
+                Instructions,
+                Cycles,
+                LlcReferences,
+                LlcMisses,
+                LinesIn,
+                L1dReferences,
+                L1dMisses,
+                MemTransactions,
+                OnCpuTime,
+                RunqueueWait,
+                ContextSwitches,
+                Migrations,
             ]
             .into_iter()
             .collect(),
@@ -807,13 +935,19 @@ impl Platform for SimPlatform {
                     self.tasks[t].own_cpus = Some(set.clone());
                     touched.push(t);
                 }
-                Some(_) => return Err(PlatformError::InvalidPlan(format!("task {id} is not managed"))),
+                Some(_) => {
+                    return Err(PlatformError::InvalidPlan(format!(
+                        "task {id} is not managed"
+                    )))
+                }
                 None => report.vanished.push(*id),
             }
         }
         if let Some(set) = &plan.managed_cpus {
             self.managed_cpus = set.clone();
-            touched = (0..self.tasks.len()).filter(|&t| self.tasks[t].managed).collect();
+            touched = (0..self.tasks.len())
+                .filter(|&t| self.tasks[t].managed)
+                .collect();
         }
         for t in touched {
             if self.tasks[t].life != Life::Exited {
@@ -821,8 +955,15 @@ impl Platform for SimPlatform {
             }
         }
         for (&d, setting) in &plan.frequency {
-            let cur = self.domains[d].pending.map_or(self.domains[d].cur_khz, |p| p.0);
-            let governor = DomainGovernor::new(*setting, self.topology.freq_domains[d].cpus.len(), self.now, cur);
+            let cur = self.domains[d]
+                .pending
+                .map_or(self.domains[d].cur_khz, |p| p.0);
+            let governor = DomainGovernor::new(
+                *setting,
+                self.topology.freq_domains[d].cpus.len(),
+                self.now,
+                cur,
+            );
             let khz = governor.initial_khz(&self.topology.freq_domains[d], cur);
             self.domains[d].governor = governor;
             self.set_freq(d, khz);
@@ -903,7 +1044,13 @@ impl Platform for SimPlatform {
                 managed: task.managed,
                 state,
                 cpu: cpu.map(|c| CpuId(c as u32)),
-                allowed: s.allowed.iter().enumerate().filter(|(_, a)| **a).map(|(c, _)| CpuId(c as u32)).collect(),
+                allowed: s
+                    .allowed
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, a)| **a)
+                    .map(|(c, _)| CpuId(c as u32))
+                    .collect(),
                 nice: task.nice,
                 started_s: task.started as f64 / NS_PER_S,
                 finished_s: task.finished.map(|f| f as f64 / NS_PER_S),

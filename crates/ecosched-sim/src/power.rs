@@ -28,10 +28,9 @@ pub fn idle_j(p: &PowerSpec, volts: f64, v_max: f64, idle_since: u64, a: u64, b:
     let mut energy = 0.0;
     for (k, state) in p.idle_states.iter().enumerate() {
         let enter = idle_since + u64::from(state.target_residency_us) * 1000;
-        let leave = p
-            .idle_states
-            .get(k + 1)
-            .map_or(u64::MAX, |next| idle_since + u64::from(next.target_residency_us) * 1000);
+        let leave = p.idle_states.get(k + 1).map_or(u64::MAX, |next| {
+            idle_since + u64::from(next.target_residency_us) * 1000
+        });
         let (from, to) = (a.max(if k == 0 { idle_since } else { enter }), b.min(leave));
         if to > from {
             energy += state.power_w * scale * (to - from) as f64 * 1e-9;
@@ -55,8 +54,18 @@ mod tests {
             mem_idle_w: 5.0,
             mem_nj_per_byte: 0.5,
             idle_states: vec![
-                IdleSpec { name: "C1".into(), exit_latency_us: 1, target_residency_us: 0, power_w: 4.0 },
-                IdleSpec { name: "C6".into(), exit_latency_us: 100, target_residency_us: 1000, power_w: 1.0 },
+                IdleSpec {
+                    name: "C1".into(),
+                    exit_latency_us: 1,
+                    target_residency_us: 0,
+                    power_w: 4.0,
+                },
+                IdleSpec {
+                    name: "C6".into(),
+                    exit_latency_us: 100,
+                    target_residency_us: 1000,
+                    power_w: 1.0,
+                },
             ],
         }
     }
@@ -76,7 +85,8 @@ mod tests {
         let e = idle_j(&p, 1.0, 1.0, 0, 0, 2_000_000);
         assert!((e - (4.0e-3 + 1.0e-3)).abs() < 1e-12, "{e}");
         // Split spans add up to the whole.
-        let parts = idle_j(&p, 1.0, 1.0, 0, 0, 500_000) + idle_j(&p, 1.0, 1.0, 0, 500_000, 2_000_000);
+        let parts =
+            idle_j(&p, 1.0, 1.0, 0, 0, 500_000) + idle_j(&p, 1.0, 1.0, 0, 500_000, 2_000_000);
         assert!((parts - e).abs() < 1e-12);
     }
 }

@@ -108,13 +108,21 @@ impl Profile {
             if !finite_pos(p.cpi_core) {
                 return fail("cpi_core must be positive");
             }
-            if !(p.api.is_finite() && p.api >= 0.0) || !(p.l1d_refs_per_instr.is_finite() && p.l1d_refs_per_instr >= p.api) {
+            if !(p.api.is_finite()
+                && p.api >= 0.0
+                && p.l1d_refs_per_instr.is_finite()
+                && p.l1d_refs_per_instr >= p.api)
+            {
                 return fail("api must be ≥ 0 and l1d_refs_per_instr ≥ api");
             }
             if !(p.mlp.is_finite() && p.mlp >= 1.0) {
                 return fail("mlp must be ≥ 1");
             }
-            if !(finite_pos(m.s0_kib) && finite_pos(m.ws_kib) && m.alpha.is_finite() && m.alpha >= 0.0) {
+            if !(finite_pos(m.s0_kib)
+                && finite_pos(m.ws_kib)
+                && m.alpha.is_finite()
+                && m.alpha >= 0.0)
+            {
                 return fail("miss.s0_kib and miss.ws_kib must be positive, miss.alpha ≥ 0");
             }
             let ratio = |v: f64| v.is_finite() && (0.0..=1.0).contains(&v);
@@ -142,10 +150,18 @@ mod tests {
 
     #[test]
     fn miss_curve_shape() {
-        let c = MissCurve { m0: 0.5, s0_kib: 4096.0, alpha: 3.0, m_max: 1.0, m_floor: 0.01, ws_kib: 3500.0 };
+        let c = MissCurve {
+            m0: 0.5,
+            s0_kib: 4096.0,
+            alpha: 3.0,
+            m_max: 1.0,
+            m_floor: 0.01,
+            ws_kib: 3500.0,
+        };
         assert_eq!(c.ratio(4096.0), 0.01);
         assert_eq!(c.ratio(1024.0), 1.0);
-        assert!((c.ratio(3000.0) - 0.5 * (3000.0f64 / 4096.0).powf(-3.0)).abs() < 1e-12);
+        assert!((c.ratio(3400.0) - 0.5 * (3400.0f64 / 4096.0).powf(-3.0)).abs() < 1e-12);
+        assert_eq!(c.ratio(3000.0), 1.0);
         assert!(c.ratio(0.0) <= 1.0);
     }
 }

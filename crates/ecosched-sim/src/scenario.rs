@@ -167,7 +167,7 @@ pub const SCENARIOS: &[(&str, &str)] = builtin_files!("../scenarios":
     "merkel-4-aluadd", "merkel-4-stream",
     "merkel-1stream-3alu", "merkel-2stream-2alu", "merkel-3stream-1alu",
     "merkel-4hmmer", "merkel-4soplex", "merkel-2hmmer-2soplex",
-    "bench-8c24t",
+    "bench-8c24t", "bench-8c24t-short",
 );
 
 const PROFILES_TOML: &str = include_str!("../profiles.toml");
@@ -185,7 +185,12 @@ pub fn parse_toml<T: for<'de> Deserialize<'de>>(file: &str, text: &str) -> Resul
             None => (None, None, None),
         };
         SimError::Input {
-            location: Location { file: file.to_string(), line, column, key },
+            location: Location {
+                file: file.to_string(),
+                line,
+                column,
+                key,
+            },
             message: e.message().trim().to_string(),
         }
     })
@@ -262,27 +267,49 @@ impl Scenario {
     pub fn from_toml(origin: &str, text: &str, dir: Option<&Path>) -> Result<Scenario, SimError> {
         let spec: ScenarioSpec = parse_toml(origin, text)?;
         let at = |key: String, message: String| SimError::Input {
-            location: Location { file: origin.to_string(), line: find_key_line(text, &key), column: None, key: Some(key) },
+            location: Location {
+                file: origin.to_string(),
+                line: find_key_line(text, &key),
+                column: None,
+                key: Some(key),
+            },
             message,
         };
         let machine = match preset(&spec.machine) {
             Some(m) => m?,
             None => {
-                let path: PathBuf = dir.map_or_else(|| PathBuf::from(&spec.machine), |d| d.join(&spec.machine));
+                let path: PathBuf =
+                    dir.map_or_else(|| PathBuf::from(&spec.machine), |d| d.join(&spec.machine));
                 if !path.exists() {
                     let valid: Vec<&str> = PRESETS.iter().map(|(n, _)| *n).collect();
-                    return Err(at("machine".into(), format!("{:?} is neither a preset nor a file; presets: {}", spec.machine, valid.join(", "))));
+                    return Err(at(
+                        "machine".into(),
+                        format!(
+                            "{:?} is neither a preset nor a file; presets: {}",
+                            spec.machine,
+                            valid.join(", ")
+                        ),
+                    ));
                 }
-                let mtext = std::fs::read_to_string(&path).map_err(|source| SimError::Io { path: path.display().to_string(), source })?;
+                let mtext = std::fs::read_to_string(&path).map_err(|source| SimError::Io {
+                    path: path.display().to_string(),
+                    source,
+                })?;
                 Machine::build(parse_toml(&path.display().to_string(), &mtext)?)?
             }
         };
         if !(spec.tick_ms >= 0.1 && spec.tick_ms <= 100.0) {
-            return Err(at("tick_ms".into(), format!("{} is outside 0.1–100 ms", spec.tick_ms)));
+            return Err(at(
+                "tick_ms".into(),
+                format!("{} is outside 0.1–100 ms", spec.tick_ms),
+            ));
         }
         if let Some(d) = spec.duration_s {
             if !(d.is_finite() && d > 0.0) {
-                return Err(at("duration_s".into(), "must be a positive number of seconds".into()));
+                return Err(at(
+                    "duration_s".into(),
+                    "must be a positive number of seconds".into(),
+                ));
             }
         }
         let mut known = builtin_profiles()?;
@@ -299,30 +326,65 @@ impl Scenario {
             let key = |k: &str| format!("tasks[{i}].{k}");
             let Some(p) = known.get(&t.profile) else {
                 let valid: Vec<&str> = known.keys().map(String::as_str).collect();
-                return Err(at(key("profile"), format!("unknown profile {:?}; known profiles: {}", t.profile, valid.join(", "))));
+                return Err(at(
+                    key("profile"),
+                    format!(
+                        "unknown profile {:?}; known profiles: {}",
+                        t.profile,
+                        valid.join(", ")
+                    ),
+                ));
             };
             profiles.insert(t.profile.clone(), Arc::new(p.clone()));
             if t.count == 0 || t.count > 10_000 {
-                return Err(at(key("count"), format!("{} instances: must be 1–10000", t.count)));
+                return Err(at(
+                    key("count"),
+                    format!("{} instances: must be 1–10000", t.count),
+                ));
             }
             if t.completions == 0 {
                 return Err(at(key("completions"), "must be at least 1".into()));
             }
             match (t.length_s, t.instructions) {
                 (Some(v), None) | (None, Some(v)) if v.is_finite() && v > 0.0 => {}
-                (Some(_), Some(_)) => return Err(at(key("length_s"), "give length_s or instructions, not both".into())),
-                (None, None) => return Err(at(key("length_s"), "every task needs length_s or instructions".into())),
-                _ => return Err(at(key("length_s"), "the length must be a positive number".into())),
+                (Some(_), Some(_)) => {
+                    return Err(at(
+                        key("length_s"),
+                        "give length_s or instructions, not both".into(),
+                    ))
+                }
+                (None, None) => {
+                    return Err(at(
+                        key("length_s"),
+                        "every task needs length_s or instructions".into(),
+                    ))
+                }
+                _ => {
+                    return Err(at(
+                        key("length_s"),
+                        "the length must be a positive number".into(),
+                    ))
+                }
             }
-            if !(t.start_s.is_finite() && t.start_s >= 0.0 && t.stagger_s.is_finite() && t.stagger_s >= 0.0) {
-                return Err(at(key("start_s"), "start_s and stagger_s must be ≥ 0".into()));
+            if !(t.start_s.is_finite()
+                && t.start_s >= 0.0
+                && t.stagger_s.is_finite()
+                && t.stagger_s >= 0.0)
+            {
+                return Err(at(
+                    key("start_s"),
+                    "start_s and stagger_s must be ≥ 0".into(),
+                ));
             }
             if !(-20..=19).contains(&t.nice) {
                 return Err(at(key("nice"), format!("{} is outside −20..19", t.nice)));
             }
             let name = t.name.clone().unwrap_or_else(|| t.profile.clone());
             if names.contains(&name) {
-                return Err(at(key("name"), format!("two tasks are named {name:?}; give one a `name`")));
+                return Err(at(
+                    key("name"),
+                    format!("two tasks are named {name:?}; give one a `name`"),
+                ));
             }
             names.push(name);
         }
@@ -330,16 +392,31 @@ impl Scenario {
             if let Some(after) = &t.after {
                 let pos = names.iter().position(|n| n == after);
                 if pos.is_none_or(|p| p >= i) {
-                    return Err(at(format!("tasks[{i}].after"), format!("{after:?} must name a task listed earlier")));
+                    return Err(at(
+                        format!("tasks[{i}].after"),
+                        format!("{after:?} must name a task listed earlier"),
+                    ));
                 }
             }
         }
         if let Some(tr) = &spec.transients {
-            if !(tr.period_ms > 0.0 && tr.run_ms > 0.0 && tr.run_ms < tr.period_ms && tr.count <= 1000) {
-                return Err(at("transients".into(), "need 0 < run_ms < period_ms and count ≤ 1000".into()));
+            if !(tr.period_ms > 0.0
+                && tr.run_ms > 0.0
+                && tr.run_ms < tr.period_ms
+                && tr.count <= 1000)
+            {
+                return Err(at(
+                    "transients".into(),
+                    "need 0 < run_ms < period_ms and count ≤ 1000".into(),
+                ));
             }
         }
-        Ok(Scenario { spec, origin: origin.to_string(), machine: Arc::new(machine), profiles })
+        Ok(Scenario {
+            spec,
+            origin: origin.to_string(),
+            machine: Arc::new(machine),
+            profiles,
+        })
     }
 
     /// The instance name of task `i`'s `k`-th instance.
@@ -378,7 +455,12 @@ impl Scenario {
         spec.tasks = vec![task];
         spec.duration_s = None;
         spec.name = format!("{}/alone:{instance}", spec.name);
-        Some(Scenario { spec, origin: self.origin.clone(), machine: self.machine.clone(), profiles: self.profiles.clone() })
+        Some(Scenario {
+            spec,
+            origin: self.origin.clone(),
+            machine: self.machine.clone(),
+            profiles: self.profiles.clone(),
+        })
     }
 }
 
@@ -391,7 +473,7 @@ fn find_key_line(text: &str, key: &str) -> Option<usize> {
         Some((t, rest)) => (t, rest.trim_end_matches(']').parse::<usize>().ok()),
         None => (first, None),
     };
-    let leaf = parts.last();
+    let leaf = parts.next_back();
     let mut seen = 0usize;
     let mut inside = index.is_none();
     for (n, line) in text.lines().enumerate() {
@@ -418,7 +500,11 @@ fn find_key_line(text: &str, key: &str) -> Option<usize> {
             }
             continue;
         }
-        let want = if index.is_some() { leaf } else { leaf.or(Some(table)) };
+        let want = if index.is_some() {
+            leaf
+        } else {
+            leaf.or(Some(table))
+        };
         if let (true, Some(k)) = (inside || index.is_none(), want) {
             if l.split_once('=').is_some_and(|(lk, _)| lk.trim() == k) {
                 return Some(n + 1);

@@ -1,1 +1,133 @@
-fn main() {}
+//! `ecosched`: the command line of the energy-aware meta-scheduler.
+//!
+//! Wiring only: parse the arguments (`cli`), run the command (`commands`,
+//! which checks them through `settings` and renders through `output`), write
+//! its text to stdout and pick the exit status:
+//!
+//! - 0: done;
+//! - 1: a validation check failed, or the run itself failed;
+//! - 2: bad input (arguments, unknown scenario or policy, a malformed
+//!   scenario file), as for clap's own usage errors.
+
+mod cli;
+mod commands;
+mod output;
+mod progress;
+mod settings;
+mod table;
+
+use clap::Parser;
+use ecosched_engine::EngineError;
+use ecosched_policy::PolicyError;
+use ecosched_sim::SimError;
+use std::io::Write;
+use std::process::ExitCode;
+
+/// Exit status for bad input.
+const USAGE: u8 = 2;
+/// Exit status for a failed run or a failed check.
+const FAILURE: u8 = 1;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    match commands::run(&cli) {
+        Ok(outcome) => {
+            if let Err(e) = print(&outcome.stdout) {
+                eprintln!("error: cannot write to stdout: {e}");
+                return ExitCode::from(FAILURE);
+            }
+            if outcome.failed {
+                ExitCode::from(FAILURE)
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        Err(e) => {
+            eprintln!("{}", render_error(&e));
+            ExitCode::from(exit_status(&e))
+        }
+    }
+}
+
+/// Write to stdout; a closed pipe (`ecosched policies | head -1`) is not an
+/// error.
+fn print(text: &str) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
+/// `error: …` and one `caused by: …` line per underlying cause.
+fn render_error(e: &anyhow::Error) -> String {
+    let mut text = format!("error: {e}");
+    let mut previous = e.to_string();
+    for cause in e.chain().skip(1) {
+        let line = cause.to_string();
+        // Errors that quote their source (`cannot read F: No such file`)
+        // would otherwise print it twice.
+        if !previous.contains(&line) {
+            text.push_str(&format!("\n  caused by: {line}"));
+        }
+        previous = line;
+    }
+    text
+}
+
+/// Usage status for anything the user can fix in the input; failure for the rest.
+fn exit_status(e: &anyhow::Error) -> u8 {
+    let input = e.chain().any(|c| {
+        c.is::<settings::UsageError>()
+            || c.is::<PolicyError>()
+            || c.is::<SimError>()
+            || c.downcast_ref::<EngineError>()
+                .is_some_and(|e| !matches!(e, EngineError::Platform(_)))
+    });
+    if input {
+        USAGE
+    } else {
+        FAILURE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anyhow::Context;
+
+    #[test]
+    fn causes_are_listed_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "gone");
+        let e = Err::<(), _>(SimError::Io {
+            path: "x.toml".into(),
+            source: io,
+        })
+        .context("cannot load scenario \"x.toml\"")
+        .unwrap_err();
+        assert_eq!(
+            render_error(&e),
+            "error: cannot load scenario \"x.toml\"\n  caused by: cannot read x.toml: gone"
+        );
+    }
+
+    #[test]
+    fn input_errors_are_usage_errors() {
+        let unknown = PolicyError::UnknownPolicy {
+            name: "x".into(),
+            valid: vec![],
+        };
+        assert_eq!(
+            exit_status(&anyhow::Error::new(EngineError::from(unknown)).context("run")),
+            USAGE
+        );
+        assert_eq!(
+            exit_status(&anyhow::Error::new(settings::UsageError("bad".into()))),
+            USAGE
+        );
+        assert_eq!(
+            exit_status(&anyhow::anyhow!("the simulator broke")),
+            FAILURE
+        );
+    }
+}

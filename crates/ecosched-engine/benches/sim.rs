@@ -1,0 +1,33 @@
+//! Simulator speed on `bench-8c24t` (8 cores, 24 tasks, 1 ms tick): the
+//! figure to watch is simulated seconds per wall second, which
+//! `ecosched bench sim` prints directly; criterion tracks the wall time of
+//! one simulated hour.
+
+#![allow(clippy::unwrap_used, missing_docs)]
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use ecosched_engine::experiment::simulate;
+use ecosched_policy::Params;
+use ecosched_sim::Scenario;
+
+fn bench_sim(c: &mut Criterion) {
+    let scenario = Scenario::load(ecosched_engine::bench::BENCH_SCENARIO).unwrap();
+    let mut group = c.benchmark_group("sim");
+    group.sample_size(10);
+    group.bench_function("bench-8c24t one simulated hour", |b| {
+        b.iter(|| {
+            simulate(
+                &scenario,
+                ecosched_engine::bench::BENCH_POLICY,
+                &Params::default(),
+                None,
+                &mut |_| {},
+            )
+            .unwrap()
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench_sim);
+criterion_main!(benches);

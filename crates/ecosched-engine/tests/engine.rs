@@ -1,0 +1,95 @@
+//! The control loop and experiments end to end on the simulator.
+
+#![allow(clippy::unwrap_used)]
+
+use ecosched_engine::experiment::{compare, simulate};
+use ecosched_model::RunMetrics;
+use ecosched_policy::Params;
+use ecosched_sim::Scenario;
+
+fn run(scenario: &str, policy: &str, params: Params, seed: Option<u64>) -> RunMetrics {
+    let s = Scenario::load(scenario).unwrap();
+    simulate(&s, policy, &params, seed, &mut |_| {})
+        .unwrap()
+        .metrics
+}
+
+#[test]
+fn same_seed_same_result() {
+    let a = run("bench-8c24t-short", "ondemand", Params::default(), Some(3));
+    let b = run("bench-8c24t-short", "ondemand", Params::default(), Some(3));
+    assert_eq!(a, b);
+}
+
+#[test]
+fn static_policy_confines_managed_tasks() {
+    let s = Scenario::load("merkel-4-aluadd").unwrap();
+    let r = simulate(
+        &s,
+        "static",
+        &Params::default().with("cpus", "0-1"),
+        None,
+        &mut |_| {},
+    )
+    .unwrap();
+    for step in &r.trace.steps {
+        for t in step.snapshot.tasks.iter().filter(|t| t.managed) {
+            assert_eq!(t.allowed.to_list(), "0-1");
+            if let Some(cpu) = t.cpu {
+                assert!(cpu.0 <= 1, "{} ran on {cpu}", t.name);
+            }
+        }
+    }
+    // Four tasks on two CPUs take twice as long as on four.
+    let free = run("merkel-4-aluadd", "performance", Params::default(), None);
+    assert!(
+        (r.metrics.makespan_s / free.makespan_s - 2.0).abs() < 0.05,
+        "{}",
+        r.metrics.makespan_s
+    );
+}
+
+#[test]
+fn powersave_is_slower_and_draws_less_power_than_performance() {
+    let fast = run("merkel-4-aluadd", "performance", Params::default(), None);
+    let slow = run("merkel-4-aluadd", "powersave", Params::default(), None);
+    assert!(slow.makespan_s > 1.4 * fast.makespan_s);
+    assert!(slow.avg_power_w.unwrap() < fast.avg_power_w.unwrap());
+}
+
+#[test]
+fn ondemand_runs_busy_cores_at_max_after_one_sample() {
+    let od = run("merkel-4-aluadd", "ondemand", Params::default(), None);
+    let perf = run("merkel-4-aluadd", "performance", Params::default(), None);
+    // Starts at max (kernel default governor is performance until the
+    // policy switches), stays there under full load.
+    assert!((od.makespan_s / perf.makespan_s - 1.0).abs() < 0.01);
+}
+
+#[test]
+fn compare_reports_ratios_against_the_baseline() {
+    let s = Scenario::load("merkel-2stream-2alu").unwrap();
+    let policies = vec![
+        ("performance".to_string(), Params::default()),
+        (
+            "fixed".to_string(),
+            Params::default().with("freq_mhz", 1600),
+        ),
+    ];
+    let report = compare(&s, &policies, "performance", None, &mut |_, _| {}).unwrap();
+    assert_eq!(report.ratios["performance"].makespan, 1.0);
+    let fixed = &report.ratios["fixed"];
+    assert!(fixed.avg_power.unwrap() < 1.0);
+    assert!(fixed.speedup_geomean.unwrap() < 1.0);
+    assert_eq!(report.alone_s.len(), 4);
+}
+
+#[test]
+fn energy_only_grows() {
+    let s = Scenario::load("bench-8c24t-short").unwrap();
+    let r = simulate(&s, "ondemand", &Params::default(), None, &mut |_| {}).unwrap();
+    for step in &r.trace.steps {
+        assert!(step.snapshot.power.package_j.unwrap() >= 0.0);
+        assert!(step.snapshot.power.system_j.unwrap() >= step.snapshot.power.package_j.unwrap());
+    }
+}

@@ -1,0 +1,105 @@
+//! Scenario and machine input: every built-in loads, and every bad file
+//! (one per case under `invalid_scenarios/`) is refused with the file, the
+//! place and the key.
+
+#![allow(clippy::unwrap_used)]
+
+use ecosched_sim::scenario::{builtin_scenarios, PRESETS};
+use ecosched_sim::{Scenario, SimError};
+use proptest::prelude::*;
+
+fn load_err(file: &str) -> String {
+    let path = format!(
+        "{}/tests/invalid_scenarios/{file}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    match Scenario::load(&path) {
+        Ok(_) => panic!("{file} should be refused"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn every_builtin_scenario_and_preset_loads() {
+    for (name, _) in builtin_scenarios() {
+        Scenario::load(&name).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+    for (name, _) in PRESETS {
+        ecosched_sim::scenario::preset(name)
+            .unwrap()
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
+#[test]
+fn type_error_names_file_line_column_and_key() {
+    let e = load_err("syntax-error.toml");
+    assert!(e.contains("syntax-error.toml:7:9"), "{e}");
+    assert!(e.contains("tasks.count"), "{e}");
+}
+
+#[test]
+fn unknown_key_is_refused() {
+    let e = load_err("unknown-key.toml");
+    assert!(e.contains("lenght_s") && e.contains(":7"), "{e}");
+}
+
+#[test]
+fn unknown_profile_lists_known_ones() {
+    let e = load_err("unknown-profile.toml");
+    assert!(
+        e.contains("tasks[0].profile") && e.contains("libquantum") && e.contains(":6"),
+        "{e}"
+    );
+}
+
+#[test]
+fn missing_length_is_refused() {
+    assert!(load_err("no-length.toml").contains("length_s"));
+}
+
+#[test]
+fn invalid_machines_are_refused() {
+    let e = load_err("bad-machine.toml");
+    assert!(e.contains("voltages must not fall"), "{e}");
+    let path = format!(
+        "{}/tests/valid_scenarios/custom-machine.toml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let e = Scenario::load(&path).err().unwrap().to_string();
+    assert!(e.contains("zero cores"), "{e}");
+}
+
+#[test]
+fn unknown_scenario_lists_builtins() {
+    let e = Scenario::load("no-such-scenario").err().unwrap();
+    assert!(matches!(e, SimError::UnknownScenario { .. }));
+    assert!(e.to_string().contains("merkel-4-stream"));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+    /// Arbitrary edits of a valid scenario never panic the loader.
+    #[test]
+    fn loader_never_panics(cut in 0usize..400, insert in "[a-z0-9=\\[\\]\" .\n-]{0,12}") {
+        let base = include_str!("../scenarios/merkel-2hmmer-2soplex.toml");
+        let cut = cut.min(base.len());
+        let cut = (0..=cut).rev().find(|&i| base.is_char_boundary(i)).unwrap_or(0);
+        let text = format!("{}{}{}", &base[..cut], insert, &base[cut..]);
+        let _ = Scenario::from_toml("fuzz.toml", &text, None);
+    }
+
+    /// Arbitrary numbers in a machine never panic the builder.
+    #[test]
+    fn machine_builder_never_panics(p in 0u32..3, d in 0u32..3, c in 0u32..5, t in 0u32..3, mhz in 0u64..4000, mv in 0u32..2000, bw in -1.0f64..20.0) {
+        let text = include_str!("../machines/q6600.toml")
+            .replace("packages = 1", &format!("packages = {p}"))
+            .replace("dies_per_package = 2", &format!("dies_per_package = {d}"))
+            .replace("cores_per_die = 2", &format!("cores_per_die = {c}\nthreads_per_core = {t}"))
+            .replace("{ mhz = 1600, mv = 1130 }", &format!("{{ mhz = {mhz}, mv = {mv} }}"))
+            .replace("bandwidth_gbs = 3.9", &format!("bandwidth_gbs = {bw}"));
+        if let Ok(spec) = ecosched_sim::scenario::parse_toml::<ecosched_sim::MachineSpec>("m.toml", &text) {
+            let _ = ecosched_sim::Machine::build(spec);
+        }
+    }
+}

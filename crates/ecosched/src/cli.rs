@@ -1,0 +1,125 @@
+//! The raw command line, as clap parses it. Nothing here is validated
+//! beyond what clap checks itself (types, required flags); turning these
+//! strings into checked values is `settings.rs`'s job.
+//!
+//! The subcommand and flag names are a contract other tools depend on:
+//! add, never rename.
+
+use clap::{Args, Parser, Subcommand};
+
+/// ecosched: an energy-aware meta-scheduler, with a calibrated multicore
+/// simulator to try policies on.
+#[derive(Debug, Parser)]
+#[command(name = "ecosched", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the built-in scenarios.
+    Scenarios(ListArgs),
+    /// List the policies and their parameters.
+    Policies(ListArgs),
+    /// Simulate one policy on one scenario.
+    Sim(SimArgs),
+    /// Simulate several policies on one scenario and compare them with a baseline.
+    Compare(CompareArgs),
+    /// Check the simulator against the papers' published figures (exit 1 if any check fails).
+    Validate(ListArgs),
+    /// Benchmarks.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+/// Flags of the listing commands.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `ecosched sim`.
+#[derive(Debug, Args)]
+pub struct SimArgs {
+    /// A built-in scenario's name, or a scenario TOML file.
+    #[arg(long, value_name = "NAME|FILE.toml")]
+    pub scenario: String,
+    /// The policy to run (see `ecosched policies`).
+    #[arg(long, value_name = "NAME")]
+    pub policy: String,
+    /// A policy parameter, `key=value` (or `policy:key=value`); repeatable.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    pub params: Vec<String>,
+    /// Random seed (default: the scenario's).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `ecosched compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// A built-in scenario's name, or a scenario TOML file.
+    #[arg(long, value_name = "NAME|FILE.toml")]
+    pub scenario: String,
+    /// The policies to run, comma-separated (see `ecosched policies`).
+    #[arg(long, value_name = "A,B,...", value_delimiter = ',', required = true)]
+    pub policies: Vec<String>,
+    /// The policy the others are compared with (default: the first).
+    #[arg(long, value_name = "NAME")]
+    pub baseline: Option<String>,
+    /// A parameter: `key=value` goes to every policy that takes `key`;
+    /// `policy:key=value` to that policy only. Repeatable.
+    #[arg(long = "param", value_name = "[POLICY:]KEY=VALUE")]
+    pub params: Vec<String>,
+    /// Random seed (default: the scenario's).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Print the comparison as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `ecosched bench …`.
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Simulator speed: simulated seconds per wall second on bench-8c24t.
+    Sim(ListArgs),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn policies_split_on_commas() {
+        let cli = Cli::try_parse_from([
+            "ecosched",
+            "compare",
+            "--scenario",
+            "s",
+            "--policies",
+            "a,b",
+            "--policies",
+            "c",
+        ])
+        .unwrap();
+        let Command::Compare(args) = cli.command else {
+            panic!("not compare")
+        };
+        assert_eq!(args.policies, ["a", "b", "c"]);
+    }
+}

@@ -1,0 +1,146 @@
+//! Each subcommand: check its settings, call the engine, and render the
+//! result as JSON or as a human-readable table. Returns the text for
+//! stdout; printing and exit codes are `main`'s.
+
+use crate::cli::{BenchCommand, Cli, Command, CompareArgs, ListArgs, SimArgs};
+use crate::output::{self, PolicyEntry, ScenarioEntry, ValidateReport};
+use crate::progress::{self, Progress};
+use crate::settings::{CompareSettings, SimSettings};
+use anyhow::{Context, Result};
+use ecosched_engine::{bench, experiment, validate};
+use ecosched_policy::catalogue;
+use ecosched_sim::Scenario;
+
+/// What a command produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// Text for stdout.
+    pub stdout: String,
+    /// The command ran but its verdict is negative (a validation check
+    /// failed): exit status 1.
+    pub failed: bool,
+}
+
+impl Outcome {
+    fn ok(stdout: String) -> Outcome {
+        Outcome {
+            stdout,
+            failed: false,
+        }
+    }
+}
+
+/// Run the command line.
+pub fn run(cli: &Cli) -> Result<Outcome> {
+    match &cli.command {
+        Command::Scenarios(a) => scenarios(a),
+        Command::Policies(a) => policies(a),
+        Command::Sim(a) => sim(a),
+        Command::Compare(a) => compare(a),
+        Command::Validate(a) => run_validate(a),
+        Command::Bench(BenchCommand::Sim(a)) => bench_sim(a),
+    }
+}
+
+fn scenarios(args: &ListArgs) -> Result<Outcome> {
+    let list: Vec<ScenarioEntry> = ecosched_sim::scenario::builtin_scenarios()
+        .into_iter()
+        .map(|(name, description)| ScenarioEntry { name, description })
+        .collect();
+    Ok(Outcome::ok(if args.json {
+        output::json(&list)?
+    } else {
+        output::scenarios(&list)
+    }))
+}
+
+fn policies(args: &ListArgs) -> Result<Outcome> {
+    let list: Vec<PolicyEntry> = catalogue().iter().map(PolicyEntry::from).collect();
+    Ok(Outcome::ok(if args.json {
+        output::json(&list)?
+    } else {
+        output::policies(&list)
+    }))
+}
+
+fn load_scenario(name: &str) -> Result<Scenario> {
+    Scenario::load(name).with_context(|| format!("cannot load scenario {name:?}"))
+}
+
+fn sim(args: &SimArgs) -> Result<Outcome> {
+    let s = SimSettings::from_args(args)?;
+    let scenario = load_scenario(&s.scenario)?;
+    let mut bar = Progress::simulation(progress::wanted(s.json), scenario.spec.duration_s);
+    let run = experiment::simulate(&scenario, &s.policy, &s.params, s.seed, &mut |t| {
+        bar.update(t)
+    })
+    .with_context(|| {
+        format!(
+            "simulating {} under policy {}",
+            scenario.spec.name, s.policy
+        )
+    })?;
+    drop(bar);
+    Ok(Outcome::ok(if s.json {
+        output::json(&run.report)?
+    } else {
+        output::sim(&run.report)
+    }))
+}
+
+fn compare(args: &CompareArgs) -> Result<Outcome> {
+    let s = CompareSettings::from_args(args)?;
+    let scenario = load_scenario(&s.scenario)?;
+    let n = s.policies.len();
+    let label = |i: usize| {
+        let name = s.policies.get(i).map_or("", |(p, _)| p.as_str());
+        format!("[{}/{n}] {name}", i + 1)
+    };
+    let mut bar = Progress::simulation(progress::wanted(s.json), scenario.spec.duration_s);
+    bar.stage(&label(0));
+    let mut current = 0;
+    let report = experiment::compare(&scenario, &s.policies, &s.baseline, s.seed, &mut |i, t| {
+        if i != current {
+            current = i;
+            bar.stage(&label(i));
+        }
+        bar.update(t);
+    })
+    .with_context(|| format!("comparing policies on {}", scenario.spec.name))?;
+    drop(bar);
+    Ok(Outcome::ok(if s.json {
+        output::json(&report)?
+    } else {
+        output::compare(&report, &s.policies)
+    }))
+}
+
+fn run_validate(args: &ListArgs) -> Result<Outcome> {
+    let bar = Progress::spinner(
+        progress::wanted(args.json),
+        "running the validation scenarios",
+    );
+    let checks = validate::all_checks().context("running the validation checks")?;
+    drop(bar);
+    let failed = checks.iter().any(|c| !c.pass);
+    let stdout = if args.json {
+        output::json(&ValidateReport { checks: &checks })?
+    } else {
+        output::validate(&checks)
+    };
+    Ok(Outcome { stdout, failed })
+}
+
+fn bench_sim(args: &ListArgs) -> Result<Outcome> {
+    let bar = Progress::spinner(
+        progress::wanted(args.json),
+        &format!("simulating {}", bench::BENCH_SCENARIO),
+    );
+    let report = bench::bench_sim().context("running the simulator benchmark")?;
+    drop(bar);
+    Ok(Outcome::ok(if args.json {
+        output::json(&report)?
+    } else {
+        output::bench(&report)
+    }))
+}

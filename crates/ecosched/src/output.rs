@@ -1,0 +1,323 @@
+//! What the commands print: the human-readable tables, and the JSON shapes
+//! of the listings (`scenarios --json`, `policies --json`, `validate
+//! --json`). Run reports are printed as the engine's own serde types.
+//! Every function returns the text; `main` writes it.
+
+use crate::settings::params_label;
+use crate::table::{count, num, opt, opt_count, ratio, short, Align, Table};
+use ecosched_engine::bench::BenchReport;
+use ecosched_engine::report::{CompareReport, SimReport};
+use ecosched_engine::validate::Check;
+use ecosched_model::Meter;
+use ecosched_policy::{Params, PolicyInfo};
+use serde::Serialize;
+
+/// One line of `scenarios --json`.
+#[derive(Debug, Serialize)]
+pub struct ScenarioEntry {
+    /// Name.
+    pub name: String,
+    /// One line.
+    pub description: String,
+}
+
+/// One parameter in `policies --json`.
+#[derive(Debug, Serialize)]
+pub struct ParamEntry {
+    /// Key.
+    pub key: String,
+    /// What it means.
+    pub help: String,
+}
+
+/// One line of `policies --json`.
+#[derive(Debug, Serialize)]
+pub struct PolicyEntry {
+    /// Name.
+    pub name: String,
+    /// One line.
+    pub description: String,
+    /// Its parameters.
+    pub params: Vec<ParamEntry>,
+}
+
+impl From<&PolicyInfo> for PolicyEntry {
+    fn from(p: &PolicyInfo) -> Self {
+        PolicyEntry {
+            name: p.name.to_string(),
+            description: p.description.to_string(),
+            params: p
+                .params
+                .iter()
+                .map(|s| ParamEntry {
+                    key: s.key.to_string(),
+                    help: s.help.to_string(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// `validate --json`.
+#[derive(Debug, Serialize)]
+pub struct ValidateReport<'a> {
+    /// Every check.
+    pub checks: &'a [Check],
+}
+
+/// Pretty JSON with a final newline.
+pub fn json<T: Serialize + ?Sized>(value: &T) -> anyhow::Result<String> {
+    let mut s = serde_json::to_string_pretty(value)?;
+    s.push('\n');
+    Ok(s)
+}
+
+/// `scenarios`.
+pub fn scenarios(list: &[ScenarioEntry]) -> String {
+    let mut t = Table::new(&["scenario", "description"], &[]);
+    for s in list {
+        t.row([s.name.as_str(), s.description.as_str()]);
+    }
+    t.render()
+}
+
+/// `policies`.
+pub fn policies(list: &[PolicyEntry]) -> String {
+    let mut t = Table::new(&["policy", "description"], &[]);
+    for p in list {
+        t.row([p.name.as_str(), p.description.as_str()]);
+        for s in &p.params {
+            t.row([String::new(), format!("--param {}=…  {}", s.key, s.help)]);
+        }
+    }
+    t.render()
+}
+
+fn meter_name(m: Meter) -> &'static str {
+    match m {
+        Meter::Package => "package",
+        Meter::System => "system",
+    }
+}
+
+/// `sim`: the summary, then one row per task.
+pub fn sim(r: &SimReport) -> String {
+    let mut summary = Table::plain(&[Align::Left, Align::Left]);
+    let migrations = match (r.migrations, r.migrations_per_s) {
+        (None, _) => "-".to_string(),
+        (Some(m), None) => count(m),
+        (Some(m), Some(rate)) => format!("{} ({} /s)", count(m), short(rate)),
+    };
+    let energy = match r.energy_j {
+        Some(e) => format!("{} ({} meter)", num(e), meter_name(r.energy_meter)),
+        None => format!("- ({} meter unavailable)", meter_name(r.energy_meter)),
+    };
+    let rows: [(&str, String); 11] = [
+        ("scenario", r.scenario.clone()),
+        ("machine", r.machine.clone()),
+        ("policy", r.policy.clone()),
+        ("seed", r.seed.to_string()),
+        ("simulated (s)", num(r.simulated_s)),
+        ("makespan (s)", num(r.makespan_s)),
+        ("energy (J)", energy),
+        ("avg power (W)", opt(r.avg_power_w)),
+        ("EDP (J·s)", opt(r.edp_js)),
+        ("instructions", opt_count(r.instructions)),
+        ("migrations", migrations),
+    ];
+    for (k, v) in rows {
+        summary.row([k.to_string(), v]);
+    }
+    let mut tasks = Table::new(
+        &[
+            "task",
+            "runtime (s)",
+            "completions",
+            "instructions",
+            "migrations",
+            "energy (J)",
+        ],
+        &[
+            Align::Left,
+            Align::Right,
+            Align::Right,
+            Align::Right,
+            Align::Right,
+            Align::Right,
+        ],
+    );
+    for t in &r.tasks {
+        tasks.row([
+            t.name.clone(),
+            num(t.runtime_s),
+            t.completions.to_string(),
+            opt_count(t.instructions),
+            opt_count(t.migrations),
+            opt(t.energy_j),
+        ]);
+    }
+    format!("{}\n{}", summary.render(), tasks.render())
+}
+
+/// `compare`: one row per policy with its figures and its ratios to the
+/// baseline. `policies` are the settings' policies, for their parameters.
+pub fn compare(r: &CompareReport, policies: &[(String, Params)]) -> String {
+    let any_aw = r.ratios.values().any(|x| x.aw_perf_per_w.is_some());
+    let mut header = vec![
+        "policy",
+        "makespan (s)",
+        "energy (J)",
+        "avg power (W)",
+        "EDP (J·s)",
+        "× makespan",
+        "× energy",
+        "× EDP",
+        "× avg power",
+        "speedup (geomean)",
+    ];
+    if any_aw {
+        header.push("AW perf/W");
+    }
+    let mut align = vec![Align::Left];
+    align.resize(header.len(), Align::Right);
+    let mut t = Table::new(&header, &align);
+    for (i, run) in r.results.iter().enumerate() {
+        let label = match policies.get(i) {
+            Some((name, params)) if name == &run.policy && params.iter().next().is_some() => {
+                format!("{name} ({})", params_label(params))
+            }
+            _ => run.policy.clone(),
+        };
+        let label = if run.policy == r.baseline {
+            format!("{label} *")
+        } else {
+            label
+        };
+        let rat = r.ratios.get(&run.policy);
+        let mut row = vec![
+            label,
+            num(run.makespan_s),
+            opt(run.energy_j),
+            opt(run.avg_power_w),
+            opt(run.edp_js),
+            ratio(rat.map(|x| x.makespan)),
+            ratio(rat.and_then(|x| x.energy)),
+            ratio(rat.and_then(|x| x.edp)),
+            ratio(rat.and_then(|x| x.avg_power)),
+            ratio(rat.and_then(|x| x.speedup_geomean)),
+        ];
+        if any_aw {
+            row.push(ratio(rat.and_then(|x| x.aw_perf_per_w)));
+        }
+        t.row(row);
+    }
+    let meter = r.results.first().map_or("", |x| meter_name(x.energy_meter));
+    format!(
+        "scenario {}, baseline {} (*); energy from the {meter} meter; × = ratio to the baseline\n\n{}",
+        r.scenario,
+        r.baseline,
+        t.render()
+    )
+}
+
+/// `validate`: checks grouped by source, failures' notes, then the tally.
+pub fn validate(checks: &[Check]) -> String {
+    let mut t = Table::new(
+        &["check", "paper", "simulated", "tolerance", "result"],
+        &[
+            Align::Left,
+            Align::Right,
+            Align::Right,
+            Align::Right,
+            Align::Left,
+        ],
+    );
+    let mut source: Option<&str> = None;
+    for c in checks {
+        if source != Some(c.source.as_str()) {
+            t.section(format!("[{}]", c.source));
+            source = Some(c.source.as_str());
+        }
+        t.row([
+            format!("  {}", c.name),
+            num(c.paper),
+            num(c.simulated),
+            format!("±{}", short(c.tolerance)),
+            if c.pass { "PASS" } else { "FAIL" }.to_string(),
+        ]);
+    }
+    let mut out = t.render();
+    let failed: Vec<&Check> = checks.iter().filter(|c| !c.pass).collect();
+    if !failed.is_empty() {
+        out.push_str("\nfailed:\n");
+        for c in &failed {
+            out.push_str(&format!(
+                "  {} ({}): paper {}, simulated {}, tolerance ±{}; {}\n",
+                c.name,
+                c.source,
+                num(c.paper),
+                num(c.simulated),
+                short(c.tolerance),
+                c.note
+            ));
+        }
+    }
+    out.push_str(&format!(
+        "\n{} passed, {} failed\n",
+        checks.len() - failed.len(),
+        failed.len()
+    ));
+    out
+}
+
+/// `bench sim`.
+pub fn bench(b: &BenchReport) -> String {
+    format!(
+        "{}: {} simulated s in {} s wall = {}× real time (tick {} ms)\n",
+        b.scenario,
+        num(b.simulated_s),
+        num(b.wall_s),
+        num(b.realtime_factor),
+        b.tick_ms
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(name: &str, pass: bool) -> Check {
+        Check {
+            name: name.into(),
+            source: "Paper §1".into(),
+            paper: 1.0,
+            simulated: if pass { 1.01 } else { 2.0 },
+            tolerance: 0.05,
+            pass,
+            note: "why".into(),
+        }
+    }
+
+    #[test]
+    fn validate_tallies() {
+        let text = validate(&[check("a", true), check("b", false)]);
+        assert!(text.contains("[Paper §1]"), "{text}");
+        assert!(text.contains("FAIL"), "{text}");
+        assert!(text.lines().any(|l| l == "1 passed, 1 failed"), "{text}");
+    }
+
+    #[test]
+    fn bench_line() {
+        let b = BenchReport {
+            scenario: "bench-8c24t".into(),
+            simulated_s: 600.0,
+            wall_s: 2.0,
+            realtime_factor: 300.0,
+            tick_ms: 1.0,
+        };
+        assert_eq!(
+            bench(&b),
+            "bench-8c24t: 600.0 simulated s in 2.000 s wall = 300.0× real time (tick 1 ms)\n"
+        );
+    }
+}

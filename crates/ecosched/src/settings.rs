@@ -1,0 +1,372 @@
+//! Validated settings: the raw strings of `cli.rs` turned into checked
+//! values (policy names that exist, `--param` pairs routed to the policies
+//! that take them, a baseline that is among the compared policies), so the
+//! commands never see an unchecked argument.
+//!
+//! Loading the scenario is left to the commands: it reads files, and its
+//! errors carry their own file and line.
+
+use crate::cli::{CompareArgs, SimArgs};
+use anyhow::{Context, Result};
+use ecosched_policy::{build, catalogue, Params, PolicyError, PolicyInfo};
+use std::fmt;
+
+/// A mistake in the command line found after clap parsed it. `main` exits
+/// with the usage status (2) for these.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+fn usage(message: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(UsageError(message.into()))
+}
+
+/// One `--param [policy:]key=value`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParamArg {
+    /// The policy it is for, when scoped.
+    pub scope: Option<String>,
+    /// Key.
+    pub key: String,
+    /// Value.
+    pub value: String,
+}
+
+impl ParamArg {
+    /// Parse `key=value` or `policy:key=value`. Only the part before the
+    /// first `=` is searched for the scope, so values may contain `:`.
+    pub fn parse(arg: &str) -> Result<ParamArg> {
+        let Some((lhs, value)) = arg.split_once('=') else {
+            return Err(usage(format!(
+                "--param {arg:?}: expected key=value or policy:key=value (e.g. --param freq_mhz=1600)"
+            )));
+        };
+        let (scope, key) = match lhs.split_once(':') {
+            Some((p, k)) => (Some(p.trim().to_string()), k.trim()),
+            None => (None, lhs.trim()),
+        };
+        if key.is_empty() || scope.as_deref().is_some_and(str::is_empty) {
+            return Err(usage(format!(
+                "--param {arg:?}: the key{} is empty; expected key=value or policy:key=value",
+                if scope.as_deref().is_some_and(str::is_empty) {
+                    " or policy"
+                } else {
+                    ""
+                }
+            )));
+        }
+        Ok(ParamArg {
+            scope,
+            key: key.to_string(),
+            value: value.trim().to_string(),
+        })
+    }
+}
+
+/// Checked `ecosched sim` settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimSettings {
+    /// Scenario name or file.
+    pub scenario: String,
+    /// Policy name (known to the catalogue).
+    pub policy: String,
+    /// Its parameters.
+    pub params: Params,
+    /// Seed override.
+    pub seed: Option<u64>,
+    /// JSON output.
+    pub json: bool,
+}
+
+/// Checked `ecosched compare` settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompareSettings {
+    /// Scenario name or file.
+    pub scenario: String,
+    /// Policies in the order given, each with its parameters.
+    pub policies: Vec<(String, Params)>,
+    /// The baseline (one of `policies`).
+    pub baseline: String,
+    /// Seed override.
+    pub seed: Option<u64>,
+    /// JSON output.
+    pub json: bool,
+}
+
+/// The catalogue entry for `name`, or the library's "unknown policy" error
+/// listing the valid ones.
+fn policy_info(name: &str) -> Result<&'static PolicyInfo> {
+    catalogue().iter().find(|p| p.name == name).ok_or_else(|| {
+        PolicyError::UnknownPolicy {
+            name: name.to_string(),
+            valid: catalogue().iter().map(|p| p.name.to_string()).collect(),
+        }
+        .into()
+    })
+}
+
+/// Build the policy once so that a missing, unknown or malformed parameter
+/// is reported before any simulation starts.
+fn check_builds(name: &str, params: &Params) -> Result<()> {
+    build(name, params)
+        .map(drop)
+        .with_context(|| format!("policy {name}"))
+}
+
+impl SimSettings {
+    /// Check `ecosched sim`'s arguments.
+    pub fn from_args(args: &SimArgs) -> Result<SimSettings> {
+        let policy = args.policy.trim().to_string();
+        policy_info(&policy)?;
+        let mut params = Params::default();
+        for raw in &args.params {
+            let p = ParamArg::parse(raw)?;
+            if let Some(scope) = &p.scope {
+                if *scope != policy {
+                    return Err(usage(format!(
+                        "--param {raw:?} is for policy {scope:?}, but the policy run is {policy:?}"
+                    )));
+                }
+            }
+            params = params.with(&p.key, p.value);
+        }
+        check_builds(&policy, &params)?;
+        Ok(SimSettings {
+            scenario: args.scenario.clone(),
+            policy,
+            params,
+            seed: args.seed,
+            json: args.json,
+        })
+    }
+}
+
+impl CompareSettings {
+    /// Check `ecosched compare`'s arguments.
+    pub fn from_args(args: &CompareArgs) -> Result<CompareSettings> {
+        let mut names: Vec<String> = Vec::new();
+        for raw in &args.policies {
+            let name = raw.trim();
+            if name.is_empty() {
+                return Err(usage(format!(
+                    "--policies {:?}: empty policy name",
+                    args.policies.join(",")
+                )));
+            }
+            policy_info(name)?;
+            if names.iter().any(|n| n == name) {
+                return Err(usage(format!("--policies: {name:?} is listed twice")));
+            }
+            names.push(name.to_string());
+        }
+        if names.is_empty() {
+            return Err(usage("--policies: give at least one policy"));
+        }
+        let baseline = match &args.baseline {
+            None => names[0].clone(),
+            Some(b) => {
+                let b = b.trim();
+                if !names.iter().any(|n| n == b) {
+                    return Err(usage(format!(
+                        "--baseline {b:?} must be one of the compared policies ({})",
+                        names.join(", ")
+                    )));
+                }
+                b.to_string()
+            }
+        };
+        let parsed = args
+            .params
+            .iter()
+            .map(|raw| ParamArg::parse(raw))
+            .collect::<Result<Vec<_>>>()?;
+        let mut policies: Vec<(String, Params)> = names
+            .iter()
+            .map(|n| (n.clone(), Params::default()))
+            .collect();
+        // Unscoped first, then scoped, so `policy:key=v` overrides `key=v`.
+        for p in parsed.iter().filter(|p| p.scope.is_none()) {
+            let mut taken = false;
+            for (name, params) in &mut policies {
+                if policy_info(name)?.params.iter().any(|s| s.key == p.key) {
+                    *params = std::mem::take(params).with(&p.key, &p.value);
+                    taken = true;
+                }
+            }
+            if !taken {
+                return Err(usage(format!(
+                    "--param {}={}: none of the compared policies takes {:?} ({})",
+                    p.key,
+                    p.value,
+                    p.key,
+                    describe_params(&names)
+                )));
+            }
+        }
+        for p in parsed.iter().filter(|p| p.scope.is_some()) {
+            let scope = p.scope.as_deref().unwrap_or_default();
+            let Some((_, params)) = policies.iter_mut().find(|(n, _)| n == scope) else {
+                return Err(usage(format!(
+                    "--param {scope}:{}={}: {scope:?} is not among the compared policies ({})",
+                    p.key,
+                    p.value,
+                    names.join(", ")
+                )));
+            };
+            *params = std::mem::take(params).with(&p.key, &p.value);
+        }
+        for (name, params) in &policies {
+            check_builds(name, params)?;
+        }
+        Ok(CompareSettings {
+            scenario: args.scenario.clone(),
+            policies,
+            baseline,
+            seed: args.seed,
+            json: args.json,
+        })
+    }
+}
+
+/// "fixed takes freq_mhz; performance takes none" for error messages.
+fn describe_params(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|n| {
+            let keys: Vec<&str> = catalogue()
+                .iter()
+                .find(|p| p.name == n)
+                .map(|p| p.params.iter().map(|s| s.key).collect())
+                .unwrap_or_default();
+            if keys.is_empty() {
+                format!("{n} takes none")
+            } else {
+                format!("{n} takes {}", keys.join(", "))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// `key=value, …` for a policy's parameters, for human output.
+pub fn params_label(params: &Params) -> String {
+    params
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn compare(
+        policies: &[&str],
+        baseline: Option<&str>,
+        params: &[&str],
+    ) -> Result<CompareSettings> {
+        CompareSettings::from_args(&CompareArgs {
+            scenario: "s".into(),
+            policies: policies.iter().map(|s| s.to_string()).collect(),
+            baseline: baseline.map(str::to_string),
+            params: params.iter().map(|s| s.to_string()).collect(),
+            seed: None,
+            json: false,
+        })
+    }
+
+    fn value(params: &Params, key: &str) -> Option<String> {
+        params.get::<String>(key).unwrap()
+    }
+
+    #[test]
+    fn param_arg_forms() {
+        let p = ParamArg::parse("freq_mhz=1600").unwrap();
+        assert_eq!(
+            (p.scope, p.key.as_str(), p.value.as_str()),
+            (None, "freq_mhz", "1600")
+        );
+        let p = ParamArg::parse("static:cpus=0-1").unwrap();
+        assert_eq!(p.scope.as_deref(), Some("static"));
+        assert_eq!(p.key, "cpus");
+        let p = ParamArg::parse("k=a:b=c").unwrap();
+        assert_eq!(
+            (p.scope, p.key.as_str(), p.value.as_str()),
+            (None, "k", "a:b=c")
+        );
+        let err = ParamArg::parse("freq_mhz").unwrap_err().to_string();
+        assert!(err.contains("expected key=value"), "{err}");
+        assert!(ParamArg::parse("=3").is_err());
+        assert!(ParamArg::parse(":k=3").is_err());
+    }
+
+    #[test]
+    fn unscoped_param_goes_only_to_policies_that_take_it() {
+        let s = compare(&["performance", "fixed"], None, &["freq_mhz=1600"]).unwrap();
+        assert_eq!(s.baseline, "performance");
+        assert_eq!(value(&s.policies[0].1, "freq_mhz"), None);
+        assert_eq!(value(&s.policies[1].1, "freq_mhz").as_deref(), Some("1600"));
+    }
+
+    #[test]
+    fn scoped_param_overrides_unscoped() {
+        let s = compare(
+            &["fixed", "static"],
+            Some("static"),
+            &["static:freq_mhz=2400", "freq_mhz=1600", "cpus=0-1"],
+        )
+        .unwrap();
+        assert_eq!(value(&s.policies[0].1, "freq_mhz").as_deref(), Some("1600"));
+        assert_eq!(value(&s.policies[1].1, "freq_mhz").as_deref(), Some("2400"));
+        assert_eq!(value(&s.policies[1].1, "cpus").as_deref(), Some("0-1"));
+        assert_eq!(s.baseline, "static");
+    }
+
+    #[test]
+    fn compare_rejects_bad_input() {
+        let err = |p: &[&str], b: Option<&str>, params: &[&str]| {
+            format!("{:#}", compare(p, b, params).unwrap_err())
+        };
+        assert!(err(&["performance", "nope"], None, &[]).contains("ondemand"));
+        assert!(err(&["performance", "ondemand"], None, &["freq_mhz=1600"])
+            .contains("none of the compared"));
+        assert!(err(&["performance", "ondemand"], Some("fixed"), &[]).contains("must be one of"));
+        assert!(err(&["performance", "performance"], None, &[]).contains("twice"));
+        assert!(err(&["performance", ""], None, &[]).contains("empty"));
+        assert!(err(&["performance", "fixed"], None, &["static:cpus=0"]).contains("not among"));
+        assert!(
+            err(&["performance", "fixed"], None, &[]).contains("freq_mhz"),
+            "missing param is caught early"
+        );
+    }
+
+    #[test]
+    fn sim_checks_policy_and_scope() {
+        let sim = |policy: &str, params: &[&str]| {
+            SimSettings::from_args(&SimArgs {
+                scenario: "s".into(),
+                policy: policy.into(),
+                params: params.iter().map(|s| s.to_string()).collect(),
+                seed: Some(3),
+                json: true,
+            })
+        };
+        let s = sim("fixed", &["fixed:freq_mhz=1600"]).unwrap();
+        assert_eq!(value(&s.params, "freq_mhz").as_deref(), Some("1600"));
+        assert_eq!(s.seed, Some(3));
+        assert!(
+            format!("{:#}", sim("fixed", &["static:cpus=0"]).unwrap_err())
+                .contains("is for policy")
+        );
+        assert!(format!("{:#}", sim("nope", &[]).unwrap_err()).contains("performance"));
+        assert!(format!("{:#}", sim("performance", &["x=1"]).unwrap_err()).contains("no parameter"));
+    }
+}

@@ -1,0 +1,376 @@
+//! End-to-end tests of the `ecosched` binary: the command-line contract
+//! (subcommand names, JSON keys) and the error messages for bad input.
+//! Only the small built-in scenarios are simulated, to keep this fast.
+
+// Helpers outside `#[test]` functions unwrap too; this file is all test code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn ecosched() -> Command {
+    Command::cargo_bin("ecosched").expect("the ecosched binary is built")
+}
+
+/// Run with `args`, require success, and parse stdout as one JSON value.
+fn json(args: &[&str]) -> Value {
+    let out = ecosched()
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}):\n{text}"))
+}
+
+fn has_keys(v: &Value, keys: &[&str], what: &str) {
+    for k in keys {
+        assert!(v.get(k).is_some(), "{what} lacks {k:?}: {v}");
+    }
+}
+
+#[test]
+fn scenarios_json_lists_builtins() {
+    let v = json(&["scenarios", "--json"]);
+    let list = v.as_array().unwrap();
+    let names: Vec<&str> = list.iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"merkel-4-stream"), "{names:?}");
+    assert!(names.contains(&"bench-8c24t"), "{names:?}");
+    for s in list {
+        assert!(s["description"].is_string(), "{s}");
+    }
+}
+
+#[test]
+fn scenarios_human_is_a_table() {
+    ecosched().arg("scenarios").assert().success().stdout(
+        predicate::str::contains("merkel-1-aluadd").and(predicate::str::contains("description")),
+    );
+}
+
+#[test]
+fn policies_json_lists_baselines_with_params() {
+    let v = json(&["policies", "--json"]);
+    let list = v.as_array().unwrap();
+    for want in ["performance", "ondemand", "fixed", "static"] {
+        assert!(
+            list.iter().any(|p| p["name"] == want),
+            "{want} missing: {v}"
+        );
+    }
+    let fixed = list.iter().find(|p| p["name"] == "fixed").unwrap();
+    has_keys(fixed, &["name", "description", "params"], "policy");
+    let params = fixed["params"].as_array().unwrap();
+    assert!(
+        params
+            .iter()
+            .any(|p| p["key"] == "freq_mhz" && p["help"].is_string()),
+        "{fixed}"
+    );
+}
+
+#[test]
+fn sim_json_has_every_contract_key() {
+    let v = json(&[
+        "sim",
+        "--scenario",
+        "merkel-1-aluadd",
+        "--policy",
+        "performance",
+        "--json",
+    ]);
+    has_keys(
+        &v,
+        &[
+            "scenario",
+            "policy",
+            "machine",
+            "seed",
+            "simulated_s",
+            "makespan_s",
+            "energy_j",
+            "avg_power_w",
+            "edp_js",
+            "instructions",
+            "migrations",
+            "migrations_per_s",
+            "tasks",
+        ],
+        "sim report",
+    );
+    assert_eq!(v["scenario"], "merkel-1-aluadd");
+    assert_eq!(v["policy"], "performance");
+    assert!(v["makespan_s"].as_f64().unwrap() > 0.0, "{v}");
+    let tasks = v["tasks"].as_array().unwrap();
+    assert!(!tasks.is_empty());
+    for t in tasks {
+        has_keys(
+            t,
+            &[
+                "name",
+                "runtime_s",
+                "completions",
+                "instructions",
+                "migrations",
+            ],
+            "task",
+        );
+    }
+}
+
+#[test]
+fn sim_seed_is_reported_and_human_output_has_both_tables() {
+    let v = json(&[
+        "sim",
+        "--scenario",
+        "merkel-1-aluadd",
+        "--policy",
+        "performance",
+        "--seed",
+        "7",
+        "--json",
+    ]);
+    assert_eq!(v["seed"], 7);
+    ecosched()
+        .args([
+            "sim",
+            "--scenario",
+            "merkel-1-aluadd",
+            "--policy",
+            "fixed",
+            "--param",
+            "freq_mhz=1600",
+        ])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("makespan (s)")
+                .and(predicate::str::contains("energy (J)"))
+                .and(predicate::str::contains("runtime (s)"))
+                .and(predicate::str::contains("aluadd")),
+        );
+}
+
+#[test]
+fn compare_json_has_ratios_to_the_baseline() {
+    let v = json(&[
+        "compare",
+        "--scenario",
+        "merkel-2hmmer-2soplex",
+        "--policies",
+        "performance,fixed",
+        "--param",
+        "freq_mhz=1600",
+        "--json",
+    ]);
+    has_keys(
+        &v,
+        &["scenario", "baseline", "results", "ratios"],
+        "compare report",
+    );
+    assert_eq!(v["baseline"], "performance");
+    assert_eq!(v["results"].as_array().unwrap().len(), 2);
+    assert_eq!(v["ratios"]["performance"]["makespan"].as_f64(), Some(1.0));
+    // The scenario runs for a fixed duration, so compare energy, not makespan.
+    let energy = v["ratios"]["fixed"]["energy"].as_f64().unwrap();
+    assert!(
+        energy < 1.0,
+        "1.6 GHz should use less energy than 2.4 GHz: {v}"
+    );
+    assert!(v["alone_s"].is_object(), "{v}");
+}
+
+#[test]
+fn compare_scoped_params_and_explicit_baseline() {
+    let v = json(&[
+        "compare",
+        "--scenario",
+        "merkel-1-aluadd",
+        "--policies",
+        "performance,fixed",
+        "--baseline",
+        "fixed",
+        "--param",
+        "fixed:freq_mhz=2400",
+        "--json",
+    ]);
+    assert_eq!(v["baseline"], "fixed");
+    assert_eq!(v["ratios"]["fixed"]["makespan"].as_f64(), Some(1.0));
+    ecosched()
+        .args([
+            "compare",
+            "--scenario",
+            "merkel-1-aluadd",
+            "--policies",
+            "performance,fixed",
+            "--param",
+            "freq_mhz=1600",
+        ])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("fixed (freq_mhz=1600)")
+                .and(predicate::str::contains("× EDP")),
+        );
+}
+
+#[test]
+fn compare_rejects_param_no_policy_takes() {
+    ecosched()
+        .args([
+            "compare",
+            "--scenario",
+            "merkel-1-aluadd",
+            "--policies",
+            "performance,ondemand",
+            "--param",
+            "freq_mhz=1600",
+        ])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("freq_mhz")
+                .and(predicate::str::contains("none of the compared")),
+        );
+}
+
+#[test]
+fn compare_rejects_baseline_not_compared() {
+    ecosched()
+        .args([
+            "compare",
+            "--scenario",
+            "merkel-1-aluadd",
+            "--policies",
+            "performance",
+            "--baseline",
+            "ondemand",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("must be one of"));
+}
+
+#[test]
+fn unknown_policy_lists_valid_ones() {
+    ecosched()
+        .args(["sim", "--scenario", "merkel-1-aluadd", "--policy", "pamm"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::starts_with("error:").and(predicate::str::contains("ondemand")));
+    ecosched()
+        .args([
+            "compare",
+            "--scenario",
+            "merkel-1-aluadd",
+            "--policies",
+            "performance,pamm",
+        ])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("ondemand"));
+}
+
+#[test]
+fn unknown_scenario_lists_builtins() {
+    ecosched()
+        .args([
+            "sim",
+            "--scenario",
+            "no-such-scenario",
+            "--policy",
+            "performance",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("merkel-4-stream"));
+}
+
+#[test]
+fn param_without_equals_is_a_clear_error() {
+    ecosched()
+        .args([
+            "sim",
+            "--scenario",
+            "merkel-1-aluadd",
+            "--policy",
+            "fixed",
+            "--param",
+            "freq_mhz",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("freq_mhz").and(predicate::str::contains("key=value")));
+}
+
+#[test]
+fn unknown_param_names_the_valid_ones() {
+    ecosched()
+        .args([
+            "sim",
+            "--scenario",
+            "merkel-1-aluadd",
+            "--policy",
+            "fixed",
+            "--param",
+            "freq=1600",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("freq_mhz"));
+}
+
+#[test]
+fn toml_syntax_error_names_file_and_line() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let path = dir.join("ecosched-cli-broken-scenario.toml");
+    std::fs::write(
+        &path,
+        "name = \"broken\"\ndescription = \"a syntax error on line 3\"\nmachine = = \"q6600\"\n",
+    )
+    .unwrap();
+    let shown = path.display().to_string();
+    ecosched()
+        .args(["sim", "--scenario", &shown, "--policy", "performance"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!("{shown}:3")));
+}
+
+#[test]
+fn missing_scenario_file_is_an_error() {
+    ecosched()
+        .args([
+            "sim",
+            "--scenario",
+            "/nonexistent/dir/x.toml",
+            "--policy",
+            "performance",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("/nonexistent/dir/x.toml"));
+}
+
+#[test]
+fn bench_and_validate_exist() {
+    ecosched()
+        .args(["bench", "sim", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("--json"));
+    ecosched().args(["validate", "--help"]).assert().success();
+}
+
+#[test]
+fn missing_subcommand_is_a_usage_error() {
+    ecosched().assert().code(2);
+    ecosched()
+        .args(["sim", "--policy", "performance"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--scenario"));
+}
