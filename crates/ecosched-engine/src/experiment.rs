@@ -3,7 +3,7 @@
 //! runs for the figures that need them.
 
 use crate::engine::{run, EngineError};
-use crate::report::{CompareReport, RatioReport, SimReport};
+use crate::report::{CompareReport, SimReport};
 use ecosched_model::{Comparison, RunMetrics, Trace};
 use ecosched_policy::{build, Params};
 use ecosched_sim::{Scenario, SimPlatform};
@@ -104,12 +104,7 @@ pub fn compare(
     let ratios = policies
         .iter()
         .zip(&runs)
-        .map(|((name, _), run)| {
-            (
-                name.clone(),
-                RatioReport::from(Comparison::new(&run.metrics, &base, &alone)),
-            )
-        })
+        .map(|((name, _), run)| (name.clone(), Comparison::new(&run.metrics, &base, &alone)))
         .collect();
     Ok(CompareReport {
         scenario: scenario.spec.name.clone(),

@@ -2,28 +2,9 @@
 //! Other tools parse these: field names are a contract (issue #2,
 //! "Command-line contract"); add fields, never rename them.
 
-use ecosched_model::{Comparison, Meter, RunMetrics, Trace};
+use ecosched_model::{Comparison, Meter, RunMetrics, TaskMetrics, Trace};
 use serde::Serialize;
 use std::collections::BTreeMap;
-
-/// One task's line in a report.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TaskReport {
-    /// Instance name.
-    pub name: String,
-    /// Mean run time of completed instances, s.
-    pub runtime_s: f64,
-    /// Completed instances.
-    pub completions: u32,
-    /// Instructions retired.
-    pub instructions: Option<u64>,
-    /// Migrations.
-    pub migrations: Option<u64>,
-    /// Energy attributed by on-CPU time, J.
-    pub energy_j: Option<f64>,
-    /// Per-task EDP, J·s.
-    pub edp_js: Option<f64>,
-}
 
 /// One run (`ecosched sim --json`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -59,7 +40,7 @@ pub struct SimReport {
     /// Mean per-task EDP, J·s (Merkel Table 2's average).
     pub mean_task_edp_js: Option<f64>,
     /// Per task.
-    pub tasks: Vec<TaskReport>,
+    pub tasks: Vec<TaskMetrics>,
 }
 
 impl SimReport {
@@ -81,49 +62,7 @@ impl SimReport {
             energy_meter: trace.header.meter,
             instructions_per_s_per_w: m.instructions_per_s_per_w,
             mean_task_edp_js: m.mean_task_edp_js,
-            tasks: m
-                .tasks
-                .iter()
-                .map(|t| TaskReport {
-                    name: t.name.clone(),
-                    runtime_s: t.runtime_s,
-                    completions: t.completions,
-                    instructions: t.instructions,
-                    migrations: t.migrations,
-                    energy_j: t.energy_j,
-                    edp_js: t.edp_js,
-                })
-                .collect(),
-        }
-    }
-}
-
-/// A policy's figures relative to the baseline.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RatioReport {
-    /// makespan ratio.
-    pub makespan: f64,
-    /// energy ratio.
-    pub energy: Option<f64>,
-    /// EDP ratio.
-    pub edp: Option<f64>,
-    /// average power ratio.
-    pub avg_power: Option<f64>,
-    /// Geometric-mean per-task speedup over the baseline.
-    pub speedup_geomean: Option<f64>,
-    /// AW perf/W (Dhiman eq. 2).
-    pub aw_perf_per_w: Option<f64>,
-}
-
-impl From<Comparison> for RatioReport {
-    fn from(c: Comparison) -> Self {
-        RatioReport {
-            makespan: c.makespan,
-            energy: c.energy,
-            edp: c.edp,
-            avg_power: c.avg_power,
-            speedup_geomean: c.speedup_geomean,
-            aw_perf_per_w: c.aw_perf_per_w,
+            tasks: m.tasks.clone(),
         }
     }
 }
@@ -138,7 +77,7 @@ pub struct CompareReport {
     /// One report per policy, in the order given.
     pub results: Vec<SimReport>,
     /// Per policy, ratios to the baseline.
-    pub ratios: BTreeMap<String, RatioReport>,
+    pub ratios: BTreeMap<String, Comparison>,
     /// Each task's run time alone on the machine under the baseline, s.
     pub alone_s: BTreeMap<String, f64>,
 }
