@@ -9,7 +9,7 @@
 
 use crate::engine::EngineError;
 use crate::experiment::simulate;
-use ecosched_model::RunMetrics;
+use ecosched_model::{RunMetrics, TaskMetrics};
 use ecosched_policy::Params;
 use ecosched_sim::Scenario;
 use serde::Serialize;
@@ -63,34 +63,26 @@ fn at_mhz(scenario: &str, mhz: u64) -> Result<RunMetrics, EngineError> {
     run(scenario, "fixed", Params::default().with("freq_mhz", mhz))
 }
 
-/// Mean run time of the tasks whose name starts with `prefix`.
+/// Mean of one per-task figure over the tasks whose name starts with `prefix`.
+fn mean_of(m: &RunMetrics, prefix: &str, figure: fn(&TaskMetrics) -> Option<f64>) -> f64 {
+    mean(
+        m.tasks
+            .iter()
+            .filter(|t| t.name.starts_with(prefix))
+            .filter_map(figure),
+    )
+}
+
 fn mean_runtime(m: &RunMetrics, prefix: &str) -> f64 {
-    mean(
-        m.tasks
-            .iter()
-            .filter(|t| t.name.starts_with(prefix))
-            .map(|t| t.runtime_s),
-    )
+    mean_of(m, prefix, |t| Some(t.runtime_s))
 }
 
-/// Mean attributed energy of the tasks whose name starts with `prefix`.
 fn mean_energy(m: &RunMetrics, prefix: &str) -> f64 {
-    mean(
-        m.tasks
-            .iter()
-            .filter(|t| t.name.starts_with(prefix))
-            .filter_map(|t| t.energy_j),
-    )
+    mean_of(m, prefix, |t| t.energy_j)
 }
 
-/// Mean per-task EDP of the tasks whose name starts with `prefix`.
 fn mean_edp(m: &RunMetrics, prefix: &str) -> f64 {
-    mean(
-        m.tasks
-            .iter()
-            .filter(|t| t.name.starts_with(prefix))
-            .filter_map(|t| t.edp_js),
-    )
+    mean_of(m, prefix, |t| t.edp_js)
 }
 
 fn mean(v: impl Iterator<Item = f64>) -> f64 {

@@ -65,6 +65,24 @@ pub struct Counters {
     pub migrations: Option<u64>,
 }
 
+impl CounterKind {
+    /// Every counter kind.
+    pub const ALL: [CounterKind; 12] = [
+        CounterKind::Instructions,
+        CounterKind::Cycles,
+        CounterKind::LlcReferences,
+        CounterKind::LlcMisses,
+        CounterKind::LinesIn,
+        CounterKind::L1dReferences,
+        CounterKind::L1dMisses,
+        CounterKind::MemTransactions,
+        CounterKind::OnCpuTime,
+        CounterKind::RunqueueWait,
+        CounterKind::ContextSwitches,
+        CounterKind::Migrations,
+    ];
+}
+
 impl Counters {
     /// The value of one counter, if measured.
     pub fn get(&self, kind: CounterKind) -> Option<u64> {

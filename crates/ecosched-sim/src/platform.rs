@@ -283,7 +283,8 @@ impl SimPlatform {
         solve(&self.machine, &d).outcomes[0].tpi_ns
     }
 
-    fn spawn(&mut self, spec: usize, instance: u32, at: Ns) {
+    /// Create instance `instance` of task spec `spec`, arriving at `at`; returns its index.
+    fn spawn(&mut self, spec: usize, instance: u32, at: Ns) -> usize {
         let t = &self.scenario.spec.tasks[spec];
         let profile = self.scenario.profiles[&t.profile].clone();
         let ids = (0..profile.phases.len())
@@ -296,8 +297,7 @@ impl SimPlatform {
             .collect();
         let name = self.scenario.instance_name(spec, instance);
         let (managed, nice, length) = (t.managed, t.nice, self.lengths[spec]);
-        let idx = self.push_task(name, spec, managed, nice, profile, ids, length, at);
-        self.tasks[idx].spec = spec;
+        self.push_task(name, spec, managed, nice, profile, ids, length, at)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -779,9 +779,8 @@ impl SimPlatform {
         let owed = self.owed.entry((spec, instance)).or_insert(1);
         *owed = owed.saturating_sub(1);
         if *owed > 0 {
-            self.spawn(spec, instance, now);
-            let last = self.tasks.len() - 1;
-            self.tasks[last].started = now;
+            let restarted = self.spawn(spec, instance, now);
+            self.tasks[restarted].started = now;
             return;
         }
         let finished_spec = (0..self.scenario.spec.tasks[spec].count)
@@ -889,24 +888,8 @@ impl Platform for SimPlatform {
     }
 
     fn capabilities(&self) -> Capabilities {
-        use CounterKind::*;
         Capabilities {
-            counters: [
-                Instructions,
-                Cycles,
-                LlcReferences,
-                LlcMisses,
-                LinesIn,
-                L1dReferences,
-                L1dMisses,
-                MemTransactions,
-                OnCpuTime,
-                RunqueueWait,
-                ContextSwitches,
-                Migrations,
-            ]
-            .into_iter()
-            .collect(),
+            counters: CounterKind::ALL.into_iter().collect(),
             power: Some(PowerSource::Measured),
             affinity: true,
             frequency: true,
