@@ -1,0 +1,15 @@
+//! # ecosched-linux
+//!
+//! The real-machine side of ecosched: everything that reads or writes the
+//! kernel lives here, behind the same `Platform` trait the simulator
+//! implements, so a policy cannot tell the two apart.
+//!
+//! Every reader takes an [`FsRoot`], so the crate is tested against recorded
+//! machines; every change to the machine is journalled before it is made so
+//! that it can be undone after a crash.
+
+pub mod error;
+pub mod fsroot;
+
+pub use error::LinuxError;
+pub use fsroot::FsRoot;
