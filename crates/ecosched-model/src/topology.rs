@@ -142,7 +142,8 @@ pub struct Topology {
     pub caches: Vec<CacheDomain>,
     /// NUMA nodes.
     pub numa_nodes: Vec<NumaNode>,
-    /// Frequency domains.
+    /// Frequency domains. Empty when the machine exposes no frequency
+    /// control (no cpufreq); [`Cpu::freq_domain`] is then meaningless.
     pub freq_domains: Vec<FreqDomain>,
     /// Voltage domains.
     pub voltage_domains: Vec<VoltageDomain>,
@@ -309,7 +310,9 @@ impl Topology {
                 });
             }
         }
-        for cpu in &self.cpus {
+        // No frequency domains means the machine exposes no frequency
+        // control (a VM without cpufreq); offline CPUs may lack a policy.
+        for cpu in self.cpus.iter().filter(|c| c.online && !self.freq_domains.is_empty()) {
             let ok = self
                 .freq_domains
                 .get(cpu.freq_domain)
