@@ -2,7 +2,7 @@
 //! Other tools parse these: field names are a contract (issue #2,
 //! "Command-line contract"); add fields, never rename them.
 
-use ecosched_model::{Comparison, Meter, RunMetrics, TaskMetrics, Trace};
+use ecosched_model::{Comparison, Counters, Meter, PowerSource, RunMetrics, TaskMetrics, Trace};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -80,4 +80,131 @@ pub struct CompareReport {
     pub ratios: BTreeMap<String, Comparison>,
     /// Each task's run time alone on the machine under the baseline, s.
     pub alone_s: BTreeMap<String, f64>,
+}
+
+/// Counter totals of one task over a run (only the counters the platform
+/// had; absent ones stay `null`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskCounters {
+    /// Task name (as in `tasks`).
+    pub name: String,
+    /// The totals.
+    #[serde(flatten)]
+    pub counters: Counters,
+}
+
+/// A managed run on a real machine (`ecosched run --json`). Fields shared
+/// with [`SimReport`] have the same names and meaning.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunReport {
+    /// The command run.
+    pub command: Vec<String>,
+    /// Policy name.
+    pub policy: String,
+    /// Machine name.
+    pub machine: String,
+    /// Platform kind (`linux`).
+    pub platform: String,
+    /// The command's exit code, when it exited.
+    pub exit_code: Option<i32>,
+    /// The signal that ended the command, when one did.
+    pub exit_signal: Option<i32>,
+    /// Wall-clock seconds under management.
+    pub wall_s: f64,
+    /// CPU seconds used by the command and its descendants (sum of on-CPU
+    /// time), when measured.
+    pub cpu_s: Option<f64>,
+    /// Makespan, s.
+    pub makespan_s: f64,
+    /// Energy, J (from `energy_meter`).
+    pub energy_j: Option<f64>,
+    /// Whether the energy was measured or estimated.
+    pub energy_source: Option<PowerSource>,
+    /// How power was obtained, in words.
+    pub power_description: String,
+    /// Average power, W.
+    pub avg_power_w: Option<f64>,
+    /// Energy × makespan, J·s.
+    pub edp_js: Option<f64>,
+    /// Managed instructions.
+    pub instructions: Option<u64>,
+    /// Managed migrations.
+    pub migrations: Option<u64>,
+    /// Migrations per second.
+    pub migrations_per_s: Option<f64>,
+    /// Which meter the energy figures come from.
+    pub energy_meter: Meter,
+    /// Per task.
+    pub tasks: Vec<TaskMetrics>,
+    /// Per task, every counter's total.
+    pub task_counters: Vec<TaskCounters>,
+    /// What the machine lacked (counters, frequency control, power meter).
+    pub notices: Vec<String>,
+}
+
+/// Each managed task's counter totals over a trace, by name.
+pub fn counter_totals(trace: &Trace) -> Vec<TaskCounters> {
+    let mut totals: BTreeMap<String, Counters> = BTreeMap::new();
+    for step in &trace.steps {
+        for t in step.snapshot.tasks.iter().filter(|t| t.managed) {
+            totals
+                .entry(t.name.clone())
+                .or_default()
+                .accumulate(&t.counters);
+        }
+    }
+    totals
+        .into_iter()
+        .map(|(name, counters)| TaskCounters { name, counters })
+        .collect()
+}
+
+/// The parts of a [`RunReport`] that come from outside the trace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunContext {
+    /// The command run.
+    pub command: Vec<String>,
+    /// Its exit code, if it exited.
+    pub exit_code: Option<i32>,
+    /// The signal that ended it, if any.
+    pub exit_signal: Option<i32>,
+    /// How power was obtained.
+    pub power_description: String,
+    /// What the machine lacked.
+    pub notices: Vec<String>,
+}
+
+impl RunReport {
+    /// Build from a trace of a real run.
+    pub fn new(trace: &Trace, context: RunContext) -> Self {
+        let m = RunMetrics::from_trace(trace);
+        let task_counters = counter_totals(trace);
+        let cpu_ns = task_counters
+            .iter()
+            .filter_map(|t| t.counters.on_cpu_ns)
+            .reduce(|a, b| a + b);
+        RunReport {
+            command: context.command,
+            policy: trace.header.policy.clone(),
+            machine: trace.header.machine.clone(),
+            platform: trace.header.platform.clone(),
+            exit_code: context.exit_code,
+            exit_signal: context.exit_signal,
+            wall_s: m.duration_s,
+            cpu_s: cpu_ns.map(|ns| ns as f64 / 1e9),
+            makespan_s: m.makespan_s,
+            energy_j: m.energy_j,
+            energy_source: m.energy_source,
+            power_description: context.power_description,
+            avg_power_w: m.avg_power_w,
+            edp_js: m.edp_js,
+            instructions: m.instructions,
+            migrations: m.migrations,
+            migrations_per_s: m.migrations_per_s,
+            energy_meter: trace.header.meter,
+            tasks: m.tasks,
+            task_counters,
+            notices: context.notices,
+        }
+    }
 }

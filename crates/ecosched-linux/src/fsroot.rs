@@ -126,11 +126,7 @@ impl FsRoot {
     /// Write `value` to `rel`; `capability` is what a refusal needs. Fails on
     /// a recorded root.
     pub fn write(&self, rel: &str, value: &str, capability: &str) -> Result<(), LinuxError> {
-        if !self.live {
-            return Err(LinuxError::ReadOnly {
-                root: self.dir.clone(),
-            });
-        }
+        self.writable()?;
         let path = self.path(rel);
         std::fs::write(&path, value).map_err(|e| match e.kind() {
             ErrorKind::NotFound => LinuxError::Absent {
@@ -139,6 +135,32 @@ impl FsRoot {
             },
             _ => LinuxError::from_io(&path, e, capability),
         })
+    }
+}
+
+impl FsRoot {
+    /// Create directory `rel` (a cgroup); fails if it exists.
+    pub fn create_dir(&self, rel: &str, capability: &str) -> Result<(), LinuxError> {
+        self.writable()?;
+        let path = self.path(rel);
+        std::fs::create_dir(&path).map_err(|e| LinuxError::from_io(&path, e, capability))
+    }
+
+    /// Remove the empty directory `rel` (a cgroup).
+    pub fn remove_dir(&self, rel: &str, capability: &str) -> Result<(), LinuxError> {
+        self.writable()?;
+        let path = self.path(rel);
+        std::fs::remove_dir(&path).map_err(|e| LinuxError::from_io(&path, e, capability))
+    }
+
+    fn writable(&self) -> Result<(), LinuxError> {
+        if self.live {
+            Ok(())
+        } else {
+            Err(LinuxError::ReadOnly {
+                root: self.dir.clone(),
+            })
+        }
     }
 }
 

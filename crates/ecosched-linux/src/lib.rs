@@ -8,8 +8,23 @@
 //! machines; every change to the machine is journalled before it is made so
 //! that it can be undone after a crash.
 
+pub mod affinity;
+pub mod bench;
+pub mod cgroup;
+pub mod cpufreq;
+pub mod cpustat;
 pub mod error;
 pub mod fsroot;
+pub mod gang;
+pub mod hints;
+pub mod identity;
+pub mod journal;
+pub mod perf;
+pub mod platform;
+pub mod power;
+pub mod procfs;
+pub mod tasks;
+pub mod topology;
 
 pub use error::LinuxError;
 pub use fsroot::FsRoot;

@@ -102,6 +102,28 @@ impl Counters {
         }
     }
 
+    /// Add `other`'s deltas to these (a counter measured in either stays
+    /// measured; one measured in neither stays absent).
+    pub fn accumulate(&mut self, other: &Counters) {
+        fn add(total: &mut Option<u64>, x: Option<u64>) {
+            if let Some(x) = x {
+                *total = Some(total.unwrap_or(0) + x);
+            }
+        }
+        add(&mut self.instructions, other.instructions);
+        add(&mut self.cycles, other.cycles);
+        add(&mut self.llc_references, other.llc_references);
+        add(&mut self.llc_misses, other.llc_misses);
+        add(&mut self.lines_in, other.lines_in);
+        add(&mut self.l1d_references, other.l1d_references);
+        add(&mut self.l1d_misses, other.l1d_misses);
+        add(&mut self.mem_transactions, other.mem_transactions);
+        add(&mut self.on_cpu_ns, other.on_cpu_ns);
+        add(&mut self.runqueue_wait_ns, other.runqueue_wait_ns);
+        add(&mut self.context_switches, other.context_switches);
+        add(&mut self.migrations, other.migrations);
+    }
+
     /// Cycles per instruction, when both are measured and non-zero.
     pub fn cpi(&self) -> Option<f64> {
         match (self.cycles, self.instructions) {

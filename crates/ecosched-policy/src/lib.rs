@@ -82,3 +82,35 @@ pub trait Policy {
     /// Decide from one observation.
     fn decide(&mut self, snapshot: &Snapshot) -> Plan;
 }
+
+/// A policy run at another cadence than its own (`ecosched run
+/// --interval-ms`): everything else is the wrapped policy's.
+pub struct Retimed {
+    inner: Box<dyn Policy>,
+    interval: Duration,
+}
+
+impl Retimed {
+    /// Run `inner` every `interval`.
+    pub fn new(inner: Box<dyn Policy>, interval: Duration) -> Self {
+        Retimed { inner, interval }
+    }
+}
+
+impl Policy for Retimed {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn requirements(&self) -> Requirements {
+        self.inner.requirements()
+    }
+    fn interval(&self) -> Duration {
+        self.interval
+    }
+    fn init(&mut self, topology: &Topology) -> Result<Plan, PolicyError> {
+        self.inner.init(topology)
+    }
+    fn decide(&mut self, snapshot: &Snapshot) -> Plan {
+        self.inner.decide(snapshot)
+    }
+}

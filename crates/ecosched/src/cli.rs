@@ -33,6 +33,68 @@ pub enum Command {
     /// Benchmarks.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Run a command on this machine under a policy, managing it and every
+    /// process it spawns; exits with the command's status.
+    Run(RunArgs),
+    /// Undo what an ecosched run killed with SIGKILL left behind (affinity,
+    /// cpusets, cpufreq settings, stopped tasks).
+    Restore(RestoreArgs),
+}
+
+/// `ecosched run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The policy to run (see `ecosched policies`).
+    #[arg(long, value_name = "NAME")]
+    pub policy: String,
+    /// Control interval in milliseconds (default: the policy's own).
+    #[arg(long, value_name = "MS")]
+    pub interval_ms: Option<u64>,
+    /// A policy parameter, `key=value` (or `policy:key=value`); repeatable.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    pub params: Vec<String>,
+    /// The command's parallelism (number of busy threads), as a hint to
+    /// policies; the command may update it through the file named in
+    /// $ECOSCHED_HINT_FILE.
+    #[arg(long, value_name = "N")]
+    pub parallelism: Option<u32>,
+    /// Where the restore journal is kept.
+    #[arg(long, value_name = "DIR", default_value = ecosched_linux::journal::DEFAULT_STATE_DIR)]
+    pub state_dir: std::path::PathBuf,
+    /// Name of the cpuset cgroup ecosched creates its runs under.
+    #[arg(long, value_name = "NAME", default_value = "ecosched")]
+    pub cgroup_name: String,
+    /// Print the summary as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    /// The command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+/// `ecosched restore`.
+#[derive(Debug, Args)]
+pub struct RestoreArgs {
+    /// Where the restore journals are kept.
+    #[arg(long, value_name = "DIR", default_value = ecosched_linux::journal::DEFAULT_STATE_DIR)]
+    pub state_dir: std::path::PathBuf,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `ecosched bench observe`.
+#[derive(Debug, Args)]
+pub struct ObserveBenchArgs {
+    /// Number of threads to observe.
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    pub tasks: usize,
+    /// Observations to average over.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub rounds: u32,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Flags of the listing commands.
@@ -92,6 +154,8 @@ pub struct CompareArgs {
 pub enum BenchCommand {
     /// Simulator speed: simulated seconds per wall second on bench-8c24t.
     Sim(ListArgs),
+    /// The cost of observing N live threads once (procfs + perf software counters).
+    Observe(ObserveBenchArgs),
 }
 
 #[cfg(test)]

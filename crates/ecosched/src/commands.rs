@@ -2,6 +2,7 @@
 //! result as JSON or as a human-readable table. Returns the text for
 //! stdout; printing and exit codes are `main`'s.
 
+use crate::linux_commands;
 use crate::cli::{BenchCommand, Cli, Command, CompareArgs, ListArgs, SimArgs};
 use crate::output::{self, PolicyEntry, ScenarioEntry, ValidateReport};
 use crate::progress::{self, Progress};
@@ -19,13 +20,18 @@ pub struct Outcome {
     /// The command ran but its verdict is negative (a validation check
     /// failed): exit status 1.
     pub failed: bool,
+    /// An exit status to pass on instead (`ecosched run` exits with its
+    /// command's).
+    pub exit_code: Option<u8>,
 }
 
 impl Outcome {
-    fn ok(stdout: String) -> Outcome {
+    /// A successful command's text.
+    pub fn ok(stdout: String) -> Outcome {
         Outcome {
             stdout,
             failed: false,
+            exit_code: None,
         }
     }
 }
@@ -39,6 +45,9 @@ pub fn run(cli: &Cli) -> Result<Outcome> {
         Command::Compare(a) => compare(a),
         Command::Validate(a) => run_validate(a),
         Command::Bench(BenchCommand::Sim(a)) => bench_sim(a),
+        Command::Bench(BenchCommand::Observe(a)) => linux_commands::bench_observe(a),
+        Command::Run(a) => linux_commands::run(a),
+        Command::Restore(a) => linux_commands::restore(a),
     }
 }
 
@@ -128,7 +137,11 @@ fn run_validate(args: &ListArgs) -> Result<Outcome> {
     } else {
         output::validate(&checks)
     };
-    Ok(Outcome { stdout, failed })
+    Ok(Outcome {
+        stdout,
+        failed,
+        exit_code: None,
+    })
 }
 
 fn bench_sim(args: &ListArgs) -> Result<Outcome> {

@@ -11,6 +11,7 @@
 
 mod cli;
 mod commands;
+mod linux_commands;
 mod output;
 mod progress;
 mod settings;
@@ -36,7 +37,9 @@ fn main() -> ExitCode {
                 eprintln!("error: cannot write to stdout: {e}");
                 return ExitCode::from(FAILURE);
             }
-            if outcome.failed {
+            if let Some(code) = outcome.exit_code {
+                ExitCode::from(code)
+            } else if outcome.failed {
                 ExitCode::from(FAILURE)
             } else {
                 ExitCode::SUCCESS

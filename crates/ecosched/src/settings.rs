@@ -123,21 +123,7 @@ fn check_builds(name: &str, params: &Params) -> Result<()> {
 impl SimSettings {
     /// Check `ecosched sim`'s arguments.
     pub fn from_args(args: &SimArgs) -> Result<SimSettings> {
-        let policy = args.policy.trim().to_string();
-        policy_info(&policy)?;
-        let mut params = Params::default();
-        for raw in &args.params {
-            let p = ParamArg::parse(raw)?;
-            if let Some(scope) = &p.scope {
-                if *scope != policy {
-                    return Err(usage(format!(
-                        "--param {raw:?} is for policy {scope:?}, but the policy run is {policy:?}"
-                    )));
-                }
-            }
-            params = params.with(&p.key, p.value);
-        }
-        check_builds(&policy, &params)?;
+        let (policy, params) = one_policy(&args.policy, &args.params)?;
         Ok(SimSettings {
             scenario: args.scenario.clone(),
             policy,
@@ -230,6 +216,77 @@ impl CompareSettings {
             policies,
             baseline,
             seed: args.seed,
+            json: args.json,
+        })
+    }
+}
+
+/// A policy name and its `--param`s, checked: the policy exists, every
+/// parameter is its own and the policy builds with them.
+pub fn one_policy(name: &str, raw_params: &[String]) -> Result<(String, Params)> {
+    let policy = name.trim().to_string();
+    policy_info(&policy)?;
+    let mut params = Params::default();
+    for raw in raw_params {
+        let p = ParamArg::parse(raw)?;
+        if let Some(scope) = &p.scope {
+            if *scope != policy {
+                return Err(usage(format!(
+                    "--param {raw:?} is for policy {scope:?}, but the policy run is {policy:?}"
+                )));
+            }
+        }
+        params = params.with(&p.key, p.value);
+    }
+    check_builds(&policy, &params)?;
+    Ok((policy, params))
+}
+
+/// `ecosched run`'s checked settings.
+#[derive(Debug, Clone)]
+pub struct RunSettings {
+    /// Policy.
+    pub policy: String,
+    /// Its parameters.
+    pub params: Params,
+    /// Control interval override.
+    pub interval: Option<std::time::Duration>,
+    /// Platform options.
+    pub options: ecosched_linux::platform::LinuxOptions,
+    /// The command.
+    pub command: Vec<String>,
+    /// JSON output.
+    pub json: bool,
+}
+
+impl RunSettings {
+    /// Check `ecosched run`'s arguments.
+    pub fn from_args(args: &crate::cli::RunArgs) -> Result<RunSettings> {
+        let (policy, params) = one_policy(&args.policy, &args.params)?;
+        let interval = match args.interval_ms {
+            Some(0) => return Err(usage("--interval-ms must be at least 1")),
+            Some(ms) => Some(std::time::Duration::from_millis(ms)),
+            None => None,
+        };
+        if args.parallelism == Some(0) {
+            return Err(usage("--parallelism must be at least 1"));
+        }
+        if args.cgroup_name.is_empty() || args.cgroup_name.contains('/') || args.cgroup_name.starts_with('.') {
+            return Err(usage(format!(
+                "--cgroup-name {:?} must be a single directory name",
+                args.cgroup_name
+            )));
+        }
+        Ok(RunSettings {
+            policy,
+            params,
+            interval,
+            options: ecosched_linux::platform::LinuxOptions {
+                state_dir: args.state_dir.clone(),
+                cgroup_name: args.cgroup_name.clone(),
+                parallelism: args.parallelism,
+            },
+            command: args.command.clone(),
             json: args.json,
         })
     }

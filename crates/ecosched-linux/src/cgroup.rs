@@ -1,0 +1,311 @@
+//! cpuset cgroups: the CPUs every managed task may use, including tasks
+//! that appear later (children inherit their parent's cgroup).
+//!
+//! ```text
+//! <cpuset mount>/<ecosched's own cgroup>/        (found in /proc/self/cgroup)
+//!     └─ <name>/                                 created once, e.g. "ecosched"
+//!         └─ run-<pid>/                          this run; managed tasks here
+//! ```
+//!
+//! Both hierarchies are supported: cgroup v1's `cpuset` hierarchy (files
+//! `cpuset.cpus`, `cpuset.mems`, members in `tasks`, per thread; or
+//! `cpus`/`mems` when mounted with `noprefix`) and cgroup v2 with the
+//! `cpuset` controller (members in `cgroup.procs`, per process; the
+//! controller is enabled in `cgroup.subtree_control` of each new parent).
+//! Which one is used comes from `/proc/mounts`: a v1 `cpuset` mount wins,
+//! since on a hybrid machine the controller is bound to it.
+//!
+//! Every creation, write and move is journalled first, so the machine can be
+//! put back. cgroups need root.
+
+use crate::error::LinuxError;
+use crate::fsroot::FsRoot;
+use crate::journal::{Change, Journal};
+use ecosched_model::{CpuSet, TaskId};
+
+const NEEDS: &str = "root (cgroup cpusets)";
+
+/// Which cgroup interface holds the cpuset controller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Version {
+    /// The v1 `cpuset` hierarchy; `prefix` is false when mounted `noprefix`.
+    V1 {
+        /// Whether files carry the `cpuset.` prefix.
+        prefix: bool,
+    },
+    /// The unified v2 hierarchy.
+    V2,
+}
+
+/// Where the cpuset controller is mounted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpusetMount {
+    /// v1 or v2.
+    pub version: Version,
+    /// Mount point, relative to the root.
+    pub mount: String,
+}
+
+impl CpusetMount {
+    /// Find the cpuset controller from `proc/mounts`.
+    pub fn find(root: &FsRoot) -> Result<Self, LinuxError> {
+        let mounts = root.read("proc/mounts", "mount table")?;
+        Self::from_mounts(root, &mounts).ok_or_else(|| LinuxError::Absent {
+            path: root.path("proc/mounts"),
+            what: "a cgroup v1 cpuset mount or a cgroup2 mount offering the cpuset controller"
+                .into(),
+        })
+    }
+
+    fn from_mounts(root: &FsRoot, mounts: &str) -> Option<Self> {
+        let entries: Vec<(&str, &str, &str)> = mounts
+            .lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                (f.len() >= 4).then(|| (f[1], f[2], f[3]))
+            })
+            .collect();
+        let v1 = entries
+            .iter()
+            .find(|(_, fs, opts)| *fs == "cgroup" && opts.split(',').any(|o| o == "cpuset"));
+        if let Some((dir, _, opts)) = v1 {
+            return Some(CpusetMount {
+                version: Version::V1 {
+                    prefix: !opts.split(',').any(|o| o == "noprefix"),
+                },
+                mount: dir.trim_start_matches('/').to_string(),
+            });
+        }
+        entries
+            .iter()
+            .filter(|(_, fs, _)| *fs == "cgroup2")
+            .map(|(dir, _, _)| dir.trim_start_matches('/').to_string())
+            .find(|dir| {
+                root.read_opt(&format!("{dir}/cgroup.controllers"))
+                    .ok()
+                    .flatten()
+                    .is_some_and(|c| c.split_whitespace().any(|w| w == "cpuset"))
+            })
+            .map(|mount| CpusetMount {
+                version: Version::V2,
+                mount,
+            })
+    }
+
+    /// The name of a cpuset file (`cpus` → `cpuset.cpus` unless `noprefix`).
+    pub fn file(&self, name: &str) -> String {
+        match self.version {
+            Version::V1 { prefix: false } => name.to_string(),
+            _ => format!("cpuset.{name}"),
+        }
+    }
+
+    /// The membership file: `tasks` (threads) on v1, `cgroup.procs` on v2.
+    pub fn members(&self) -> &'static str {
+        match self.version {
+            Version::V1 { .. } => "tasks",
+            Version::V2 => "cgroup.procs",
+        }
+    }
+
+    /// The directory (relative to the root) of the cpuset cgroup task `pid`
+    /// belongs to (`self` for this process), from `/proc/<pid>/cgroup`.
+    pub fn cgroup_of(&self, root: &FsRoot, pid: &str) -> Result<String, LinuxError> {
+        let rel = format!("proc/{pid}/cgroup");
+        let text = root.read(&rel, "cgroup membership")?;
+        let path = text
+            .lines()
+            .filter_map(|l| {
+                let mut parts = l.splitn(3, ':');
+                Some((parts.next()?, parts.next()?, parts.next()?))
+            })
+            .find(|(_, controllers, _)| match self.version {
+                Version::V1 { .. } => controllers.split(',').any(|c| c == "cpuset"),
+                Version::V2 => controllers.is_empty(),
+            })
+            .map(|(_, _, path)| path.trim_matches('/').to_string())
+            .ok_or_else(|| {
+                LinuxError::parse(&root.path(&rel), &text, "no line for the cpuset hierarchy")
+            })?;
+        Ok(if path.is_empty() {
+            self.mount.clone()
+        } else {
+            format!("{}/{path}", self.mount)
+        })
+    }
+}
+
+/// The cgroup this run's managed tasks live in.
+#[derive(Debug)]
+pub struct ManagedCpuset {
+    mount: CpusetMount,
+    dir: String,
+}
+
+impl ManagedCpuset {
+    /// Create `<own cgroup>/<name>/run-<pid>`, journalling each new
+    /// directory, with the CPUs and memory nodes of its parent.
+    pub fn create(
+        journal: &mut Journal,
+        mount: CpusetMount,
+        name: &str,
+    ) -> Result<Self, LinuxError> {
+        let root = journal.root().clone();
+        let own = mount.cgroup_of(&root, "self")?;
+        let group = format!("{own}/{name}");
+        let run = format!("{group}/run-{}", std::process::id());
+        if !root.exists(&group) {
+            make_child(journal, &mount, &own, &group)?;
+        }
+        if root.exists(&run) {
+            return Err(LinuxError::Parse {
+                path: root.path(&run),
+                content: String::new(),
+                reason: "a cgroup of an earlier run with this PID is still there; run `ecosched restore`".into(),
+            });
+        }
+        make_child(journal, &mount, &group, &run)?;
+        Ok(ManagedCpuset { mount, dir: run })
+    }
+
+    /// The cgroup directory, relative to the root.
+    pub fn dir(&self) -> &str {
+        &self.dir
+    }
+
+    /// Restrict every member to `cpus`.
+    pub fn set_cpus(&self, journal: &mut Journal, cpus: &CpuSet) -> Result<(), LinuxError> {
+        let rel = format!("{}/{}", self.dir, self.mount.file("cpus"));
+        // Inside a cgroup we created, so removing the cgroup undoes it.
+        journal.root().write(&rel, &cpus.to_list(), NEEDS)
+    }
+
+    /// Move task `task` (a thread on v1, a process on v2) into the cgroup,
+    /// journalling where it came from.
+    pub fn attach(&self, journal: &mut Journal, task: TaskId) -> Result<(), LinuxError> {
+        let root = journal.root().clone();
+        let from = match self.mount.cgroup_of(&root, &task.pid.to_string()) {
+            Ok(f) => f,
+            Err(LinuxError::Absent { .. }) => return Err(LinuxError::Gone { pid: task.pid }),
+            Err(e) => return Err(e),
+        };
+        if from == self.dir {
+            return Ok(());
+        }
+        journal.record(Change::CgroupMoved {
+            tid: task.pid,
+            start_ticks: task.start_ticks,
+            back_to: format!("{from}/{}", self.mount.members()),
+        })?;
+        let members = format!("{}/{}", self.dir, self.mount.members());
+        match root.write(&members, &task.pid.to_string(), NEEDS) {
+            // The kernel answers ESRCH for a task that has just exited.
+            Err(LinuxError::Io { source, .. }) if source.raw_os_error() == Some(3) => {
+                Err(LinuxError::Gone { pid: task.pid })
+            }
+            other => other,
+        }
+    }
+}
+
+/// Create cgroup `child` under `parent`, journalled, and give it the
+/// parent's CPUs and memory nodes (a v1 cpuset starts empty; v2 needs the
+/// controller enabled in the parent).
+fn make_child(
+    journal: &mut Journal,
+    mount: &CpusetMount,
+    parent: &str,
+    child: &str,
+) -> Result<(), LinuxError> {
+    let root = journal.root().clone();
+    if mount.version == Version::V2 {
+        let control = format!("{parent}/cgroup.subtree_control");
+        let enabled = root.read(&control, "cgroup v2 subtree control")?;
+        if !enabled.split_whitespace().any(|c| c == "cpuset") {
+            journal.write_file(&control, "+cpuset", NEEDS)?;
+        }
+    }
+    journal.record(Change::CgroupCreated {
+        dir: child.to_string(),
+        parent: parent.to_string(),
+        members: mount.members().to_string(),
+    })?;
+    root.create_dir(child, NEEDS)?;
+    if let Version::V1 { .. } = mount.version {
+        for name in ["cpus", "mems"] {
+            let value = root.read(&format!("{parent}/{}", mount.file(name)), "parent cpuset")?;
+            root.write(&format!("{child}/{}", mount.file(name)), &value, NEEDS)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn root_with(files: &[(&str, &str)]) -> (tempfile::TempDir, FsRoot) {
+        let dir = tempfile::tempdir().unwrap();
+        for (rel, text) in files {
+            let p = dir.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        let root = FsRoot::recorded(dir.path());
+        (dir, root)
+    }
+
+    #[test]
+    fn a_v1_cpuset_mount_wins_on_a_hybrid_machine() {
+        // /proc/mounts of the Debian 12 VM this project is developed on.
+        let mounts = "cgroup /sys/fs/cgroup/cpuset cgroup rw,relatime,cpuset 0 0\n\
+                      cgroup2 /sys/fs/cgroup/unified cgroup2 rw,relatime 0 0\n";
+        let (_d, root) = root_with(&[("proc/mounts", mounts)]);
+        let m = CpusetMount::find(&root).unwrap();
+        assert_eq!(m.version, Version::V1 { prefix: true });
+        assert_eq!(m.mount, "sys/fs/cgroup/cpuset");
+        assert_eq!(m.file("cpus"), "cpuset.cpus");
+        assert_eq!(m.members(), "tasks");
+    }
+
+    #[test]
+    fn noprefix_v1_and_v2_with_the_controller_are_recognised() {
+        let (_d, root) = root_with(&[(
+            "proc/mounts",
+            "none /dev/cpuset cgroup rw,cpuset,noprefix 0 0\n",
+        )]);
+        let m = CpusetMount::find(&root).unwrap();
+        assert_eq!(m.file("mems"), "mems");
+        let (_d, root) = root_with(&[
+            (
+                "proc/mounts",
+                "cgroup2 /sys/fs/cgroup cgroup2 rw,nsdelegate 0 0\n",
+            ),
+            (
+                "sys/fs/cgroup/cgroup.controllers",
+                "cpuset cpu io memory pids\n",
+            ),
+            ("proc/self/cgroup", "0::/user.slice/session-1.scope\n"),
+        ]);
+        let m = CpusetMount::find(&root).unwrap();
+        assert_eq!(m.version, Version::V2);
+        assert_eq!(
+            m.cgroup_of(&root, "self").unwrap(),
+            "sys/fs/cgroup/user.slice/session-1.scope"
+        );
+    }
+
+    #[test]
+    fn no_cpuset_controller_is_absent_and_says_what_was_looked_for() {
+        let (_d, root) = root_with(&[
+            ("proc/mounts", "cgroup2 /sys/fs/cgroup cgroup2 rw 0 0\n"),
+            ("sys/fs/cgroup/cgroup.controllers", "cpu io memory\n"),
+        ]);
+        let err = CpusetMount::find(&root).unwrap_err();
+        assert!(
+            err.is_absent() && err.to_string().contains("cpuset"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,588 @@
+//! `LinuxPlatform`: the real machine behind the `Platform` trait. It starts
+//! the command to manage, follows it and every descendant, reads their
+//! counters, the CPUs and the power meter each interval, and carries out
+//! plans through affinity, a cpuset cgroup, cpufreq and stop/continue
+//! signals — each change journalled first (see [`crate::journal`]).
+//!
+//! ```text
+//! launch ─► apply(plan₀) ─► { advance ─► observe ─► apply(plan) }* ─► finish
+//!   spawn CMD          journal + syscall       procfs, perf,         undo journal,
+//!   open journal,                              /proc/stat, power     wait for CMD
+//!   counters, meter
+//! ```
+//!
+//! What it does not have, it says: counters the PMU lacks are listed once
+//! and left absent; without cpufreq the platform reports no frequency
+//! control and a plan that sets frequencies is refused; power is measured or
+//! estimated and labelled so.
+
+use crate::cgroup::{CpusetMount, ManagedCpuset};
+use crate::cpufreq;
+use crate::cpustat::CpuStat;
+use crate::error::LinuxError;
+use crate::fsroot::FsRoot;
+use crate::hints::{HintFile, HINT_ENV};
+use crate::identity::same_task;
+use crate::journal::{Change, Journal, UndoReport};
+use crate::perf::{PerfBackend, SystemPerf};
+use crate::power::PowerMeter;
+use crate::tasks::{HostFacts, TaskReader, TaskReading};
+use crate::topology::{discover, LinuxTopology};
+use crate::{affinity, gang};
+use ecosched_model::platform::check_plan;
+use ecosched_model::{
+    ApplyReport, Capabilities, Counters, GangAction, Meter, Plan, Platform, PlatformError,
+    Snapshot, TaskId, TaskSample, TaskState, Topology,
+};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long `advance` sleeps at a time while it watches for the command's
+/// exit and for signals.
+const POLL: Duration = Duration::from_millis(10);
+
+/// How often counters are read between observations. A task's counters
+/// can only be read while it exists, so reading more often than the
+/// policy's interval bounds what a short-lived task takes with it.
+const SUBSAMPLE: Duration = Duration::from_millis(100);
+
+/// What was read of one task since the last observation.
+#[derive(Debug)]
+struct Pending {
+    latest: TaskReading,
+    counters: Counters,
+}
+
+/// Settings of a managed run.
+#[derive(Debug, Clone)]
+pub struct LinuxOptions {
+    /// Where the restore journal and the hint file live.
+    pub state_dir: PathBuf,
+    /// Name of the cgroup ecosched creates its runs under.
+    pub cgroup_name: String,
+    /// The program's parallelism, when the user knows it (a hint).
+    pub parallelism: Option<u32>,
+}
+
+impl Default for LinuxOptions {
+    fn default() -> Self {
+        LinuxOptions {
+            state_dir: PathBuf::from(crate::journal::DEFAULT_STATE_DIR),
+            cgroup_name: "ecosched".into(),
+            parallelism: None,
+        }
+    }
+}
+
+/// What a finished run leaves: how the command ended and what undoing the
+/// journal did.
+#[derive(Debug)]
+pub struct RunEnd {
+    /// The command's exit status.
+    pub status: ExitStatus,
+    /// The signal that interrupted ecosched, if one did (it was passed on).
+    pub interrupted_by: Option<i32>,
+    /// Undoing the journal.
+    pub restore: UndoReport,
+}
+
+/// The live machine, managing one command and its descendants.
+pub struct LinuxPlatform {
+    root: FsRoot,
+    machine: LinuxTopology,
+    topology: Arc<Topology>,
+    journal: Journal,
+    reader: TaskReader,
+    meter: PowerMeter,
+    cpustat: CpuStat,
+    child: Option<Child>,
+    status: Option<ExitStatus>,
+    signal: Arc<AtomicUsize>,
+    signal_ids: Vec<signal_hook::SigId>,
+    started: Instant,
+    run_start_epoch_s: f64,
+    last_observe: Instant,
+    tasks: Vec<TaskId>,
+    known: BTreeSet<TaskId>,
+    names: BTreeMap<TaskId, String>,
+    pending: BTreeMap<TaskId, Pending>,
+    exited: BTreeSet<TaskId>,
+    last_read: Instant,
+    cpuset: Option<ManagedCpuset>,
+    cgroup_name: String,
+    hint: HintFile,
+    notices: Vec<String>,
+}
+
+impl std::fmt::Debug for LinuxPlatform {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LinuxPlatform")
+            .field("machine", &self.machine.machine_name)
+            .field("child", &self.child_pid())
+            .field("tasks", &self.tasks.len())
+            .finish_non_exhaustive()
+    }
+}
+
+fn platform_err(e: LinuxError) -> PlatformError {
+    e.into()
+}
+
+impl LinuxPlatform {
+    /// Discover the machine and open the journal, counters and meters;
+    /// nothing is started or changed yet, so a caller can check the
+    /// policy's requirements against [`Platform::capabilities`] first.
+    pub fn prepare(options: &LinuxOptions) -> Result<Self, LinuxError> {
+        Self::prepare_with(options, Box::new(SystemPerf))
+    }
+
+    /// [`LinuxPlatform::prepare`] with a chosen perf backend (tests use a fake).
+    pub fn prepare_with(options: &LinuxOptions, perf: Box<dyn PerfBackend>) -> Result<Self, LinuxError> {
+        let root = FsRoot::live();
+        let machine = discover(&root)?;
+        let topology = Arc::new(machine.topology.clone());
+        let journal = Journal::create(&options.state_dir, root.clone())?;
+        let host = HostFacts::detect(&root)?;
+        let reader = TaskReader::new(root.clone(), perf, host);
+        let meter = PowerMeter::open(&root, &topology)?;
+        let cpustat = CpuStat::new(root.clone())?;
+        let signal = Arc::new(AtomicUsize::new(0));
+        let mut signal_ids = Vec::new();
+        for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+            let id = signal_hook::flag::register_usize(sig, Arc::clone(&signal), sig as usize)
+                .map_err(|e| LinuxError::Io {
+                    path: PathBuf::from(format!("signal handler for signal {sig}")),
+                    source: e,
+                })?;
+            signal_ids.push(id);
+        }
+        let hint = HintFile::create(
+            options
+                .state_dir
+                .join(format!("hint-{}", std::process::id())),
+            options.parallelism,
+        )?;
+        let mut notices = Vec::new();
+        let missing = &reader.availability().unavailable;
+        if let Some((_, why)) = missing.first() {
+            let kinds: Vec<String> = missing.iter().map(|(k, _)| format!("{k:?}")).collect();
+            notices.push(format!(
+                "counters unavailable, left absent: {} (first reason: {why})",
+                kinds.join(", ")
+            ));
+        }
+        notices.extend(machine.notes.iter().cloned());
+        if machine.cpufreq.is_empty() {
+            notices.push(
+                "frequency control unavailable: no cpufreq on this machine (sys/devices/system/cpu/cpufreq absent); frequency plans are refused"
+                    .into(),
+            );
+        }
+        notices.push(format!("power: {}", meter.describe()));
+        Ok(LinuxPlatform {
+            root,
+            machine,
+            topology,
+            journal,
+            reader,
+            meter,
+            cpustat,
+            child: None,
+            status: None,
+            signal,
+            signal_ids,
+            started: Instant::now(),
+            run_start_epoch_s: 0.0,
+            last_observe: Instant::now(),
+            tasks: Vec::new(),
+            known: BTreeSet::new(),
+            names: BTreeMap::new(),
+            pending: BTreeMap::new(),
+            exited: BTreeSet::new(),
+            last_read: Instant::now(),
+            cpuset: None,
+            cgroup_name: options.cgroup_name.clone(),
+            hint,
+            notices,
+        })
+    }
+
+    /// Start `command` (program and arguments) under management.
+    pub fn start(&mut self, command: &[String]) -> Result<(), LinuxError> {
+        let Some((program, args)) = command.split_first() else {
+            return Err(LinuxError::Absent {
+                path: PathBuf::from("ecosched run"),
+                what: "a command to run after `--`".into(),
+            });
+        };
+        let child = Command::new(program)
+            .args(args)
+            .env(HINT_ENV, self.hint.path())
+            .spawn()
+            .map_err(|e| LinuxError::Io {
+                path: PathBuf::from(program),
+                source: std::io::Error::new(e.kind(), format!("cannot start the command: {e}")),
+            })?;
+        self.started = Instant::now();
+        self.last_observe = self.started;
+        self.run_start_epoch_s = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64());
+        self.child = Some(child);
+        self.refresh_tasks();
+        Ok(())
+    }
+
+    /// The command's PID, once started.
+    pub fn child_pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// The discovered machine (with the Linux-only details).
+    pub fn machine(&self) -> &LinuxTopology {
+        &self.machine
+    }
+
+    /// One-line notices about what is missing or estimated; the caller
+    /// prints them once.
+    pub fn notices(&self) -> &[String] {
+        &self.notices
+    }
+
+    /// The restore journal's file.
+    pub fn journal_path(&self) -> PathBuf {
+        self.journal.path().to_path_buf()
+    }
+
+    /// How power is measured, in one line.
+    pub fn power_description(&self) -> String {
+        self.meter.describe()
+    }
+
+    /// The counters that could not be opened, with the reason.
+    pub fn missing_counters(&self) -> Vec<String> {
+        self.reader.availability().describe_missing()
+    }
+
+    /// Undo every change, pass on an interrupting signal to the command,
+    /// wait for it, and say how it ended. `stop` also asks the command to
+    /// end (`SIGTERM`): a run that failed does not leave it running
+    /// unmanaged.
+    pub fn finish(mut self, stop: bool) -> Result<RunEnd, LinuxError> {
+        let restore = self.journal.undo();
+        let interrupted_by = match self.signal.load(Ordering::SeqCst) {
+            0 => None,
+            sig => Some(sig as i32),
+        };
+        let Some(mut child) = self.child.take() else {
+            return Err(LinuxError::Absent {
+                path: PathBuf::from("ecosched run"),
+                what: "a started command".into(),
+            });
+        };
+        let pass_on = match (interrupted_by, stop) {
+            (Some(sig), _) => nix::sys::signal::Signal::try_from(sig).ok(),
+            (None, true) => Some(nix::sys::signal::Signal::SIGTERM),
+            (None, false) => None,
+        };
+        if let (Some(signal), None) = (pass_on, self.status) {
+            let _ = gang::signal(child.id(), signal);
+        }
+        let status = match self.status {
+            Some(s) => s,
+            None => child.wait().map_err(|e| LinuxError::Io {
+                path: PathBuf::from(format!("/proc/{}", child.id())),
+                source: e,
+            })?,
+        };
+        Ok(RunEnd {
+            status,
+            interrupted_by,
+            restore,
+        })
+    }
+
+    fn poll_child(&mut self) {
+        if let (None, Some(child)) = (self.status, self.child.as_mut()) {
+            if let Ok(Some(status)) = child.try_wait() {
+                self.status = Some(status);
+            }
+        }
+    }
+
+    /// Add tasks the command has spawned since the last look.
+    fn refresh_tasks(&mut self) {
+        let Some(pid) = self.child_pid() else { return };
+        if let Ok(found) = self.reader.discover(pid) {
+            for id in found {
+                if self.known.insert(id) {
+                    self.tasks.push(id);
+                }
+            }
+        }
+    }
+
+    /// Read every live task's counters and fold them into what the next
+    /// observation reports; note the tasks that have exited.
+    fn read_tasks(&mut self) {
+        self.last_read = Instant::now();
+        self.refresh_tasks();
+        let observation = self.reader.read(&self.tasks);
+        for r in observation.tasks {
+            self.names
+                .entry(r.id)
+                .or_insert_with(|| format!("{}:{}", r.comm, r.id.pid));
+            match self.pending.get_mut(&r.id) {
+                Some(p) => {
+                    p.counters.accumulate(&r.counters);
+                    p.latest = r;
+                }
+                None => {
+                    let counters = r.counters.clone();
+                    self.pending.insert(r.id, Pending { latest: r, counters });
+                }
+            }
+        }
+        let mut gone: BTreeSet<TaskId> = observation.gone.into_iter().collect();
+        for (id, e) in observation.errors {
+            // Not gone, but unreadable (permissions, a malformed file):
+            // say so once and stop following it.
+            self.notices.push(format!("task {id} is no longer observed: {e}"));
+            gone.insert(id);
+        }
+        self.tasks.retain(|t| !gone.contains(t));
+        self.exited.extend(gone);
+    }
+
+    fn set_affinity(
+        &mut self,
+        task: TaskId,
+        cpus: &ecosched_model::CpuSet,
+    ) -> Result<(), LinuxError> {
+        if !same_task(&self.root, task.pid, task.start_ticks) {
+            return Err(LinuxError::Gone { pid: task.pid });
+        }
+        let before = affinity::get(task.pid)?;
+        if &before == cpus {
+            return Ok(());
+        }
+        self.journal.record(Change::Affinity {
+            tid: task.pid,
+            start_ticks: task.start_ticks,
+            before,
+        })?;
+        affinity::set(task.pid, cpus)
+    }
+
+    fn set_managed_cpus(&mut self, cpus: &ecosched_model::CpuSet) -> Result<(), LinuxError> {
+        if self.cpuset.is_none() {
+            let mount = CpusetMount::find(&self.root)?;
+            self.cpuset = Some(ManagedCpuset::create(
+                &mut self.journal,
+                mount,
+                &self.cgroup_name.clone(),
+            )?);
+        }
+        let Some(cpuset) = &self.cpuset else {
+            return Ok(());
+        };
+        cpuset.set_cpus(&mut self.journal, cpus)?;
+        for &task in &self.tasks {
+            match cpuset.attach(&mut self.journal, task) {
+                Ok(()) | Err(LinuxError::Gone { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    fn gang(&mut self, task: TaskId, action: GangAction) -> Result<(), LinuxError> {
+        if !same_task(&self.root, task.pid, task.start_ticks) {
+            return Err(LinuxError::Gone { pid: task.pid });
+        }
+        match action {
+            GangAction::Stop => {
+                self.journal.record(Change::Stopped {
+                    pid: task.pid,
+                    start_ticks: task.start_ticks,
+                })?;
+                gang::stop(task.pid)
+            }
+            GangAction::Continue => gang::resume(task.pid),
+        }
+    }
+}
+
+impl Platform for LinuxPlatform {
+    fn kind(&self) -> &'static str {
+        "linux"
+    }
+
+    fn machine_name(&self) -> String {
+        self.machine.machine_name.clone()
+    }
+
+    fn topology(&self) -> Arc<Topology> {
+        Arc::clone(&self.topology)
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            counters: self.reader.availability().available.clone(),
+            power: Some(self.meter.source()),
+            affinity: true,
+            frequency: !self.machine.cpufreq.is_empty(),
+            gang: true,
+        }
+    }
+
+    fn meter(&self) -> Meter {
+        self.meter.meter()
+    }
+
+    fn apply(&mut self, plan: &Plan) -> Result<ApplyReport, PlatformError> {
+        check_plan(plan, &self.topology, &self.machine.allowed)?;
+        let unknown: Vec<String> = plan
+            .task_cpus
+            .keys()
+            .chain(plan.gang.keys())
+            .filter(|t| !self.known.contains(t))
+            .map(|t| t.to_string())
+            .collect();
+        if !unknown.is_empty() {
+            return Err(PlatformError::InvalidPlan(format!(
+                "tasks {} are not managed by this run",
+                unknown.join(", ")
+            )));
+        }
+        let mut report = ApplyReport::default();
+        if let Some(cpus) = &plan.managed_cpus {
+            self.set_managed_cpus(cpus).map_err(platform_err)?;
+        }
+        for (&task, cpus) in &plan.task_cpus {
+            match self.set_affinity(task, cpus) {
+                Ok(()) => {}
+                Err(LinuxError::Gone { .. }) => report.vanished.push(task),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        for (&domain, setting) in &plan.frequency {
+            let Some(policy) = self.machine.cpufreq.get(domain) else {
+                return Err(PlatformError::Unsupported(format!(
+                    "frequency domain {domain}: no cpufreq policy on this machine"
+                )));
+            };
+            for write in cpufreq::writes_for(policy, setting).map_err(platform_err)? {
+                self.journal
+                    .write_file(&write.path, &write.value, "root (cpufreq)")
+                    .map_err(platform_err)?;
+            }
+        }
+        for (&task, &action) in &plan.gang {
+            match self.gang(task, action) {
+                Ok(()) => {}
+                Err(LinuxError::Gone { .. }) => report.vanished.push(task),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(report)
+    }
+
+    fn advance(&mut self, interval: Duration) -> Result<(), PlatformError> {
+        let until = Instant::now() + interval;
+        loop {
+            self.poll_child();
+            let now = Instant::now();
+            if self.finished() || now >= until {
+                return Ok(());
+            }
+            if now.duration_since(self.last_read) >= SUBSAMPLE {
+                self.read_tasks();
+            }
+            std::thread::sleep(POLL.min(until - now));
+        }
+    }
+
+    fn observe(&mut self) -> Result<Snapshot, PlatformError> {
+        self.read_tasks();
+        let now = Instant::now();
+        let interval_s = now.duration_since(self.last_observe).as_secs_f64();
+        self.last_observe = now;
+        let time_s = now.duration_since(self.started).as_secs_f64();
+        let host = self.reader.host().clone();
+        let run_start = self.run_start_epoch_s;
+        let started_s = |id: &TaskId| (host.start_epoch_s(id.start_ticks) - run_start).max(0.0);
+        let name = |names: &BTreeMap<TaskId, String>, id: &TaskId| {
+            names.get(id).cloned().unwrap_or_else(|| id.pid.to_string())
+        };
+        let exited = std::mem::take(&mut self.exited);
+        let mut samples = Vec::with_capacity(self.pending.len() + exited.len());
+        for (id, p) in std::mem::take(&mut self.pending) {
+            let gone = exited.contains(&id);
+            samples.push(TaskSample {
+                id,
+                name: name(&self.names, &id),
+                managed: true,
+                state: if gone { TaskState::Exited } else { p.latest.state },
+                cpu: Some(p.latest.cpu),
+                allowed: p.latest.allowed.clone(),
+                nice: p.latest.nice,
+                started_s: started_s(&id),
+                finished_s: gone.then_some(time_s),
+                counters: p.counters,
+            });
+        }
+        for id in exited {
+            if samples.iter().any(|t| t.id == id) {
+                continue;
+            }
+            samples.push(TaskSample {
+                id,
+                name: name(&self.names, &id),
+                managed: true,
+                state: TaskState::Exited,
+                cpu: None,
+                allowed: ecosched_model::CpuSet::new(),
+                nice: 0,
+                started_s: started_s(&id),
+                finished_s: Some(time_s),
+                counters: Counters::default(),
+            });
+        }
+        let cpus = self.cpustat.sample().map_err(platform_err)?;
+        let power = self.meter.sample(interval_s, &cpus).map_err(platform_err)?;
+        let mut warnings = Vec::new();
+        let _hint = self.hint.read(&mut |w| warnings.push(w));
+        self.notices.extend(warnings);
+        Ok(Snapshot {
+            time_s,
+            interval_s,
+            topology: Arc::clone(&self.topology),
+            tasks: samples,
+            cpus,
+            power,
+        })
+    }
+
+    fn finished(&self) -> bool {
+        self.status.is_some() || self.signal.load(Ordering::SeqCst) != 0
+    }
+}
+
+impl Drop for LinuxPlatform {
+    /// Undo whatever is still journalled: this covers a panic and an early
+    /// error return (`finish` has already undone a normal run).
+    fn drop(&mut self) {
+        let report = self.journal.undo();
+        for failure in &report.failed {
+            eprintln!("ecosched: could not restore: {failure}");
+        }
+        for id in self.signal_ids.drain(..) {
+            signal_hook::low_level::unregister(id);
+        }
+    }
+}

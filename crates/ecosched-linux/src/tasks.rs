@@ -1,0 +1,832 @@
+//! The tasks ecosched manages and what they did: discovery of a command's
+//! process tree (every process it spawned, and all their threads) and one
+//! reading per thread per interval — state, CPU, allowed CPUs, nice, and
+//! counter deltas from `/proc/<tgid>/task/<tid>/{stat,schedstat,status}` and
+//! per-thread perf groups ([`crate::perf`]).
+//!
+//! Identity is [`TaskId`] = thread ID + start time (`stat` field 22). A
+//! thread whose start time is not the expected one is another task that
+//! got a recycled PID and is reported [`LinuxError::Gone`], never read or
+//! acted on. Once a task has been verified its `/proc` files are kept open:
+//! an open `/proc` file stays bound to the task it was opened for (reads
+//! fail with `ESRCH` after it exits), so later reads cannot drift to a new
+//! task with the same PID — and re-reading an open file with `pread` costs a
+//! fraction of opening it again (see the `observe` benchmark).
+//!
+//! Threads are read under `/proc/<tgid>/task/<tid>/`, not `/proc/<tid>/`:
+//! the latter is the thread-group view, whose `stat` sums over every thread
+//! of the process (O(threads) per read, and the wrong numbers for a thread).
+
+use crate::error::LinuxError;
+use crate::fsroot::FsRoot;
+use crate::perf::{
+    availability_from, probe_events, scaled_delta, CounterAvailability, Event, EventProbe,
+    GroupReading, PerfBackend, PerfGroup,
+};
+use crate::procfs::{self, LoadAvg, SchedStat, Stat, Status};
+use ecosched_model::{CounterKind, Counters, CpuId, CpuSet, TaskId, TaskState};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fs::File;
+use std::io::ErrorKind;
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
+
+/// Facts about the host that turn kernel units into seconds; detected once
+/// and injected, so parsers and recorded machines do not depend on the
+/// machine running the tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostFacts {
+    /// Clock ticks per second (`sysconf(_SC_CLK_TCK)`), the unit of `stat`
+    /// times.
+    pub ticks_per_s: u64,
+    /// Boot time, seconds since the Unix epoch (`btime` in `/proc/stat`).
+    pub boot_time_s: u64,
+}
+
+impl HostFacts {
+    /// Ticks per second from `sysconf` and boot time from `proc/stat` under
+    /// `root`.
+    pub fn detect(root: &FsRoot) -> Result<HostFacts, LinuxError> {
+        let ticks = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+            .ok()
+            .flatten()
+            .and_then(|t| u64::try_from(t).ok())
+            .filter(|&t| t > 0)
+            .ok_or_else(|| LinuxError::Absent {
+                path: PathBuf::from("sysconf(_SC_CLK_TCK)"),
+                what: "clock ticks per second".into(),
+            })?;
+        let rel = "proc/stat";
+        let text = root.read(rel, "boot time (btime)")?;
+        let boot_time_s = procfs::parse_btime(&text)
+            .map_err(|e| LinuxError::parse(&root.path(rel), &text, e.reason))?;
+        Ok(HostFacts {
+            ticks_per_s: ticks,
+            boot_time_s,
+        })
+    }
+
+    /// A tick count (e.g. a start time) in seconds.
+    pub fn ticks_to_s(&self, ticks: u64) -> f64 {
+        ticks as f64 / self.ticks_per_s.max(1) as f64
+    }
+
+    /// When a task that started `start_ticks` after boot started, in seconds
+    /// since the Unix epoch.
+    pub fn start_epoch_s(&self, start_ticks: u64) -> f64 {
+        self.boot_time_s as f64 + self.ticks_to_s(start_ticks)
+    }
+}
+
+/// One thread at one observation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskReading {
+    /// Identity.
+    pub id: TaskId,
+    /// The process it belongs to.
+    pub tgid: u32,
+    /// Parent process.
+    pub ppid: u32,
+    /// Command name (`comm`, the thread's own name).
+    pub comm: String,
+    /// Scheduler state; the kernel's `R` (on a run queue) is `Running`.
+    pub state: TaskState,
+    /// CPU it last ran on.
+    pub cpu: CpuId,
+    /// CPUs it may run on (`Cpus_allowed_list`).
+    pub allowed: CpuSet,
+    /// Nice value.
+    pub nice: i32,
+    /// User plus system time since the task started, in clock ticks.
+    pub cpu_time_ticks: u64,
+    /// Deltas since the previous reading of this task. On the first reading
+    /// the `/proc` counters cover the task's whole life (its start is the
+    /// baseline) and the perf counters are `None`: they only start counting
+    /// when the task is first read.
+    pub counters: Counters,
+    /// Task-clock delta (ns on a CPU, from perf), when the software group is
+    /// open and has a baseline; a cross-check of `counters.on_cpu_ns`.
+    pub task_clock_ns: Option<u64>,
+}
+
+/// The result of one [`TaskReader::read`].
+#[derive(Debug, Default)]
+pub struct Observation {
+    /// Readings of the tasks still there, in the order asked for.
+    pub tasks: Vec<TaskReading>,
+    /// Tasks that exited (or whose PID now names another task) since the
+    /// previous read; their perf groups are closed.
+    pub gone: Vec<TaskId>,
+    /// Tasks that could not be read for another reason (permission, a file
+    /// that did not parse); they are kept and retried on the next read.
+    pub errors: Vec<(TaskId, LinuxError)>,
+}
+
+/// A `/proc` file kept open and re-read from offset 0.
+struct ProcFile {
+    path: PathBuf,
+    file: File,
+    buf: Vec<u8>,
+}
+
+impl ProcFile {
+    fn open(root: &FsRoot, rel: &str, pid: u32) -> Result<ProcFile, LinuxError> {
+        let path = root.path(rel);
+        match File::open(&path) {
+            Ok(file) => Ok(ProcFile {
+                path,
+                file,
+                buf: Vec::with_capacity(2048),
+            }),
+            Err(e) => Err(io_error(path, e, pid)),
+        }
+    }
+
+    /// Re-read the whole file and parse it; a parse failure names the file.
+    fn parse<T>(
+        &mut self,
+        pid: u32,
+        parse: impl Fn(&str) -> Result<T, procfs::ProcParseError>,
+    ) -> Result<T, LinuxError> {
+        self.buf.clear();
+        let mut chunk = [0u8; 4096];
+        loop {
+            let offset = self.buf.len() as u64;
+            match self.file.read_at(&mut chunk, offset) {
+                Ok(0) => break,
+                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => return Err(io_error(self.path.clone(), e, pid)),
+            }
+        }
+        let text = String::from_utf8_lossy(&self.buf);
+        parse(&text).map_err(|e| LinuxError::parse(&self.path, &text, e.reason))
+    }
+}
+
+/// `ENOENT`/`ESRCH` on a task's file means the task went away.
+fn io_error(path: PathBuf, e: std::io::Error, pid: u32) -> LinuxError {
+    if e.kind() == ErrorKind::NotFound || e.raw_os_error() == Some(nix::libc::ESRCH) {
+        LinuxError::Gone { pid }
+    } else {
+        LinuxError::from_io(&path, e, "root or CAP_SYS_PTRACE")
+    }
+}
+
+/// A perf group on one task and its previous reading.
+struct OpenGroup {
+    events: Vec<Event>,
+    group: Box<dyn PerfGroup>,
+    prev: Option<GroupReading>,
+}
+
+impl OpenGroup {
+    /// Scaled deltas per event since the previous read (all `None` the first
+    /// time or when the read fails).
+    fn deltas(&mut self) -> Vec<(Event, Option<u64>)> {
+        let now = self.group.read().ok();
+        let out = self
+            .events
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let d = match (&self.prev, &now) {
+                    (Some(p), Some(n)) => scaled_delta(p, n, i),
+                    _ => None,
+                };
+                (*e, d)
+            })
+            .collect();
+        if now.is_some() {
+            self.prev = now;
+        }
+        out
+    }
+}
+
+/// Everything kept about a task between reads.
+struct Tracked {
+    tgid: u32,
+    stat: ProcFile,
+    schedstat: Option<ProcFile>,
+    status: ProcFile,
+    prev_sched: Option<SchedStat>,
+    prev_switches: Option<u64>,
+    groups: Vec<OpenGroup>,
+}
+
+fn task_state(state: char) -> TaskState {
+    match state {
+        'R' => TaskState::Running,
+        'T' | 't' => TaskState::Stopped,
+        'Z' | 'X' | 'x' => TaskState::Exited,
+        _ => TaskState::Sleeping,
+    }
+}
+
+impl Tracked {
+    fn stat(&mut self, id: TaskId) -> Result<Stat, LinuxError> {
+        let stat = self.stat.parse(id.pid, procfs::stat::parse)?;
+        if stat.start_ticks != id.start_ticks {
+            return Err(LinuxError::Gone { pid: id.pid });
+        }
+        Ok(stat)
+    }
+
+    fn sample(&mut self, id: TaskId) -> Result<TaskReading, LinuxError> {
+        let stat = self.stat(id)?;
+        let sched = match &mut self.schedstat {
+            Some(f) => Some(f.parse(id.pid, procfs::schedstat::parse)?),
+            None => None,
+        };
+        let status: Status = self.status.parse(id.pid, procfs::status::parse)?;
+        let allowed = status
+            .cpus_allowed
+            .clone()
+            .ok_or_else(|| LinuxError::parse(&self.status.path, "", "no Cpus_allowed_list line"))?;
+
+        let mut counters = Counters::default();
+        if let Some(now) = sched {
+            let base = self.prev_sched.unwrap_or(SchedStat {
+                on_cpu_ns: 0,
+                runqueue_wait_ns: 0,
+                timeslices: 0,
+            });
+            counters.on_cpu_ns = now.on_cpu_ns.checked_sub(base.on_cpu_ns);
+            counters.runqueue_wait_ns = now.runqueue_wait_ns.checked_sub(base.runqueue_wait_ns);
+            self.prev_sched = Some(now);
+        }
+        let switches = status.context_switches();
+        counters.context_switches = match (switches, self.prev_switches) {
+            (Some(now), Some(prev)) => now.checked_sub(prev),
+            (Some(now), None) => Some(now),
+            (None, _) => None,
+        };
+        self.prev_switches = switches;
+
+        let mut task_clock_ns = None;
+        for group in &mut self.groups {
+            for (event, delta) in group.deltas() {
+                let Some(delta) = delta else { continue };
+                match event {
+                    Event::TaskClock => task_clock_ns = Some(delta),
+                    Event::ContextSwitches => counters.context_switches = Some(delta),
+                    Event::CpuMigrations => counters.migrations = Some(delta),
+                    Event::Instructions => counters.instructions = Some(delta),
+                    Event::Cycles => counters.cycles = Some(delta),
+                    Event::LlcReferences => counters.llc_references = Some(delta),
+                    Event::LlcMisses => counters.llc_misses = Some(delta),
+                    Event::L1dReferences => counters.l1d_references = Some(delta),
+                    Event::L1dMisses => counters.l1d_misses = Some(delta),
+                }
+            }
+        }
+
+        Ok(TaskReading {
+            id,
+            tgid: self.tgid,
+            ppid: stat.ppid,
+            comm: stat.comm,
+            state: task_state(stat.state),
+            cpu: CpuId(stat.processor),
+            allowed,
+            nice: stat.nice,
+            cpu_time_ticks: stat.utime_ticks.saturating_add(stat.stime_ticks),
+            counters,
+            task_clock_ns,
+        })
+    }
+}
+
+/// Discovers a command's tasks and reads them, keeping per-task baselines
+/// and perf groups between reads.
+pub struct TaskReader {
+    root: FsRoot,
+    backend: Box<dyn PerfBackend>,
+    host: HostFacts,
+    events: EventProbe,
+    availability: CounterAvailability,
+    has_schedstat: bool,
+    tracked: HashMap<TaskId, Tracked>,
+    /// Processes found by earlier discoveries (pid → start ticks): they stay
+    /// members after their parent exits and they are re-parented away.
+    members: BTreeMap<u32, u64>,
+    /// Thread group of each task seen by the last discovery.
+    tgids: HashMap<TaskId, u32>,
+}
+
+impl TaskReader {
+    /// A reader over `root` counting with `backend`. Probes once which perf
+    /// events open here ([`TaskReader::availability`]).
+    pub fn new(root: FsRoot, backend: Box<dyn PerfBackend>, host: HostFacts) -> TaskReader {
+        let events = probe_events(backend.as_ref());
+        let mut availability = availability_from(&events);
+        let has_schedstat = root.exists("proc/self/schedstat") || root.exists("proc/1/schedstat");
+        for kind in [CounterKind::OnCpuTime, CounterKind::RunqueueWait] {
+            if has_schedstat {
+                availability.add(kind);
+            } else {
+                availability.unavailable.retain(|(k, _)| *k != kind);
+                availability.unavailable.push((
+                    kind,
+                    "no /proc/<pid>/schedstat (kernel built without CONFIG_SCHED_INFO)".into(),
+                ));
+            }
+        }
+        // `status` always has the voluntary/involuntary switch counts.
+        availability.add(CounterKind::ContextSwitches);
+        TaskReader {
+            root,
+            backend,
+            host,
+            events,
+            availability,
+            has_schedstat,
+            tracked: HashMap::new(),
+            members: BTreeMap::new(),
+            tgids: HashMap::new(),
+        }
+    }
+
+    /// Which counters will be measured and why the others will not (to be
+    /// reported once at start).
+    pub fn availability(&self) -> &CounterAvailability {
+        &self.availability
+    }
+
+    /// The host facts this reader was given.
+    pub fn host(&self) -> &HostFacts {
+        &self.host
+    }
+
+    /// Tasks currently tracked (with open files and perf groups).
+    pub fn tracked(&self) -> usize {
+        self.tracked.len()
+    }
+
+    /// The system load average.
+    pub fn loadavg(&self) -> Result<LoadAvg, LinuxError> {
+        let rel = "proc/loadavg";
+        let text = self.root.read(rel, "load average")?;
+        procfs::loadavg::parse(&text)
+            .map_err(|e| LinuxError::parse(&self.root.path(rel), &text, e.reason))
+    }
+
+    /// `stat` of process `pid` (the thread-group view), or `Gone`.
+    fn process_stat(&self, pid: u32) -> Result<Stat, LinuxError> {
+        let rel = format!("proc/{pid}/stat");
+        let text = match self.root.read(&rel, "process") {
+            Ok(t) => t,
+            Err(LinuxError::Absent { .. }) => return Err(LinuxError::Gone { pid }),
+            Err(e) => return Err(e),
+        };
+        procfs::stat::parse(&text)
+            .map_err(|e| LinuxError::parse(&self.root.path(&rel), &text, e.reason))
+    }
+
+    /// Every thread of `root_pid`'s process and of all its descendants, as
+    /// found through the `ppid` links of `/proc/*/stat`.
+    ///
+    /// Processes found once stay members while they live, even after their
+    /// parent exits and they are re-parented to init: a daemonising child of
+    /// the command is still the command's work. A member whose PID now has a
+    /// different start time is a new task and is dropped. `Gone` when
+    /// neither `root_pid` nor any earlier member is alive.
+    pub fn discover(&mut self, root_pid: u32) -> Result<Vec<TaskId>, LinuxError> {
+        let mut start_of = BTreeMap::new();
+        let mut children: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+        for name in self.root.list("proc")? {
+            let Ok(pid) = name.parse::<u32>() else {
+                continue;
+            };
+            match self.process_stat(pid) {
+                Ok(s) => {
+                    start_of.insert(pid, s.start_ticks);
+                    children.entry(s.ppid).or_default().push(pid);
+                }
+                Err(LinuxError::Gone { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let mut queue: Vec<u32> = self
+            .members
+            .iter()
+            .filter(|(pid, start)| start_of.get(pid) == Some(start))
+            .map(|(pid, _)| *pid)
+            .collect();
+        if start_of.contains_key(&root_pid) {
+            queue.push(root_pid);
+        }
+        if queue.is_empty() {
+            return Err(LinuxError::Gone { pid: root_pid });
+        }
+        let mut members = BTreeMap::new();
+        while let Some(pid) = queue.pop() {
+            let Some(&start) = start_of.get(&pid) else {
+                continue;
+            };
+            if members.insert(pid, start).is_some() {
+                continue;
+            }
+            queue.extend(children.get(&pid).into_iter().flatten().copied());
+        }
+
+        let mut tasks = Vec::new();
+        let mut tgids = HashMap::new();
+        for &pid in members.keys() {
+            for name in self.root.list(&format!("proc/{pid}/task"))? {
+                let Ok(tid) = name.parse::<u32>() else {
+                    continue;
+                };
+                // A thread already known keeps its start time; a recycled TID
+                // is caught by the start-time check when it is read.
+                let known = self
+                    .tgids
+                    .iter()
+                    .find(|(id, g)| id.pid == tid && **g == pid)
+                    .map(|(id, _)| *id);
+                let id = match known {
+                    Some(id) => id,
+                    None => match self.thread_start(pid, tid) {
+                        Ok(start_ticks) => TaskId {
+                            pid: tid,
+                            start_ticks,
+                        },
+                        Err(LinuxError::Gone { .. }) => continue,
+                        Err(e) => return Err(e),
+                    },
+                };
+                tgids.insert(id, pid);
+                tasks.push(id);
+            }
+        }
+        self.members = members;
+        self.tgids = tgids;
+        tasks.sort();
+        Ok(tasks)
+    }
+
+    fn thread_start(&self, tgid: u32, tid: u32) -> Result<u64, LinuxError> {
+        let rel = format!("proc/{tgid}/task/{tid}/stat");
+        let text = match self.root.read(&rel, "thread") {
+            Ok(t) => t,
+            Err(LinuxError::Absent { .. }) => return Err(LinuxError::Gone { pid: tid }),
+            Err(e) => return Err(e),
+        };
+        procfs::stat::parse(&text)
+            .map(|s| s.start_ticks)
+            .map_err(|e| LinuxError::parse(&self.root.path(&rel), &text, e.reason))
+    }
+
+    /// The process a thread belongs to, from its `status`.
+    fn tgid_of(&self, id: TaskId) -> Result<u32, LinuxError> {
+        if let Some(&tgid) = self.tgids.get(&id) {
+            return Ok(tgid);
+        }
+        let rel = format!("proc/{}/status", id.pid);
+        let text = match self.root.read(&rel, "task") {
+            Ok(t) => t,
+            Err(LinuxError::Absent { .. }) => return Err(LinuxError::Gone { pid: id.pid }),
+            Err(e) => return Err(e),
+        };
+        procfs::status::parse(&text)
+            .map(|s| s.tgid)
+            .map_err(|e| LinuxError::parse(&self.root.path(&rel), &text, e.reason))
+    }
+
+    /// Open a task's files, check its identity, open its perf groups.
+    fn track(&self, id: TaskId) -> Result<Tracked, LinuxError> {
+        let tgid = self.tgid_of(id)?;
+        let dir = format!("proc/{tgid}/task/{}", id.pid);
+        let mut tracked = Tracked {
+            tgid,
+            stat: ProcFile::open(&self.root, &format!("{dir}/stat"), id.pid)?,
+            schedstat: if self.has_schedstat {
+                Some(ProcFile::open(
+                    &self.root,
+                    &format!("{dir}/schedstat"),
+                    id.pid,
+                )?)
+            } else {
+                None
+            },
+            status: ProcFile::open(&self.root, &format!("{dir}/status"), id.pid)?,
+            prev_sched: None,
+            prev_switches: None,
+            groups: Vec::new(),
+        };
+        // Identity first: a reused PID is never counted.
+        tracked.stat(id)?;
+        for events in [
+            self.events.usable(&Event::SOFTWARE),
+            self.events.usable(&Event::HARDWARE),
+        ] {
+            if events.is_empty() {
+                continue;
+            }
+            match self.backend.open_group(id.pid, &events) {
+                Ok(group) => tracked.groups.push(OpenGroup {
+                    events,
+                    group,
+                    prev: None,
+                }),
+                Err(e) if e.is_gone() => return Err(LinuxError::Gone { pid: id.pid }),
+                // Opened alone at start but not here (e.g. out of counters
+                // or descriptors): this task's fields stay None.
+                Err(_) => {}
+            }
+        }
+        // The groups were opened by PID: the task must still be the one the
+        // held `stat` file is bound to, or they may count a newcomer.
+        tracked.stat(id)?;
+        Ok(tracked)
+    }
+
+    fn read_one(&mut self, id: TaskId) -> Result<TaskReading, LinuxError> {
+        if !self.tracked.contains_key(&id) {
+            let t = self.track(id)?;
+            self.tracked.insert(id, t);
+        }
+        match self.tracked.get_mut(&id) {
+            Some(t) => t.sample(id),
+            None => Err(LinuxError::Gone { pid: id.pid }),
+        }
+    }
+
+    /// Read `tasks`: one [`TaskReading`] per live task, with counter deltas
+    /// since its previous read. Tasks that exited — asked for now, or
+    /// tracked before and no longer asked for — are listed in `gone` and
+    /// forgotten (perf groups closed); tracked tasks that are not asked for
+    /// but still alive are forgotten silently.
+    pub fn read(&mut self, tasks: &[TaskId]) -> Observation {
+        let mut out = Observation::default();
+        let wanted: BTreeSet<TaskId> = tasks.iter().copied().collect();
+        let dropped: Vec<TaskId> = self
+            .tracked
+            .keys()
+            .filter(|id| !wanted.contains(id))
+            .copied()
+            .collect();
+        for id in dropped {
+            if let Some(mut t) = self.tracked.remove(&id) {
+                if matches!(t.stat(id), Err(LinuxError::Gone { .. })) {
+                    out.gone.push(id);
+                }
+            }
+        }
+        for &id in tasks {
+            match self.read_one(id) {
+                Ok(r) => out.tasks.push(r),
+                Err(LinuxError::Gone { .. }) => {
+                    self.tracked.remove(&id);
+                    out.gone.push(id);
+                }
+                Err(e) => out.errors.push((id, e)),
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::perf::FakePerf;
+
+    /// A recorded `/proc` with one process 100 (start 500) with threads 100
+    /// and 101, and its child 200 (start 900).
+    fn fixture() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let line = |pid: u32, comm: &str, ppid: u32, start: u64, cpu: u32| {
+            format!("{pid} ({comm}) S {ppid} {pid} {pid} 0 -1 4194304 98 0 0 0 7 3 0 0 20 -5 2 0 {start} 5767168 256 18446744073709551615 1 1 1 0 0 0 0 0 0 0 0 0 17 {cpu} 0 0 0 0 0 1 1 1 1 1 1 1 0\n")
+        };
+        let status = |tgid: u32, ppid: u32, v: u64| {
+            format!("Name:\tx\nTgid:\t{tgid}\nPPid:\t{ppid}\nCpus_allowed_list:\t0-3\nvoluntary_ctxt_switches:\t{v}\nnonvoluntary_ctxt_switches:\t1\n")
+        };
+        let write = |rel: &str, text: &str| {
+            let p = dir.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        write("proc/stat", "cpu 1 2 3\nbtime 1700000000\n");
+        write("proc/loadavg", "0.50 0.25 0.10 2/80 300\n");
+        write("proc/1/schedstat", "1 2 3\n");
+        write("proc/1/stat", &line(1, "init", 0, 1, 0));
+        write("proc/100/stat", &line(100, "my app", 1, 500, 2));
+        write("proc/200/stat", &line(200, "child (x)", 100, 900, 3));
+        for (tgid, tid, start, ppid) in
+            [(100, 100, 500, 1), (100, 101, 510, 1), (200, 200, 900, 100)]
+        {
+            let d = format!("proc/{tgid}/task/{tid}");
+            write(&format!("{d}/stat"), &line(tid, "t", ppid, start, 1));
+            write(&format!("{d}/schedstat"), "1000 200 3\n");
+            write(&format!("{d}/status"), &status(tgid, ppid, 10));
+            write(&format!("proc/{tid}/status"), &status(tgid, ppid, 10));
+        }
+        write("proc/1/task/1/stat", &line(1, "init", 0, 1, 0));
+        dir
+    }
+
+    fn host() -> HostFacts {
+        HostFacts {
+            ticks_per_s: 100,
+            boot_time_s: 1_700_000_000,
+        }
+    }
+
+    #[test]
+    fn discovers_the_tree_with_its_threads() {
+        let dir = fixture();
+        let mut r = TaskReader::new(
+            FsRoot::recorded(dir.path()),
+            Box::new(FakePerf::new()),
+            host(),
+        );
+        let ids = r.discover(100).unwrap();
+        let pids: Vec<_> = ids.iter().map(|t| (t.pid, t.start_ticks)).collect();
+        assert_eq!(pids, vec![(100, 500), (101, 510), (200, 900)]);
+        let fresh = || {
+            TaskReader::new(
+                FsRoot::recorded(dir.path()),
+                Box::new(FakePerf::new()),
+                host(),
+            )
+        };
+        assert_eq!(fresh().discover(200).unwrap().len(), 1);
+        assert!(matches!(
+            fresh().discover(4242),
+            Err(LinuxError::Gone { pid: 4242 })
+        ));
+        let load = r.loadavg().unwrap();
+        assert_eq!((load.runnable, load.total), (2, 80));
+        assert_eq!(
+            HostFacts::detect(&FsRoot::recorded(dir.path()))
+                .unwrap()
+                .boot_time_s,
+            1_700_000_000
+        );
+        assert_eq!(host().start_epoch_s(500), 1_700_000_005.0);
+    }
+
+    #[test]
+    fn orphans_stay_members_until_their_pid_is_reused() {
+        let dir = fixture();
+        let mut r = TaskReader::new(
+            FsRoot::recorded(dir.path()),
+            Box::new(FakePerf::new()),
+            host(),
+        );
+        assert_eq!(r.discover(100).unwrap().len(), 3);
+        // The command exits; its child is re-parented to init.
+        std::fs::remove_dir_all(dir.path().join("proc/100")).unwrap();
+        let stat = dir.path().join("proc/200/stat");
+        let text = std::fs::read_to_string(&stat)
+            .unwrap()
+            .replacen(" S 100 ", " S 1 ", 1);
+        std::fs::write(&stat, &text).unwrap();
+        let ids = r.discover(100).unwrap();
+        assert_eq!(
+            ids,
+            vec![TaskId {
+                pid: 200,
+                start_ticks: 900
+            }]
+        );
+        // PID 200 now names a newer process: not ours.
+        std::fs::write(&stat, text.replacen(" 900 ", " 950 ", 1)).unwrap();
+        assert!(matches!(
+            r.discover(100),
+            Err(LinuxError::Gone { pid: 100 })
+        ));
+    }
+
+    #[test]
+    fn first_read_counts_from_task_start_then_deltas() {
+        let dir = fixture();
+        let fake = FakePerf::new().without_pmu();
+        let mut r = TaskReader::new(FsRoot::recorded(dir.path()), Box::new(fake.clone()), host());
+        let id = TaskId {
+            pid: 101,
+            start_ticks: 510,
+        };
+        let obs = r.read(&[id]);
+        assert!(
+            obs.gone.is_empty() && obs.errors.is_empty(),
+            "{:?}",
+            obs.errors
+        );
+        let t = &obs.tasks[0];
+        assert_eq!(
+            (t.tgid, t.ppid, t.nice, t.cpu, t.cpu_time_ticks),
+            (100, 1, -5, CpuId(1), 10)
+        );
+        assert_eq!(t.state, TaskState::Sleeping);
+        assert_eq!(t.allowed.to_list(), "0-3");
+        assert_eq!(t.counters.on_cpu_ns, Some(1000));
+        assert_eq!(t.counters.runqueue_wait_ns, Some(200));
+        assert_eq!(t.counters.context_switches, Some(11));
+        assert_eq!(t.counters.migrations, None, "perf has no baseline yet");
+        assert_eq!(t.counters.instructions, None, "no PMU");
+
+        std::fs::write(
+            dir.path().join("proc/100/task/101/schedstat"),
+            "4000 700 9\n",
+        )
+        .unwrap();
+        fake.add(101, Event::CpuMigrations, 2);
+        fake.add(101, Event::ContextSwitches, 5);
+        fake.add(101, Event::TaskClock, 3000);
+        fake.advance(101, 3000, 0);
+        let t = r.read(&[id]).tasks.remove(0);
+        assert_eq!(t.counters.on_cpu_ns, Some(3000));
+        assert_eq!(t.counters.runqueue_wait_ns, Some(500));
+        assert_eq!(
+            t.counters.context_switches,
+            Some(5),
+            "perf wins over status"
+        );
+        assert_eq!(t.counters.migrations, Some(2));
+        assert_eq!(t.task_clock_ns, Some(3000));
+        assert_eq!(t.counters.cycles, None);
+    }
+
+    #[test]
+    fn hardware_counters_are_scaled_for_multiplexing() {
+        let dir = fixture();
+        let fake = FakePerf::new();
+        let mut r = TaskReader::new(FsRoot::recorded(dir.path()), Box::new(fake.clone()), host());
+        assert!(r.availability().has(CounterKind::Instructions));
+        let id = TaskId {
+            pid: 100,
+            start_ticks: 500,
+        };
+        assert_eq!(r.read(&[id]).tasks[0].counters.instructions, None);
+        assert_eq!(fake.open_groups(100), 2, "a software and a hardware group");
+        fake.add(100, Event::Instructions, 1_000);
+        fake.add(100, Event::Cycles, 2_000);
+        fake.add(100, Event::LlcMisses, 10);
+        fake.advance(100, 4_000, 1_000);
+        let c = r.read(&[id]).tasks.remove(0).counters;
+        assert_eq!(c.instructions, Some(4_000));
+        assert_eq!(c.cycles, Some(8_000));
+        assert_eq!(c.llc_misses, Some(40));
+        assert_eq!(c.llc_references, Some(0));
+        assert_eq!(c.cpi(), Some(2.0));
+        // Enabled but never on the PMU: no estimate rather than zero.
+        fake.advance(100, 1_000, 0);
+        let c = r.read(&[id]).tasks.remove(0).counters;
+        assert_eq!((c.instructions, c.migrations), (None, Some(0)));
+    }
+
+    #[test]
+    fn a_reused_pid_is_gone_and_gone_tasks_close_their_groups() {
+        let dir = fixture();
+        let fake = FakePerf::new();
+        let mut r = TaskReader::new(FsRoot::recorded(dir.path()), Box::new(fake.clone()), host());
+        let stale = TaskId {
+            pid: 101,
+            start_ticks: 509,
+        };
+        let obs = r.read(&[stale]);
+        assert_eq!(obs.gone, vec![stale]);
+        assert!(obs.tasks.is_empty());
+        assert_eq!(fake.open_groups(101), 0, "nothing opened on a reused PID");
+
+        let id = TaskId {
+            pid: 200,
+            start_ticks: 900,
+        };
+        assert_eq!(r.read(&[id]).tasks.len(), 1);
+        assert_eq!(fake.open_groups(200), 2);
+        // No longer asked for: forgotten, its groups closed.
+        assert!(r.read(&[]).gone.is_empty());
+        assert_eq!(fake.open_groups(200), 0);
+        assert_eq!(r.tracked(), 0);
+        std::fs::remove_dir_all(dir.path().join("proc/200")).unwrap();
+        std::fs::remove_file(dir.path().join("proc/200/status")).ok();
+        let obs = r.read(&[id]);
+        assert_eq!(obs.gone, vec![id]);
+    }
+
+    #[test]
+    fn unreadable_files_are_errors_not_gone() {
+        let dir = fixture();
+        std::fs::write(dir.path().join("proc/100/task/100/schedstat"), "garbage\n").unwrap();
+        let mut r = TaskReader::new(
+            FsRoot::recorded(dir.path()),
+            Box::new(FakePerf::new()),
+            host(),
+        );
+        let obs = r.read(&[TaskId {
+            pid: 100,
+            start_ticks: 500,
+        }]);
+        assert!(obs.gone.is_empty());
+        let (_, err) = &obs.errors[0];
+        assert!(
+            err.to_string().contains("proc/100/task/100/schedstat"),
+            "{err}"
+        );
+    }
+}

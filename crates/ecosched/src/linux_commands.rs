@@ -1,0 +1,224 @@
+//! The subcommands that act on this machine: `run` (manage a command under
+//! a policy), `restore` (undo what a killed run left) and `bench observe`.
+//! Wiring only: the platform is `ecosched-linux`'s, the loop the engine's.
+
+use crate::cli::{ObserveBenchArgs, RestoreArgs, RunArgs};
+use crate::commands::Outcome;
+use crate::output;
+use crate::settings::{RunSettings, UsageError};
+use crate::table::{count, num, opt, opt_count, Align, Table};
+use anyhow::{Context, Result};
+use ecosched_engine::report::{RunContext, RunReport};
+use ecosched_linux::journal::RestoreOutcome;
+use ecosched_linux::platform::LinuxPlatform;
+use ecosched_linux::FsRoot;
+use ecosched_model::Platform;
+use ecosched_policy::Retimed;
+use std::os::unix::process::ExitStatusExt;
+
+/// `ecosched run`.
+pub fn run(args: &RunArgs) -> Result<Outcome> {
+    let s = RunSettings::from_args(args)?;
+    let mut policy = ecosched_policy::build(&s.policy, &s.params)?;
+    if let Some(interval) = s.interval {
+        policy = Box::new(Retimed::new(policy, interval));
+    }
+    let mut platform = LinuxPlatform::prepare(&s.options).context("preparing this machine")?;
+    // Refuse before the command starts, not after.
+    let missing = policy.requirements().missing(&platform.capabilities());
+    if !missing.is_empty() {
+        return Err(UsageError(format!(
+            "policy {} cannot run on this machine: it needs {}",
+            s.policy,
+            missing.join("; ")
+        ))
+        .into());
+    }
+    for notice in platform.notices() {
+        eprintln!("ecosched: {notice}");
+    }
+    let label = s.command.join(" ");
+    platform
+        .start(&s.command)
+        .with_context(|| format!("starting {label:?}"))?;
+    let result = ecosched_engine::run(&mut platform, policy.as_mut(), &label, None, &mut |_| {});
+    let power_description = platform.power_description();
+    let notices = platform.notices().to_vec();
+    let trace = match result {
+        Ok(trace) => trace,
+        Err(e) => {
+            let end = platform.finish(true);
+            let mut err = anyhow::Error::new(e).context(format!("managing {label:?}"));
+            if let Ok(end) = end {
+                err = err.context(format!(
+                    "the machine was restored ({} changes undone) and the command stopped",
+                    end.restore.undone
+                ));
+            }
+            return Err(err);
+        }
+    };
+    let end = platform.finish(false).context("finishing the run")?;
+    for failure in &end.restore.failed {
+        eprintln!(
+            "ecosched: could not restore: {failure} (the journal {} is kept; run `ecosched restore`)",
+            end.restore.journal.display()
+        );
+    }
+    let report = RunReport::new(
+        &trace,
+        RunContext {
+            command: s.command.clone(),
+            exit_code: end.status.code(),
+            exit_signal: end.status.signal(),
+            power_description,
+            notices,
+        },
+    );
+    let stdout = if s.json {
+        output::json(&report)?
+    } else {
+        render_run(&report)
+    };
+    // The shell's convention: 128 + signal for a command a signal ended.
+    let code = match (end.status.code(), end.status.signal()) {
+        (Some(c), _) => c,
+        (None, Some(sig)) => 128 + sig,
+        (None, None) => 1,
+    };
+    Ok(Outcome {
+        stdout,
+        failed: code != 0,
+        exit_code: Some(u8::try_from(code & 0xff).unwrap_or(1)),
+    })
+}
+
+fn render_run(r: &RunReport) -> String {
+    let mut t = Table::plain(&[Align::Left, Align::Left]);
+    let exit = match (r.exit_code, r.exit_signal) {
+        (Some(c), _) => c.to_string(),
+        (None, Some(s)) => format!("killed by signal {s}"),
+        (None, None) => "-".into(),
+    };
+    let source = match r.energy_source {
+        Some(ecosched_model::PowerSource::Measured) => "measured",
+        Some(ecosched_model::PowerSource::Estimated) => "ESTIMATED",
+        None => "unavailable",
+    };
+    let rows: [(&str, String); 11] = [
+        ("command", r.command.join(" ")),
+        ("policy", r.policy.clone()),
+        ("machine", r.machine.clone()),
+        ("exit status", exit),
+        ("wall time (s)", num(r.wall_s)),
+        ("CPU time (s)", opt(r.cpu_s)),
+        ("energy (J)", format!("{} ({source})", opt(r.energy_j))),
+        ("avg power (W)", format!("{} ({source})", opt(r.avg_power_w))),
+        ("power from", r.power_description.clone()),
+        ("instructions", opt_count(r.instructions)),
+        ("migrations", opt_count(r.migrations)),
+    ];
+    for (k, v) in rows {
+        t.row([k.to_string(), v]);
+    }
+    let mut tasks = Table::new(
+        &[
+            "task",
+            "CPU (s)",
+            "run-queue wait (s)",
+            "switches",
+            "migrations",
+            "instructions",
+            "cycles",
+            "LLC misses",
+        ],
+        &[
+            Align::Left,
+            Align::Right,
+            Align::Right,
+            Align::Right,
+            Align::Right,
+            Align::Right,
+            Align::Right,
+            Align::Right,
+        ],
+    );
+    let secs = |ns: Option<u64>| opt(ns.map(|n| n as f64 / 1e9));
+    for tc in &r.task_counters {
+        let c = &tc.counters;
+        tasks.row([
+            tc.name.clone(),
+            secs(c.on_cpu_ns),
+            secs(c.runqueue_wait_ns),
+            opt_count(c.context_switches),
+            opt_count(c.migrations),
+            opt_count(c.instructions),
+            opt_count(c.cycles),
+            opt_count(c.llc_misses),
+        ]);
+    }
+    // The notices went to stderr when the run started.
+    format!("{}\n{}", t.render(), tasks.render())
+}
+
+/// `ecosched restore`.
+pub fn restore(args: &RestoreArgs) -> Result<Outcome> {
+    let outcomes = ecosched_linux::journal::restore(&args.state_dir, &FsRoot::live())
+        .with_context(|| format!("restoring from {}", args.state_dir.display()))?;
+    let failed = outcomes
+        .iter()
+        .any(|o| matches!(o, RestoreOutcome::Restored(r) if !r.failed.is_empty()));
+    let stdout = if args.json {
+        output::json(&outcomes)?
+    } else if outcomes.is_empty() {
+        format!("nothing to restore in {}\n", args.state_dir.display())
+    } else {
+        let mut text = String::new();
+        for o in &outcomes {
+            match o {
+                RestoreOutcome::Restored(r) => {
+                    text.push_str(&format!(
+                        "{}: {} changes undone, {} about tasks that have exited\n",
+                        r.journal.display(),
+                        count(r.undone as u64),
+                        count(r.skipped_gone as u64)
+                    ));
+                    for f in &r.failed {
+                        text.push_str(&format!("  could not undo: {f}\n"));
+                    }
+                }
+                RestoreOutcome::OwnerRunning { journal, pid } => text.push_str(&format!(
+                    "{}: left alone, ecosched {pid} is still running and will undo it itself\n",
+                    journal.display()
+                )),
+            }
+        }
+        text
+    };
+    Ok(Outcome {
+        stdout,
+        failed,
+        exit_code: None,
+    })
+}
+
+/// `ecosched bench observe`.
+pub fn bench_observe(args: &ObserveBenchArgs) -> Result<Outcome> {
+    if args.tasks == 0 {
+        return Err(UsageError("--tasks must be at least 1".into()).into());
+    }
+    let cost = ecosched_linux::bench::observe_cost(args.tasks, args.rounds)
+        .context("measuring the observation cost")?;
+    let stdout = if args.json {
+        output::json(&cost)?
+    } else {
+        let mut t = Table::plain(&[Align::Left, Align::Right]);
+        t.row(["tasks observed".to_string(), count(cost.tasks as u64)]);
+        t.row(["one observation, wall (ms)".to_string(), num(cost.observe_ms)]);
+        t.row(["one observation, CPU (ms)".to_string(), num(cost.cpu_ms)]);
+        t.row(["share of one core at 1 Hz (%)".to_string(), num(cost.cpu_percent_at_1hz)]);
+        t.row(["perf software counters".to_string(), cost.software_counters.to_string()]);
+        t.render()
+    };
+    Ok(Outcome::ok(stdout))
+}
