@@ -155,7 +155,7 @@ impl ManagedCpuset {
         let group = format!("{own}/{name}");
         let run = format!("{group}/run-{}", std::process::id());
         if !root.exists(&group) {
-            make_child(journal, &mount, &own, &group)?;
+            make_child(journal, &mount, &own, &group, &own)?;
         }
         if root.exists(&run) {
             return Err(LinuxError::Parse {
@@ -164,7 +164,7 @@ impl ManagedCpuset {
                 reason: "a cgroup of an earlier run with this PID is still there; run `ecosched restore`".into(),
             });
         }
-        make_child(journal, &mount, &group, &run)?;
+        make_child(journal, &mount, &group, &run, &own)?;
         Ok(ManagedCpuset { mount, dir: run })
     }
 
@@ -210,12 +210,15 @@ impl ManagedCpuset {
 
 /// Create cgroup `child` under `parent`, journalled, and give it the
 /// parent's CPUs and memory nodes (a v1 cpuset starts empty; v2 needs the
-/// controller enabled in the parent).
+/// controller enabled in the parent). Undoing it moves whatever is left in
+/// it — tasks born inside, which no move recorded — to `return_to`, the
+/// cgroup the command would have been in without ecosched.
 fn make_child(
     journal: &mut Journal,
     mount: &CpusetMount,
     parent: &str,
     child: &str,
+    return_to: &str,
 ) -> Result<(), LinuxError> {
     let root = journal.root().clone();
     if mount.version == Version::V2 {
@@ -227,7 +230,7 @@ fn make_child(
     }
     journal.record(Change::CgroupCreated {
         dir: child.to_string(),
-        parent: parent.to_string(),
+        parent: return_to.to_string(),
         members: mount.members().to_string(),
     })?;
     root.create_dir(child, NEEDS)?;

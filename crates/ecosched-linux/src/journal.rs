@@ -56,7 +56,7 @@ pub enum Change {
         before: String,
     },
     /// A cgroup directory was created; undo moves what is left in it to
-    /// `parent` and removes it.
+    /// `parent` (the cgroup its tasks would otherwise be in) and removes it.
     CgroupCreated {
         /// The new cgroup.
         dir: String,
@@ -277,6 +277,15 @@ fn undo_one(root: &FsRoot, change: &Change) -> Result<bool, LinuxError> {
                     Err(LinuxError::Io { .. }) if !root.exists(&format!("proc/{tid}")) => {}
                     Err(e) => return Err(e),
                 }
+            }
+            // Another run's cgroup inside (a concurrent ecosched sharing the
+            // top-level one): leave it to that run.
+            let nested = std::fs::read_dir(root.path(dir))
+                .map_err(|e| LinuxError::from_io(&root.path(dir), e, "root"))?
+                .filter_map(Result::ok)
+                .any(|e| e.file_type().is_ok_and(|t| t.is_dir()));
+            if nested {
+                return Ok(false);
             }
             root.remove_dir(dir, "root")?;
         }

@@ -27,8 +27,10 @@
 mod common;
 
 use common::{compare, parse_console, parse_xml, Aspect};
+use ecosched_linux::cpufreq::writes_for;
 use ecosched_linux::topology;
 use ecosched_linux::FsRoot;
+use ecosched_model::{FreqSetting, Governor};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -248,4 +250,65 @@ fn every_recorded_machine_agrees_with_hwloc() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// Unpack one recorded machine by tarball name.
+fn recorded(name: &str, tmp: &Path) -> FsRoot {
+    let into = tmp.join(name);
+    std::fs::create_dir_all(&into).unwrap();
+    FsRoot::recorded(unpack(&fixtures_dir().join(format!("{name}.tar.bz2")), &into))
+}
+
+#[test]
+fn hybrid_laptop_has_intel_pstate_policies_and_cppc() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = recorded("20em64t-hybrid-1p6c2t+2ca4co1t", tmp.path());
+    let found = topology::discover(&root).unwrap();
+    let t = &found.topology;
+    // intel_pstate: one policy per CPU, a continuous range, no userspace.
+    assert_eq!(t.freq_domains.len(), 20);
+    let p0 = &found.cpufreq[0];
+    assert!(p0.available_khz.is_empty() && !p0.governors.iter().any(|g| g == "userspace"));
+    let khz: Vec<u64> = t.freq_domains[0].pstates.iter().map(|p| p.freq_khz).collect();
+    assert_eq!(khz, [400_000, 5_000_000]);
+    // TurboBoost Max 3.0: the E-core CPU 12 tops out lower, as CPPC says too.
+    assert_eq!(t.freq_domains[12].max_khz(), 3_900_000);
+    assert_eq!(found.cppc[&ecosched_model::CpuId(0)].highest_perf, Some(64));
+    assert_eq!(found.cppc[&ecosched_model::CpuId(12)].highest_perf, Some(39));
+    assert!(found.capacity.is_empty());
+    let writes = writes_for(p0, &FreqSetting::Fixed { freq_khz: 1_900_000 }).unwrap();
+    let files: Vec<(&str, &str)> = writes
+        .iter()
+        .map(|w| (w.path.rsplit('/').next().unwrap(), w.value.as_str()))
+        .collect();
+    assert_eq!(
+        files,
+        [
+            ("scaling_min_freq", "400000"),
+            ("scaling_max_freq", "1900000"),
+            ("scaling_min_freq", "1900000")
+        ]
+    );
+    assert!(writes[0].path.starts_with("sys/devices/system/cpu/cpufreq/policy0/"));
+    let err = writes_for(p0, &FreqSetting::Governor(Governor::Ondemand)).unwrap_err().to_string();
+    assert!(err.contains("policy0") && err.contains("performance powersave"), "{err}");
+}
+
+#[test]
+fn old_arm_kernel_lists_shared_policy_cpus_with_spaces() {
+    let tmp = tempfile::tempdir().unwrap();
+    let found = topology::discover(&recorded("2arm-2c", tmp.path())).unwrap();
+    assert_eq!(found.topology.freq_domains.len(), 1);
+    assert_eq!(found.topology.freq_domains[0].cpus.to_list(), "0-1");
+    let khz: Vec<u64> = found.topology.freq_domains[0].pstates.iter().map(|p| p.freq_khz).collect();
+    assert_eq!(khz, [400_000, 800_000]);
+}
+
+#[test]
+fn a_machine_without_cpufreq_has_no_frequency_domains() {
+    let tmp = tempfile::tempdir().unwrap();
+    let found = topology::discover(&recorded("16amd64-8n2c", tmp.path())).unwrap();
+    assert!(found.topology.freq_domains.is_empty() && found.cpufreq.is_empty());
+    assert_eq!(found.numa_distances.len(), 8);
+    assert_eq!(found.numa_distances[0][0], 10);
 }

@@ -232,7 +232,7 @@ fn power_readings_are_integrated_between_samples() {
     assert_eq!(meter.meter(), Meter::System);
     let d = meter.describe();
     assert!(
-        d.starts_with("measured: system only, hwmon power_meter power1_average (no package meter: no RAPL (sys/class/powercap absent), no hwmon power/energy sensor"),
+        d.starts_with("measured: system only, hwmon power_meter power1_average (no package meter: no RAPL (sys/class/powercap absent), no hwmon package sensor (3 device(s) checked)"),
         "{d}"
     );
     // 187 W at open, 213 W now: the trapezoid over 0.5 s.
@@ -289,6 +289,57 @@ fn a_malformed_counter_fails_open_with_its_path() {
     let err = PowerMeter::open(&root, &topology(8)).unwrap_err();
     assert!(matches!(err, LinuxError::Parse { .. }), "{err}");
     assert!(err.to_string().contains("intel-rapl:1/energy_uj"), "{err}");
+}
+
+/// The refusal an unprivileged user gets on `energy_uj` (mode 0400 since
+/// Linux 5.10) must surface as a permission error naming root.
+fn expect_refusal(fixture_dir: &Path) {
+    let err = PowerMeter::open(&FsRoot::recorded(fixture_dir), &topology(8)).unwrap_err();
+    match &err {
+        LinuxError::Permission { path, capability } => {
+            assert!(path.ends_with("intel-rapl:0/energy_uj"), "{err}");
+            assert!(capability.starts_with("root"), "{err}");
+        }
+        other => panic!("expected a permission error, got {other}"),
+    }
+}
+
+/// Run by [`rapl_refusal_is_an_error_naming_root_not_an_estimate`] as
+/// `nobody` on the tree named by `POWER_FIXTURE`.
+#[test]
+#[ignore = "run as an unprivileged user by rapl_refusal_is_an_error_naming_root_not_an_estimate"]
+fn rapl_refusal_child() {
+    assert!(!nix::unistd::geteuid().is_root(), "must run unprivileged");
+    expect_refusal(Path::new(&std::env::var("POWER_FIXTURE").unwrap()));
+}
+
+#[test]
+fn rapl_refusal_is_an_error_naming_root_not_an_estimate() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let (dir, _) = scratch("power-thinkpad-t480-i7-8650u");
+    let counter = dir.path().join(PKG0);
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    if !nix::unistd::geteuid().is_root() {
+        std::fs::set_permissions(&counter, std::fs::Permissions::from_mode(0o000)).unwrap();
+        expect_refusal(dir.path());
+        return;
+    }
+    // Root reads anything: ask again as `nobody`, as the kernel's 0400 intends.
+    std::fs::set_permissions(&counter, std::fs::Permissions::from_mode(0o400)).unwrap();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "rapl_refusal_child", "--ignored"])
+        .env("POWER_FIXTURE", dir.path())
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// This VM has neither powercap nor hwmon: the meter estimates and says

@@ -39,6 +39,9 @@ pub enum Command {
     /// Undo what an ecosched run killed with SIGKILL left behind (affinity,
     /// cpusets, cpufreq settings, stopped tasks).
     Restore(RestoreArgs),
+    /// Show this machine's (or a recorded machine's) topology: packages,
+    /// caches, cores, NUMA nodes, frequency domains, the allowed CPUs.
+    Topology(TopologyArgs),
 }
 
 /// `ecosched run`.
@@ -70,6 +73,18 @@ pub struct RunArgs {
     /// The command and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<String>,
+}
+
+/// `ecosched topology`.
+#[derive(Debug, Args)]
+pub struct TopologyArgs {
+    /// A recorded machine: a directory holding `sys/` and `proc/` (as
+    /// hwloc-gather-topology makes). Default: this machine.
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<std::path::PathBuf>,
+    /// Print JSON (CPU sets as Linux cpulists).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `ecosched restore`.

@@ -3,6 +3,7 @@
 //! stdout; printing and exit codes are `main`'s.
 
 use crate::linux_commands;
+use crate::topology_view;
 use crate::cli::{BenchCommand, Cli, Command, CompareArgs, ListArgs, SimArgs};
 use crate::output::{self, PolicyEntry, ScenarioEntry, ValidateReport};
 use crate::progress::{self, Progress};
@@ -48,6 +49,7 @@ pub fn run(cli: &Cli) -> Result<Outcome> {
         Command::Bench(BenchCommand::Observe(a)) => linux_commands::bench_observe(a),
         Command::Run(a) => linux_commands::run(a),
         Command::Restore(a) => linux_commands::restore(a),
+        Command::Topology(a) => topology_view::run(a),
     }
 }
 

@@ -16,6 +16,7 @@ mod output;
 mod progress;
 mod settings;
 mod table;
+mod topology_view;
 
 use clap::Parser;
 use ecosched_engine::EngineError;

@@ -286,7 +286,8 @@ impl PowerMeter {
         };
         let mut system_desc = (!system.is_empty()).then(|| rapl_names(&system));
         let rapl_why = rapl_absence(root, &zones);
-        let mut hwmon_why = String::new();
+        // Why hwmon offers no package figure, and no figure at all.
+        let mut hwmon_why = (String::new(), String::new());
         if package.is_empty() || system.is_empty() {
             let found = hwmon::discover(root)?;
             if package.is_empty() {
@@ -303,27 +304,33 @@ impl PowerMeter {
                     system_desc = Some(desc);
                 }
             }
-            hwmon_why = hwmon_absence(root, &found, "power/energy");
+            hwmon_why = (
+                hwmon_absence(root, &found, "package"),
+                hwmon_absence(root, &found, "power/energy"),
+            );
         }
+        let (hwmon_no_package, hwmon_none) = hwmon_why;
         let (estimator, description) = match (package_desc, system_desc) {
             (Some(p), Some(s)) => (None, format!("measured: {p}; system: {s}")),
             (Some(p), None) => (None, format!("measured: {p}")),
             (None, Some(s)) => (
                 None,
-                format!("measured: system only, {s} (no package meter: {rapl_why}, {hwmon_why})"),
+                format!(
+                    "measured: system only, {s} (no package meter: {rapl_why}, {hwmon_no_package})"
+                ),
             ),
             (None, None) => {
                 let Some(est) = Estimator::new(topology, params) else {
                     return Err(LinuxError::Absent {
                         path: root.path(powercap::POWERCAP_DIR),
                         what: format!(
-                            "power meter: {rapl_why}, {hwmon_why}, and no estimate \
+                            "power meter: {rapl_why}, {hwmon_none}, and no estimate \
                              (no online CPU in the topology, or invalid estimate parameters)"
                         ),
                     });
                 };
                 let d = format!(
-                    "estimated from utilisation and P-states: {rapl_why}, {hwmon_why}; {}",
+                    "estimated from utilisation and P-states: {rapl_why}, {hwmon_none}; {}",
                     est.assumptions()
                 );
                 (Some(est), d)

@@ -1,0 +1,200 @@
+//! `ecosched run` and `ecosched restore` on this machine, for real: real
+//! child processes (`stress-ng`, installed by `.ci/run`), real affinity and
+//! cpuset cgroups, a real SIGKILL. They need root (cgroups) and at least two
+//! online CPUs, as CI has.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> Command {
+    Command::new(assert_cmd::cargo::cargo_bin("ecosched"))
+}
+
+fn allowed_list(pid: u32) -> Option<String> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .map(|v| v.trim().to_string())
+}
+
+/// Every descendant of `pid` (by walking `/proc/*/stat` parent links).
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut parent_of = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(p) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+            continue;
+        };
+        let after = &stat[stat.rfind(')').unwrap() + 2..];
+        let ppid: u32 = after.split(' ').nth(1).unwrap().parse().unwrap();
+        parent_of.push((p, ppid));
+    }
+    let mut out = vec![];
+    let mut frontier = vec![pid];
+    while let Some(p) = frontier.pop() {
+        for &(c, pp) in &parent_of {
+            if pp == p {
+                out.push(c);
+                frontier.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// Wait until `f` holds, or fail after `secs` saying what was awaited.
+fn wait_for(secs: u64, what: &str, mut f: impl FnMut() -> bool) {
+    let until = Instant::now() + Duration::from_secs(secs);
+    while !f() {
+        assert!(Instant::now() < until, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn start_pinned_run(state: &Path, seconds: u32) -> Child {
+    bin()
+        .args(["run", "--policy", "static", "--param", "cpus=0", "--state-dir"])
+        .arg(state)
+        .args(["--", "stress-ng", "--cpu", "2", "-t"])
+        .arg(seconds.to_string())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// The stress-ng workers (grandchildren of ecosched), once both exist.
+fn workers(ecosched: u32) -> Vec<u32> {
+    let mut found = vec![];
+    wait_for(20, "stress-ng's two workers", || {
+        found = descendants(ecosched);
+        found.len() >= 3
+    });
+    found
+}
+
+#[test]
+fn a_pinning_policy_confines_every_process_of_the_command_and_the_summary_follows() {
+    let original = allowed_list(std::process::id()).unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let child = start_pinned_run(state.path(), 3);
+    let pids = workers(child.id());
+    for &p in &pids {
+        wait_for(10, "the pin to show in Cpus_allowed_list", || {
+            allowed_list(p).as_deref().map_or(true, |l| l == "0")
+        });
+    }
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    for needle in ["wall time (s)", "CPU time (s)", "energy (J)", "stress-ng-cpu:"] {
+        assert!(stdout.contains(needle), "summary lacks {needle:?}:\n{stdout}");
+    }
+    assert!(stdout.contains("ESTIMATED") || stdout.contains("measured"), "{stdout}");
+    assert!(
+        stderr.contains("frequency control unavailable") || Path::new("/sys/devices/system/cpu/cpufreq/policy0").exists(),
+        "the run says frequency control is missing:\n{stderr}"
+    );
+    assert_eq!(allowed_list(std::process::id()).unwrap(), original);
+    assert_eq!(std::fs::read_dir(state.path()).unwrap().count(), 0, "journal and hint file removed");
+}
+
+#[test]
+fn run_exits_with_the_commands_status_and_json_uses_the_sim_field_names() {
+    let state = tempfile::tempdir().unwrap();
+    let out = bin()
+        .args(["run", "--policy", "performance", "--json", "--interval-ms", "50", "--state-dir"])
+        .arg(state.path())
+        .args(["--", "sh", "-c", "sleep 0.3; exit 7"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(7), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for key in [
+        "policy", "machine", "makespan_s", "energy_j", "avg_power_w", "edp_js", "instructions",
+        "migrations", "energy_meter", "tasks", "wall_s", "cpu_s", "energy_source", "exit_code",
+    ] {
+        assert!(v.get(key).is_some(), "run --json lacks {key}: {v}");
+    }
+    assert_eq!(v["exit_code"], 7);
+    assert!(v["wall_s"].as_f64().unwrap() >= 0.3);
+}
+
+#[test]
+fn a_policy_the_machine_cannot_serve_is_refused_before_the_command_starts() {
+    let state = tempfile::tempdir().unwrap();
+    let marker = state.path().join("started");
+    let out = bin()
+        .args(["run", "--policy", "fixed", "--param", "freq_mhz=1600", "--state-dir"])
+        .arg(state.path())
+        .arg("--")
+        .arg("touch")
+        .arg(&marker)
+        .output()
+        .unwrap();
+    if Path::new("/sys/devices/system/cpu/cpufreq").read_dir().is_ok_and(|mut d| d.next().is_some()) {
+        return; // A machine with cpufreq can serve it; nothing to check here.
+    }
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("frequency control"), "{stderr}");
+    assert!(!marker.exists(), "the command must not have run");
+}
+
+#[test]
+fn after_sigkill_restore_puts_every_affinity_and_cpuset_back() {
+    let state = tempfile::tempdir().unwrap();
+    let mut child = start_pinned_run(state.path(), 30);
+    let pids = workers(child.id());
+    for &p in &pids {
+        wait_for(10, "the pin", || allowed_list(p).as_deref().map_or(true, |l| l == "0"));
+    }
+    let cgroups: Vec<String> = pids
+        .iter()
+        .filter_map(|p| std::fs::read_to_string(format!("/proc/{p}/cpuset")).ok())
+        .collect();
+    assert!(cgroups.iter().all(|c| c.contains("/ecosched/run-")), "{cgroups:?}");
+
+    child.kill().unwrap(); // SIGKILL: no chance to undo anything.
+    child.wait().unwrap();
+    let journals = std::fs::read_dir(state.path()).unwrap().count();
+    assert!(journals >= 1, "the journal survives SIGKILL");
+
+    let out = bin().args(["restore", "--state-dir"]).arg(state.path()).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    for p in &pids {
+        if let Some(list) = allowed_list(*p) {
+            assert_eq!(list, online.trim(), "process {p} still confined after restore:\n{text}");
+            let cg = std::fs::read_to_string(format!("/proc/{p}/cpuset")).unwrap();
+            assert!(!cg.contains("ecosched"), "process {p} still in {cg}");
+        }
+    }
+    let run_dir = format!("run-{}", child.id());
+    let leftover: Vec<String> = run_cgroup_dirs().into_iter().filter(|d| d.ends_with(&run_dir)).collect();
+    assert!(leftover.is_empty(), "cgroups left behind: {leftover:?}");
+    for p in pids {
+        let _ = Command::new("kill").arg(p.to_string()).status();
+    }
+    let again = bin().args(["restore", "--state-dir"]).arg(state.path()).output().unwrap();
+    assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to restore"));
+}
+
+/// `run-*` cgroups under an `ecosched` cpuset cgroup.
+fn run_cgroup_dirs() -> Vec<String> {
+    ["/sys/fs/cgroup/cpuset/ecosched", "/sys/fs/cgroup/ecosched"]
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flat_map(|d| d.flatten())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("run-"))
+        .map(|e| e.path().display().to_string())
+        .collect()
+}
