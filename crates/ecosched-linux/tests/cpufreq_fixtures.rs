@@ -47,7 +47,9 @@ fn acpi_cpufreq_gives_one_domain_per_core_with_both_pstates() {
         assert!(policy.has_setspeed);
     }
     assert_eq!(t.package_count(), 2);
-    assert!(found.machine_name.starts_with("Intel(R) Xeon(R) CPU E5345 @ 2.33GHz (2 packages, 8 cores"));
+    assert!(found
+        .machine_name
+        .starts_with("Intel(R) Xeon(R) CPU E5345 @ 2.33GHz (2 packages, 8 cores"));
     assert_eq!(found.allowed.to_list(), "0-7");
 }
 
@@ -63,13 +65,20 @@ fn planned_writes_carry_out_fixed_and_governor_settings() {
         }
         cpufreq::read_policy(&root, &policy.dir, None).unwrap()
     };
-    let after = apply(FreqSetting::Fixed { freq_khz: 2_000_000 });
+    let after = apply(FreqSetting::Fixed {
+        freq_khz: 2_000_000,
+    });
     assert_eq!(after.governor.as_deref(), Some("userspace"));
-    let speed = root.read(&format!("{}/scaling_setspeed", policy.dir), "setspeed").unwrap();
+    let speed = root
+        .read(&format!("{}/scaling_setspeed", policy.dir), "setspeed")
+        .unwrap();
     assert_eq!(speed, "2000000");
     let after = apply(FreqSetting::Governor(Governor::Performance));
     assert_eq!(after.governor.as_deref(), Some("performance"));
-    assert_eq!((after.min_khz, after.max_khz), (Some(2_000_000), Some(2_333_000)));
+    assert_eq!(
+        (after.min_khz, after.max_khz),
+        (Some(2_000_000), Some(2_333_000))
+    );
     // The other policies were not touched.
     let other = cpufreq::read_policy(&root, "sys/devices/system/cpu/cpu2/cpufreq", None).unwrap();
     assert_eq!(other.governor.as_deref(), Some("ondemand"));
@@ -84,8 +93,20 @@ fn a_recorded_tree_refuses_the_writes_and_bad_settings_name_the_policy() {
         root.write(&w.path, &w.value, "root"),
         Err(ecosched_linux::LinuxError::ReadOnly { .. })
     ));
-    let err = writes_for(policy, &FreqSetting::Governor(Governor::Schedutil)).unwrap_err().to_string();
-    assert!(err.contains("cpu0/cpufreq") && err.contains("conservative ondemand userspace"), "{err}");
-    let err = writes_for(policy, &FreqSetting::Fixed { freq_khz: 2_600_000 }).unwrap_err().to_string();
+    let err = writes_for(policy, &FreqSetting::Governor(Governor::Schedutil))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("cpu0/cpufreq") && err.contains("conservative ondemand userspace"),
+        "{err}"
+    );
+    let err = writes_for(
+        policy,
+        &FreqSetting::Fixed {
+            freq_khz: 2_600_000,
+        },
+    )
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("2000000 2333000"), "{err}");
 }

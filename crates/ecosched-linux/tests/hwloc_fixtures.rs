@@ -108,12 +108,19 @@ fn wanted(rel: &[String]) -> bool {
         ["sys", "fs", ..] => true,
         ["sys", "devices", "system", "cpu"] | ["sys", "devices", "system", "node"] => true,
         ["sys", "devices", "system", "cpu", "cpufreq", ..] => true,
-        ["sys", "devices", "system", "cpu", leaf] => !leaf.starts_with("cpu") || leaf[3..].parse::<u32>().is_ok(),
+        ["sys", "devices", "system", "cpu", leaf] => {
+            !leaf.starts_with("cpu") || leaf[3..].parse::<u32>().is_ok()
+        }
         ["sys", "devices", "system", "cpu", _, sub, ..] => {
-            matches!(*sub, "topology" | "cache" | "cpufreq" | "online" | "cpu_capacity" | "acpi_cppc")
+            matches!(
+                *sub,
+                "topology" | "cache" | "cpufreq" | "online" | "cpu_capacity" | "acpi_cppc"
+            )
         }
         ["sys", "devices", "system", "node", _] => true,
-        ["sys", "devices", "system", "node", _, leaf] => matches!(*leaf, "cpulist" | "cpumap" | "distance"),
+        ["sys", "devices", "system", "node", _, leaf] => {
+            matches!(*leaf, "cpulist" | "cpumap" | "distance")
+        }
         ["sys", ..] => false,
         _ => true,
     }
@@ -143,7 +150,12 @@ fn unpack(tarball: &Path, into: &Path) -> PathBuf {
         .map(|e| e.unwrap().path())
         .filter(|p| p.is_dir())
         .collect();
-    assert_eq!(tops.len(), 1, "{}: expected one top directory", tarball.display());
+    assert_eq!(
+        tops.len(),
+        1,
+        "{}: expected one top directory",
+        tarball.display()
+    );
     tops.into_iter().next().unwrap()
 }
 
@@ -178,7 +190,9 @@ fn read_spec(path: &Path) -> TestSpec {
 }
 
 fn excepted(spec: &TestSpec, aspect: Aspect) -> bool {
-    EXCEPTIONS.iter().any(|(n, a, _)| *n == spec.name && *a == aspect)
+    EXCEPTIONS
+        .iter()
+        .any(|(n, a, _)| *n == spec.name && *a == aspect)
 }
 
 #[test]
@@ -256,7 +270,10 @@ fn every_recorded_machine_agrees_with_hwloc() {
 fn recorded(name: &str, tmp: &Path) -> FsRoot {
     let into = tmp.join(name);
     std::fs::create_dir_all(&into).unwrap();
-    FsRoot::recorded(unpack(&fixtures_dir().join(format!("{name}.tar.bz2")), &into))
+    FsRoot::recorded(unpack(
+        &fixtures_dir().join(format!("{name}.tar.bz2")),
+        &into,
+    ))
 }
 
 #[test]
@@ -269,14 +286,27 @@ fn hybrid_laptop_has_intel_pstate_policies_and_cppc() {
     assert_eq!(t.freq_domains.len(), 20);
     let p0 = &found.cpufreq[0];
     assert!(p0.available_khz.is_empty() && !p0.governors.iter().any(|g| g == "userspace"));
-    let khz: Vec<u64> = t.freq_domains[0].pstates.iter().map(|p| p.freq_khz).collect();
+    let khz: Vec<u64> = t.freq_domains[0]
+        .pstates
+        .iter()
+        .map(|p| p.freq_khz)
+        .collect();
     assert_eq!(khz, [400_000, 5_000_000]);
     // TurboBoost Max 3.0: the E-core CPU 12 tops out lower, as CPPC says too.
     assert_eq!(t.freq_domains[12].max_khz(), 3_900_000);
     assert_eq!(found.cppc[&ecosched_model::CpuId(0)].highest_perf, Some(64));
-    assert_eq!(found.cppc[&ecosched_model::CpuId(12)].highest_perf, Some(39));
+    assert_eq!(
+        found.cppc[&ecosched_model::CpuId(12)].highest_perf,
+        Some(39)
+    );
     assert!(found.capacity.is_empty());
-    let writes = writes_for(p0, &FreqSetting::Fixed { freq_khz: 1_900_000 }).unwrap();
+    let writes = writes_for(
+        p0,
+        &FreqSetting::Fixed {
+            freq_khz: 1_900_000,
+        },
+    )
+    .unwrap();
     let files: Vec<(&str, &str)> = writes
         .iter()
         .map(|w| (w.path.rsplit('/').next().unwrap(), w.value.as_str()))
@@ -289,9 +319,16 @@ fn hybrid_laptop_has_intel_pstate_policies_and_cppc() {
             ("scaling_min_freq", "1900000")
         ]
     );
-    assert!(writes[0].path.starts_with("sys/devices/system/cpu/cpufreq/policy0/"));
-    let err = writes_for(p0, &FreqSetting::Governor(Governor::Ondemand)).unwrap_err().to_string();
-    assert!(err.contains("policy0") && err.contains("performance powersave"), "{err}");
+    assert!(writes[0]
+        .path
+        .starts_with("sys/devices/system/cpu/cpufreq/policy0/"));
+    let err = writes_for(p0, &FreqSetting::Governor(Governor::Ondemand))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("policy0") && err.contains("performance powersave"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -300,7 +337,11 @@ fn old_arm_kernel_lists_shared_policy_cpus_with_spaces() {
     let found = topology::discover(&recorded("2arm-2c", tmp.path())).unwrap();
     assert_eq!(found.topology.freq_domains.len(), 1);
     assert_eq!(found.topology.freq_domains[0].cpus.to_list(), "0-1");
-    let khz: Vec<u64> = found.topology.freq_domains[0].pstates.iter().map(|p| p.freq_khz).collect();
+    let khz: Vec<u64> = found.topology.freq_domains[0]
+        .pstates
+        .iter()
+        .map(|p| p.freq_khz)
+        .collect();
     assert_eq!(khz, [400_000, 800_000]);
 }
 

@@ -14,10 +14,19 @@ use std::process::Command;
 /// Run `hwloc-ls` with `args` and return its output; fail clearly when it
 /// is missing.
 fn hwloc_ls(args: &[&str]) -> String {
-    let out = Command::new("hwloc-ls").args(args).output().unwrap_or_else(|e| {
-        panic!("cannot run hwloc-ls ({e}); install Debian's hwloc package (apt-get install hwloc)")
-    });
-    assert!(out.status.success(), "hwloc-ls {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new("hwloc-ls")
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot run hwloc-ls ({e}); install Debian's hwloc package (apt-get install hwloc)"
+            )
+        });
+    assert!(
+        out.status.success(),
+        "hwloc-ls {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -28,12 +37,27 @@ fn this_machine_agrees_with_hwloc_ls() {
     // lstopo's defaults match our restriction to the allowed set.
     let xml = parse_xml(&hwloc_ls(&["--of", "xml", "-"]));
     let errs = compare("", &found, &xml, &|_| false);
-    assert!(errs.is_empty(), "hwloc-ls --of xml disagrees:\n{}", errs.join("\n"));
+    assert!(
+        errs.is_empty(),
+        "hwloc-ls --of xml disagrees:\n{}",
+        errs.join("\n")
+    );
     let text = parse_console(&hwloc_ls(&["-v", "--of", "console", "-"]));
     let errs = compare("", &found, &text, &|_| false);
-    assert!(errs.is_empty(), "hwloc-ls -v disagrees:\n{}", errs.join("\n"));
+    assert!(
+        errs.is_empty(),
+        "hwloc-ls -v disagrees:\n{}",
+        errs.join("\n")
+    );
     let pus = xml.objs.iter().filter(|o| o.kind == "PU").count();
-    assert_eq!(pus, found.topology.online_cpus().intersection(&found.allowed).len());
+    assert_eq!(
+        pus,
+        found
+            .topology
+            .online_cpus()
+            .intersection(&found.allowed)
+            .len()
+    );
     println!(
         "{}: {pus} PUs, {} caches agree with hwloc-ls",
         found.machine_name,

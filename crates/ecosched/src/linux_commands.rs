@@ -47,15 +47,20 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     let trace = match result {
         Ok(trace) => trace,
         Err(e) => {
-            let end = platform.finish(true);
-            let mut err = anyhow::Error::new(e).context(format!("managing {label:?}"));
-            if let Ok(end) = end {
-                err = err.context(format!(
-                    "the machine was restored ({} changes undone) and the command stopped",
+            // Nothing stays half-applied, and the command does not go on
+            // unmanaged behind the user's back.
+            match platform.finish(true) {
+                Ok(end) if end.restore.failed.is_empty() => eprintln!(
+                    "ecosched: the machine was restored ({} changes undone) and the command stopped",
                     end.restore.undone
-                ));
+                ),
+                Ok(end) => eprintln!(
+                    "ecosched: could not undo everything; run `ecosched restore` (journal {})",
+                    end.restore.journal.display()
+                ),
+                Err(f) => eprintln!("ecosched: stopping the command: {f}"),
             }
-            return Err(err);
+            return Err(anyhow::Error::new(e).context(format!("managing {label:?}")));
         }
     };
     let end = platform.finish(false).context("finishing the run")?;

@@ -39,8 +39,12 @@ pub fn run(args: &TopologyArgs) -> Result<Outcome> {
             FsRoot::recorded(dir)
         }
     };
-    let found = topology::discover(&root)
-        .with_context(|| format!("cannot discover the topology under {}", root.dir().display()))?;
+    let found = topology::discover(&root).with_context(|| {
+        format!(
+            "cannot discover the topology under {}",
+            root.dir().display()
+        )
+    })?;
     let text = if args.json {
         let mut s = serde_json::to_string_pretty(&TopologyJson::new(&found, &root))?;
         s.push('\n');
@@ -226,7 +230,12 @@ fn render_tree(found: &LinuxTopology, root: &FsRoot) -> String {
         format!("recorded at {}", root.dir().display())
     };
     let _ = writeln!(out, "Machine: {} [{source}]", found.machine_name);
-    let _ = writeln!(out, "  allowed CPUs: {} ({})", list_or_none(&found.allowed), found.allowed_source);
+    let _ = writeln!(
+        out,
+        "  allowed CPUs: {} ({})",
+        list_or_none(&found.allowed),
+        found.allowed_source
+    );
     if !found.offline.is_empty() {
         let _ = writeln!(out, "  offline CPUs: {}", found.offline);
     }
@@ -328,7 +337,10 @@ fn render_tree(found: &LinuxTopology, root: &FsRoot) -> String {
     }
 
     if t.freq_domains.is_empty() {
-        let _ = writeln!(out, "Frequency domains: none (no cpufreq; frequency control not offered)");
+        let _ = writeln!(
+            out,
+            "Frequency domains: none (no cpufreq; frequency control not offered)"
+        );
     } else {
         let _ = writeln!(out, "Frequency domains ({}):", t.freq_domains.len());
         for (i, (d, p)) in t.freq_domains.iter().zip(&found.cpufreq).enumerate() {
@@ -356,7 +368,10 @@ fn render_tree(found: &LinuxTopology, root: &FsRoot) -> String {
     if !found.cppc.is_empty() {
         let mut by_perf: BTreeMap<(Option<u64>, Option<u64>), CpuSet> = BTreeMap::new();
         for (cpu, c) in &found.cppc {
-            by_perf.entry((c.highest_perf, c.nominal_perf)).or_default().insert(*cpu);
+            by_perf
+                .entry((c.highest_perf, c.nominal_perf))
+                .or_default()
+                .insert(*cpu);
         }
         let _ = writeln!(out, "CPPC performance levels (highest/nominal):");
         for ((hi, nom), cpus) in by_perf.iter().rev() {

@@ -385,7 +385,18 @@ fn e5345_root() -> String {
 #[test]
 fn topology_json_of_a_recorded_machine() {
     let v = json(&["topology", "--root", &e5345_root(), "--json"]);
-    has_keys(&v, &["cpus", "caches", "numa_nodes", "frequency_domains", "allowed", "offline"], "topology");
+    has_keys(
+        &v,
+        &[
+            "cpus",
+            "caches",
+            "numa_nodes",
+            "frequency_domains",
+            "allowed",
+            "offline",
+        ],
+        "topology",
+    );
     let cpus = v["cpus"].as_array().unwrap();
     assert_eq!(cpus.len(), 8);
     for c in cpus {
@@ -401,7 +412,10 @@ fn topology_json_of_a_recorded_machine() {
     let doms = v["frequency_domains"].as_array().unwrap();
     assert_eq!(doms.len(), 8);
     assert_eq!(doms[5]["cpus"], "5");
-    assert_eq!(doms[5]["available_khz"], serde_json::json!([2_000_000, 2_333_000]));
+    assert_eq!(
+        doms[5]["available_khz"],
+        serde_json::json!([2_000_000, 2_333_000])
+    );
     assert_eq!(v["allowed"], "0-7");
 }
 
@@ -436,7 +450,11 @@ fn topology_of_this_machine_matches_sysfs_online() {
         has_keys(cache, &["level", "type", "size_kib", "cpus"], "cache");
         assert!(cache["cpus"].is_string(), "cpulist expected: {cache}");
     }
-    ecosched().arg("topology").assert().success().stdout(predicate::str::contains("Package 0"));
+    ecosched()
+        .arg("topology")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Package 0"));
 }
 
 #[test]

@@ -198,3 +198,24 @@ fn run_cgroup_dirs() -> Vec<String> {
         .map(|e| e.path().display().to_string())
         .collect()
 }
+
+#[test]
+fn without_root_the_error_names_what_is_needed_and_nothing_is_left() {
+    let state = tempfile::tempdir().unwrap();
+    // `nobody` may write the journal here, but not create cgroups.
+    std::fs::set_permissions(state.path(), std::os::unix::fs::PermissionsExt::from_mode(0o777))
+        .unwrap();
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(assert_cmd::cargo::cargo_bin("ecosched"))
+        .args(["run", "--policy", "static", "--param", "cpus=0", "--state-dir"])
+        .arg(state.path())
+        .args(["--", "sleep", "5"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("needs root (cgroup cpusets)"), "{stderr}");
+    assert!(stderr.contains("the machine was restored"), "{stderr}");
+    assert_eq!(std::fs::read_dir(state.path()).unwrap().count(), 0, "journal removed");
+}

@@ -145,8 +145,7 @@ pub fn parse_console(text: &str) -> Expected {
     }
     // A memory object's CPUs are its parent's: fill NUMA nodes afterwards.
     let mut stack: Vec<(usize, usize)> = Vec::new();
-    let mut idx = 0;
-    for line in text.lines() {
+    for (idx, line) in text.lines().enumerate() {
         if line.starts_with("depth ") {
             break;
         }
@@ -167,7 +166,6 @@ pub fn parse_console(text: &str) -> Expected {
             }
         }
         stack.push((depth, idx));
-        idx += 1;
     }
     for line in text.lines() {
         if let Some((_, mask)) = line.split_once("processors not represented in topology: ") {
@@ -263,7 +261,12 @@ fn kind_name(k: CacheKind) -> &'static str {
 
 /// Compare one machine under lstopo options `opts`; `excepted` names the
 /// aspects not to compare. Returns the disagreements.
-pub fn compare(opts: &str, found: &LinuxTopology, exp: &Expected, excepted: &dyn Fn(Aspect) -> bool) -> Vec<String> {
+pub fn compare(
+    opts: &str,
+    found: &LinuxTopology,
+    exp: &Expected,
+    excepted: &dyn Fn(Aspect) -> bool,
+) -> Vec<String> {
     let mut errs = Vec::new();
     let inclusion = opts.contains("--merge") || opts.contains("--filter");
     let disallowed = opts.contains("--disallowed");
@@ -466,7 +469,7 @@ pub fn compare(opts: &str, found: &LinuxTopology, exp: &Expected, excepted: &dyn
     let ours: BTreeSet<(u8, &str, CpuSet)> = topo
         .caches
         .iter()
-        .filter(|c| !no_caches && !(no_icaches && c.kind == CacheKind::Instruction))
+        .filter(|c| !(no_caches || no_icaches && c.kind == CacheKind::Instruction))
         .filter(|c| !excepted(Aspect::CacheLevel(c.level)))
         .map(|c| (c.level, kind_name(c.kind), c.cpus.intersection(&shown)))
         .filter(|(_, _, s)| !s.is_empty())
@@ -523,4 +526,3 @@ fn lists(sets: &BTreeSet<CpuSet>) -> String {
     let v: Vec<String> = sets.iter().map(CpuSet::to_list).collect();
     format!("[{}]", v.join(" "))
 }
-
