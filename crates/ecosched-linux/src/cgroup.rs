@@ -304,9 +304,18 @@ mod tests {
         // A systemd machine's unified hierarchy (cgroup v2 only), with the
         // kernel-made files a plain directory lacks written by hand.
         let (dir, _) = root_with(&[
-            ("proc/mounts", "cgroup2 /sys/fs/cgroup cgroup2 rw,nsdelegate 0 0\n"),
-            ("sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n"),
-            ("sys/fs/cgroup/user.slice/cgroup.subtree_control", "memory pids\n"),
+            (
+                "proc/mounts",
+                "cgroup2 /sys/fs/cgroup cgroup2 rw,nsdelegate 0 0\n",
+            ),
+            (
+                "sys/fs/cgroup/cgroup.controllers",
+                "cpuset cpu io memory pids\n",
+            ),
+            (
+                "sys/fs/cgroup/user.slice/cgroup.subtree_control",
+                "memory pids\n",
+            ),
             ("proc/self/cgroup", "0::/user.slice\n"),
             ("proc/4242/cgroup", "0::/user.slice\n"),
         ]);
@@ -321,12 +330,23 @@ mod tests {
         std::fs::write(dir.path().join(group).join("cgroup.subtree_control"), "").unwrap();
         let cpuset = ManagedCpuset::create(&mut journal, mount, "ecosched").unwrap();
         assert_eq!(cpuset.dir(), format!("{group}/run-{}", std::process::id()));
-        cpuset.set_cpus(&mut journal, &CpuSet::parse_list("2-3").unwrap()).unwrap();
         cpuset
-            .attach(&mut journal, TaskId { pid: 4242, start_ticks: 77 })
+            .set_cpus(&mut journal, &CpuSet::parse_list("2-3").unwrap())
+            .unwrap();
+        cpuset
+            .attach(
+                &mut journal,
+                TaskId {
+                    pid: 4242,
+                    start_ticks: 77,
+                },
+            )
             .unwrap();
         let read = |rel: &str| std::fs::read_to_string(dir.path().join(rel)).unwrap();
-        assert_eq!(read("sys/fs/cgroup/user.slice/cgroup.subtree_control"), "+cpuset");
+        assert_eq!(
+            read("sys/fs/cgroup/user.slice/cgroup.subtree_control"),
+            "+cpuset"
+        );
         assert_eq!(read(&format!("{}/cpuset.cpus", cpuset.dir())), "2-3");
         assert_eq!(read(&format!("{}/cgroup.procs", cpuset.dir())), "4242");
         let log = std::fs::read_to_string(journal.path()).unwrap();
@@ -337,10 +357,19 @@ mod tests {
             .collect();
         assert_eq!(
             kinds,
-            ["file", "cgroup_created", "file", "cgroup_created", "cgroup_moved"],
+            [
+                "file",
+                "cgroup_created",
+                "file",
+                "cgroup_created",
+                "cgroup_moved"
+            ],
             "each step journalled before it was made:\n{log}"
         );
-        assert!(log.contains("\"back_to\":\"sys/fs/cgroup/user.slice/cgroup.procs\""), "{log}");
+        assert!(
+            log.contains("\"back_to\":\"sys/fs/cgroup/user.slice/cgroup.procs\""),
+            "{log}"
+        );
     }
 
     #[test]

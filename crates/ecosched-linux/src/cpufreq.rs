@@ -117,7 +117,8 @@ impl CpufreqPolicy {
         })
     }
 
-    fn file(&self, name: &str) -> String {
+    /// The path of one of this policy's files, relative to the root.
+    pub fn file(&self, name: &str) -> String {
         format!("{}/{name}", self.dir)
     }
 }

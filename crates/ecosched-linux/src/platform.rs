@@ -17,7 +17,7 @@
 //! estimated and labelled so.
 
 use crate::cgroup::{CpusetMount, ManagedCpuset};
-use crate::cpufreq;
+use crate::cpufreq::{self, CpufreqPolicy};
 use crate::cpustat::CpuStat;
 use crate::error::LinuxError;
 use crate::fsroot::FsRoot;
@@ -31,7 +31,7 @@ use crate::topology::{discover, LinuxTopology};
 use crate::{affinity, gang};
 use ecosched_model::platform::check_plan;
 use ecosched_model::{
-    ApplyReport, Capabilities, Counters, GangAction, Meter, Plan, Platform, PlatformError,
+    ApplyReport, Capabilities, Counters, FreqSetting, GangAction, Meter, Plan, Platform, PlatformError,
     Snapshot, TaskId, TaskSample, TaskState, Topology,
 };
 use std::collections::{BTreeMap, BTreeSet};
@@ -141,7 +141,10 @@ impl LinuxPlatform {
     }
 
     /// [`LinuxPlatform::prepare`] with a chosen perf backend (tests use a fake).
-    pub fn prepare_with(options: &LinuxOptions, perf: Box<dyn PerfBackend>) -> Result<Self, LinuxError> {
+    pub fn prepare_with(
+        options: &LinuxOptions,
+        perf: Box<dyn PerfBackend>,
+    ) -> Result<Self, LinuxError> {
         let root = FsRoot::live();
         let machine = discover(&root)?;
         let topology = Arc::new(machine.topology.clone());
@@ -343,7 +346,13 @@ impl LinuxPlatform {
                 }
                 None => {
                     let counters = r.counters.clone();
-                    self.pending.insert(r.id, Pending { latest: r, counters });
+                    self.pending.insert(
+                        r.id,
+                        Pending {
+                            latest: r,
+                            counters,
+                        },
+                    );
                 }
             }
         }
@@ -351,7 +360,8 @@ impl LinuxPlatform {
         for (id, e) in observation.errors {
             // Not gone, but unreadable (permissions, a malformed file):
             // say so once and stop following it.
-            self.notices.push(format!("task {id} is no longer observed: {e}"));
+            self.notices
+                .push(format!("task {id} is no longer observed: {e}"));
             gone.insert(id);
         }
         self.tasks.retain(|t| !gone.contains(t));
@@ -417,6 +427,28 @@ impl LinuxPlatform {
     }
 }
 
+/// Carry out a plan's frequency settings through cpufreq, journalling every
+/// file before it is written. `policies` are index-aligned with the
+/// topology's frequency domains.
+pub fn apply_frequency(
+    journal: &mut Journal,
+    policies: &[CpufreqPolicy],
+    frequency: &BTreeMap<usize, FreqSetting>,
+) -> Result<(), LinuxError> {
+    for (&domain, setting) in frequency {
+        let Some(policy) = policies.get(domain) else {
+            return Err(LinuxError::Absent {
+                path: PathBuf::from("sys/devices/system/cpu/cpufreq"),
+                what: format!("a cpufreq policy for frequency domain {domain}"),
+            });
+        };
+        for write in cpufreq::writes_for(policy, setting)? {
+            journal.write_file(&write.path, &write.value, "root (cpufreq)")?;
+        }
+    }
+    Ok(())
+}
+
 impl Platform for LinuxPlatform {
     fn kind(&self) -> &'static str {
         "linux"
@@ -470,18 +502,8 @@ impl Platform for LinuxPlatform {
                 Err(e) => return Err(e.into()),
             }
         }
-        for (&domain, setting) in &plan.frequency {
-            let Some(policy) = self.machine.cpufreq.get(domain) else {
-                return Err(PlatformError::Unsupported(format!(
-                    "frequency domain {domain}: no cpufreq policy on this machine"
-                )));
-            };
-            for write in cpufreq::writes_for(policy, setting).map_err(platform_err)? {
-                self.journal
-                    .write_file(&write.path, &write.value, "root (cpufreq)")
-                    .map_err(platform_err)?;
-            }
-        }
+        apply_frequency(&mut self.journal, &self.machine.cpufreq, &plan.frequency)
+            .map_err(platform_err)?;
         for (&task, &action) in &plan.gang {
             match self.gang(task, action) {
                 Ok(()) => {}
@@ -513,7 +535,7 @@ impl Platform for LinuxPlatform {
         let interval_s = now.duration_since(self.last_observe).as_secs_f64();
         self.last_observe = now;
         let time_s = now.duration_since(self.started).as_secs_f64();
-        let host = self.reader.host().clone();
+        let host = *self.reader.host();
         let run_start = self.run_start_epoch_s;
         let started_s = |id: &TaskId| (host.start_epoch_s(id.start_ticks) - run_start).max(0.0);
         let name = |names: &BTreeMap<TaskId, String>, id: &TaskId| {
@@ -527,7 +549,11 @@ impl Platform for LinuxPlatform {
                 id,
                 name: name(&self.names, &id),
                 managed: true,
-                state: if gone { TaskState::Exited } else { p.latest.state },
+                state: if gone {
+                    TaskState::Exited
+                } else {
+                    p.latest.state
+                },
                 cpu: Some(p.latest.cpu),
                 allowed: p.latest.allowed.clone(),
                 nice: p.latest.nice,

@@ -312,7 +312,11 @@ impl Topology {
         }
         // No frequency domains means the machine exposes no frequency
         // control (a VM without cpufreq); offline CPUs may lack a policy.
-        for cpu in self.cpus.iter().filter(|c| c.online && !self.freq_domains.is_empty()) {
+        for cpu in self
+            .cpus
+            .iter()
+            .filter(|c| c.online && !self.freq_domains.is_empty())
+        {
             let ok = self
                 .freq_domains
                 .get(cpu.freq_domain)

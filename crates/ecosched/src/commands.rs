@@ -2,12 +2,12 @@
 //! result as JSON or as a human-readable table. Returns the text for
 //! stdout; printing and exit codes are `main`'s.
 
-use crate::linux_commands;
-use crate::topology_view;
 use crate::cli::{BenchCommand, Cli, Command, CompareArgs, ListArgs, SimArgs};
+use crate::linux_commands;
 use crate::output::{self, PolicyEntry, ScenarioEntry, ValidateReport};
 use crate::progress::{self, Progress};
 use crate::settings::{CompareSettings, SimSettings};
+use crate::topology_view;
 use anyhow::{Context, Result};
 use ecosched_engine::{bench, experiment, validate};
 use ecosched_policy::catalogue;

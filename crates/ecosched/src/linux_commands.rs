@@ -118,7 +118,10 @@ fn render_run(r: &RunReport) -> String {
         ("wall time (s)", num(r.wall_s)),
         ("CPU time (s)", opt(r.cpu_s)),
         ("energy (J)", format!("{} ({source})", opt(r.energy_j))),
-        ("avg power (W)", format!("{} ({source})", opt(r.avg_power_w))),
+        (
+            "avg power (W)",
+            format!("{} ({source})", opt(r.avg_power_w)),
+        ),
         ("power from", r.power_description.clone()),
         ("instructions", opt_count(r.instructions)),
         ("migrations", opt_count(r.migrations)),
@@ -219,10 +222,19 @@ pub fn bench_observe(args: &ObserveBenchArgs) -> Result<Outcome> {
     } else {
         let mut t = Table::plain(&[Align::Left, Align::Right]);
         t.row(["tasks observed".to_string(), count(cost.tasks as u64)]);
-        t.row(["one observation, wall (ms)".to_string(), num(cost.observe_ms)]);
+        t.row([
+            "one observation, wall (ms)".to_string(),
+            num(cost.observe_ms),
+        ]);
         t.row(["one observation, CPU (ms)".to_string(), num(cost.cpu_ms)]);
-        t.row(["share of one core at 1 Hz (%)".to_string(), num(cost.cpu_percent_at_1hz)]);
-        t.row(["perf software counters".to_string(), cost.software_counters.to_string()]);
+        t.row([
+            "share of one core at 1 Hz (%)".to_string(),
+            num(cost.cpu_percent_at_1hz),
+        ]);
+        t.row([
+            "perf software counters".to_string(),
+            cost.software_counters.to_string(),
+        ]);
         t.render()
     };
     Ok(Outcome::ok(stdout))

@@ -271,7 +271,10 @@ impl RunSettings {
         if args.parallelism == Some(0) {
             return Err(usage("--parallelism must be at least 1"));
         }
-        if args.cgroup_name.is_empty() || args.cgroup_name.contains('/') || args.cgroup_name.starts_with('.') {
+        if args.cgroup_name.is_empty()
+            || args.cgroup_name.contains('/')
+            || args.cgroup_name.starts_with('.')
+        {
             return Err(usage(format!(
                 "--cgroup-name {:?} must be a single directory name",
                 args.cgroup_name

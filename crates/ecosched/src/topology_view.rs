@@ -213,7 +213,7 @@ fn cache_label(level: u8, kind: CacheKind, size_kib: u64) -> String {
 }
 
 fn size_text(kib: u64) -> String {
-    if kib >= 1024 && kib % 1024 == 0 {
+    if kib >= 1024 && kib.is_multiple_of(1024) {
         format!("{} MiB", kib / 1024)
     } else {
         format!("{kib} KiB")

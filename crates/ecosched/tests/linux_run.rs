@@ -59,7 +59,14 @@ fn wait_for(secs: u64, what: &str, mut f: impl FnMut() -> bool) {
 
 fn start_pinned_run(state: &Path, seconds: u32) -> Child {
     bin()
-        .args(["run", "--policy", "static", "--param", "cpus=0", "--state-dir"])
+        .args([
+            "run",
+            "--policy",
+            "static",
+            "--param",
+            "cpus=0",
+            "--state-dir",
+        ])
         .arg(state)
         .args(["--", "stress-ng", "--cpu", "2", "-t"])
         .arg(seconds.to_string())
@@ -94,32 +101,73 @@ fn a_pinning_policy_confines_every_process_of_the_command_and_the_summary_follow
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
-    for needle in ["wall time (s)", "CPU time (s)", "energy (J)", "stress-ng-cpu:"] {
-        assert!(stdout.contains(needle), "summary lacks {needle:?}:\n{stdout}");
+    for needle in [
+        "wall time (s)",
+        "CPU time (s)",
+        "energy (J)",
+        "stress-ng-cpu:",
+    ] {
+        assert!(
+            stdout.contains(needle),
+            "summary lacks {needle:?}:\n{stdout}"
+        );
     }
-    assert!(stdout.contains("ESTIMATED") || stdout.contains("measured"), "{stdout}");
     assert!(
-        stderr.contains("frequency control unavailable") || Path::new("/sys/devices/system/cpu/cpufreq/policy0").exists(),
+        stdout.contains("ESTIMATED") || stdout.contains("measured"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("frequency control unavailable")
+            || Path::new("/sys/devices/system/cpu/cpufreq/policy0").exists(),
         "the run says frequency control is missing:\n{stderr}"
     );
     assert_eq!(allowed_list(std::process::id()).unwrap(), original);
-    assert_eq!(std::fs::read_dir(state.path()).unwrap().count(), 0, "journal and hint file removed");
+    assert_eq!(
+        std::fs::read_dir(state.path()).unwrap().count(),
+        0,
+        "journal and hint file removed"
+    );
 }
 
 #[test]
 fn run_exits_with_the_commands_status_and_json_uses_the_sim_field_names() {
     let state = tempfile::tempdir().unwrap();
     let out = bin()
-        .args(["run", "--policy", "performance", "--json", "--interval-ms", "50", "--state-dir"])
+        .args([
+            "run",
+            "--policy",
+            "performance",
+            "--json",
+            "--interval-ms",
+            "50",
+            "--state-dir",
+        ])
         .arg(state.path())
         .args(["--", "sh", "-c", "sleep 0.3; exit 7"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(7), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(7),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     for key in [
-        "policy", "machine", "makespan_s", "energy_j", "avg_power_w", "edp_js", "instructions",
-        "migrations", "energy_meter", "tasks", "wall_s", "cpu_s", "energy_source", "exit_code",
+        "policy",
+        "machine",
+        "makespan_s",
+        "energy_j",
+        "avg_power_w",
+        "edp_js",
+        "instructions",
+        "migrations",
+        "energy_meter",
+        "tasks",
+        "wall_s",
+        "cpu_s",
+        "energy_source",
+        "exit_code",
     ] {
         assert!(v.get(key).is_some(), "run --json lacks {key}: {v}");
     }
@@ -132,14 +180,24 @@ fn a_policy_the_machine_cannot_serve_is_refused_before_the_command_starts() {
     let state = tempfile::tempdir().unwrap();
     let marker = state.path().join("started");
     let out = bin()
-        .args(["run", "--policy", "fixed", "--param", "freq_mhz=1600", "--state-dir"])
+        .args([
+            "run",
+            "--policy",
+            "fixed",
+            "--param",
+            "freq_mhz=1600",
+            "--state-dir",
+        ])
         .arg(state.path())
         .arg("--")
         .arg("touch")
         .arg(&marker)
         .output()
         .unwrap();
-    if Path::new("/sys/devices/system/cpu/cpufreq").read_dir().is_ok_and(|mut d| d.next().is_some()) {
+    if Path::new("/sys/devices/system/cpu/cpufreq")
+        .read_dir()
+        .is_ok_and(|mut d| d.next().is_some())
+    {
         return; // A machine with cpufreq can serve it; nothing to check here.
     }
     assert_eq!(out.status.code(), Some(2));
@@ -154,37 +212,61 @@ fn after_sigkill_restore_puts_every_affinity_and_cpuset_back() {
     let mut child = start_pinned_run(state.path(), 30);
     let pids = workers(child.id());
     for &p in &pids {
-        wait_for(10, "the pin", || allowed_list(p).as_deref().map_or(true, |l| l == "0"));
+        wait_for(10, "the pin", || {
+            allowed_list(p).as_deref().map_or(true, |l| l == "0")
+        });
     }
     let cgroups: Vec<String> = pids
         .iter()
         .filter_map(|p| std::fs::read_to_string(format!("/proc/{p}/cpuset")).ok())
         .collect();
-    assert!(cgroups.iter().all(|c| c.contains("/ecosched/run-")), "{cgroups:?}");
+    assert!(
+        cgroups.iter().all(|c| c.contains("/ecosched/run-")),
+        "{cgroups:?}"
+    );
 
     child.kill().unwrap(); // SIGKILL: no chance to undo anything.
     child.wait().unwrap();
     let journals = std::fs::read_dir(state.path()).unwrap().count();
     assert!(journals >= 1, "the journal survives SIGKILL");
 
-    let out = bin().args(["restore", "--state-dir"]).arg(state.path()).output().unwrap();
+    let out = bin()
+        .args(["restore", "--state-dir"])
+        .arg(state.path())
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
     for p in &pids {
         if let Some(list) = allowed_list(*p) {
-            assert_eq!(list, online.trim(), "process {p} still confined after restore:\n{text}");
+            assert_eq!(
+                list,
+                online.trim(),
+                "process {p} still confined after restore:\n{text}"
+            );
             let cg = std::fs::read_to_string(format!("/proc/{p}/cpuset")).unwrap();
             assert!(!cg.contains("ecosched"), "process {p} still in {cg}");
         }
     }
     let run_dir = format!("run-{}", child.id());
-    let leftover: Vec<String> = run_cgroup_dirs().into_iter().filter(|d| d.ends_with(&run_dir)).collect();
+    let leftover: Vec<String> = run_cgroup_dirs()
+        .into_iter()
+        .filter(|d| d.ends_with(&run_dir))
+        .collect();
     assert!(leftover.is_empty(), "cgroups left behind: {leftover:?}");
     for p in pids {
         let _ = Command::new("kill").arg(p.to_string()).status();
     }
-    let again = bin().args(["restore", "--state-dir"]).arg(state.path()).output().unwrap();
+    let again = bin()
+        .args(["restore", "--state-dir"])
+        .arg(state.path())
+        .output()
+        .unwrap();
     assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to restore"));
 }
 
@@ -203,12 +285,22 @@ fn run_cgroup_dirs() -> Vec<String> {
 fn without_root_the_error_names_what_is_needed_and_nothing_is_left() {
     let state = tempfile::tempdir().unwrap();
     // `nobody` may write the journal here, but not create cgroups.
-    std::fs::set_permissions(state.path(), std::os::unix::fs::PermissionsExt::from_mode(0o777))
-        .unwrap();
+    std::fs::set_permissions(
+        state.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
     let out = Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
         .arg(assert_cmd::cargo::cargo_bin("ecosched"))
-        .args(["run", "--policy", "static", "--param", "cpus=0", "--state-dir"])
+        .args([
+            "run",
+            "--policy",
+            "static",
+            "--param",
+            "cpus=0",
+            "--state-dir",
+        ])
         .arg(state.path())
         .args(["--", "sleep", "5"])
         .output()
@@ -217,5 +309,9 @@ fn without_root_the_error_names_what_is_needed_and_nothing_is_left() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("needs root (cgroup cpusets)"), "{stderr}");
     assert!(stderr.contains("the machine was restored"), "{stderr}");
-    assert_eq!(std::fs::read_dir(state.path()).unwrap().count(), 0, "journal removed");
+    assert_eq!(
+        std::fs::read_dir(state.path()).unwrap().count(),
+        0,
+        "journal removed"
+    );
 }

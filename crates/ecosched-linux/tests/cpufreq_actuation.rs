@@ -1,0 +1,98 @@
+//! Frequency plans carried out on a recorded cpufreq tree (this VM has no
+//! cpufreq): the files a plan writes, journalled first, and all of them put
+//! back by undo. Uses the hand-written Xeon E5345 / acpi-cpufreq tree in
+//! `tests/data/cpufreq-acpi-xeon-e5345`, copied to a writable directory.
+
+#![allow(clippy::unwrap_used)]
+
+use ecosched_linux::journal::Journal;
+use ecosched_linux::platform::apply_frequency;
+use ecosched_linux::topology::discover;
+use ecosched_linux::FsRoot;
+use ecosched_model::{FreqSetting, Governor};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// Every file under `dir`, with its contents.
+fn snapshot(dir: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().display().to_string();
+                out.insert(rel, std::fs::read_to_string(&p).unwrap_or_default());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn fixed_and_governor_settings_are_written_journalled_and_undone() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/cpufreq-acpi-xeon-e5345");
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&src, dir.path());
+    let machine = discover(&FsRoot::recorded(dir.path())).unwrap();
+    assert!(machine.cpufreq.len() >= 2, "{:?}", machine.cpufreq);
+    let before = snapshot(dir.path());
+
+    let state = tempfile::tempdir().unwrap();
+    let mut journal = Journal::create(state.path(), FsRoot::writable_fixture(dir.path())).unwrap();
+    let low = machine.topology.freq_domains[0].min_khz();
+    let plan = BTreeMap::from([
+        (0, FreqSetting::Fixed { freq_khz: low }),
+        (1, FreqSetting::Governor(Governor::Performance)),
+    ]);
+    apply_frequency(&mut journal, &machine.cpufreq, &plan).unwrap();
+
+    let p0 = &machine.cpufreq[0];
+    let p1 = &machine.cpufreq[1];
+    let read = |rel: String| std::fs::read_to_string(dir.path().join(rel)).unwrap();
+    assert_eq!(read(p0.file("scaling_governor")).trim(), "userspace");
+    assert_eq!(read(p0.file("scaling_setspeed")).trim(), low.to_string());
+    assert_eq!(read(p1.file("scaling_governor")).trim(), "performance");
+    let log = std::fs::read_to_string(journal.path()).unwrap();
+    assert!(log.contains(&p0.file("scaling_setspeed")), "journalled first:\n{log}");
+
+    let report = journal.undo();
+    assert!(report.failed.is_empty(), "{report:?}");
+    let after = snapshot(dir.path());
+    let changed: Vec<&String> = before
+        .iter()
+        .filter(|(k, v)| after.get(*k).map(|a| a.trim()) != Some(v.trim()))
+        .map(|(k, _)| k)
+        .collect();
+    assert!(changed.is_empty(), "not put back: {changed:?}");
+}
+
+#[test]
+fn a_frequency_the_policy_cannot_hold_is_refused_before_anything_is_written() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/cpufreq-acpi-xeon-e5345");
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&src, dir.path());
+    let machine = discover(&FsRoot::recorded(dir.path())).unwrap();
+    let before = snapshot(dir.path());
+    let state = tempfile::tempdir().unwrap();
+    let mut journal = Journal::create(state.path(), FsRoot::writable_fixture(dir.path())).unwrap();
+    let plan = BTreeMap::from([(0, FreqSetting::Fixed { freq_khz: 1_234_000 })]);
+    let err = apply_frequency(&mut journal, &machine.cpufreq, &plan).unwrap_err().to_string();
+    assert!(err.contains("1234000") && err.contains("offers"), "{err}");
+    assert_eq!(snapshot(dir.path()), before);
+}
