@@ -31,8 +31,8 @@ use crate::topology::{discover, LinuxTopology};
 use crate::{affinity, gang};
 use ecosched_model::platform::check_plan;
 use ecosched_model::{
-    ApplyReport, Capabilities, Counters, FreqSetting, GangAction, Meter, Plan, Platform, PlatformError,
-    Snapshot, TaskId, TaskSample, TaskState, Topology,
+    ApplyReport, Capabilities, Counters, FreqSetting, GangAction, Meter, Plan, Platform,
+    PlatformError, Snapshot, TaskId, TaskSample, TaskState, Topology,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;

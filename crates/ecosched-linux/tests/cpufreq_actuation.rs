@@ -69,7 +69,10 @@ fn fixed_and_governor_settings_are_written_journalled_and_undone() {
     assert_eq!(read(p0.file("scaling_setspeed")).trim(), low.to_string());
     assert_eq!(read(p1.file("scaling_governor")).trim(), "performance");
     let log = std::fs::read_to_string(journal.path()).unwrap();
-    assert!(log.contains(&p0.file("scaling_setspeed")), "journalled first:\n{log}");
+    assert!(
+        log.contains(&p0.file("scaling_setspeed")),
+        "journalled first:\n{log}"
+    );
 
     let report = journal.undo();
     assert!(report.failed.is_empty(), "{report:?}");
@@ -91,8 +94,15 @@ fn a_frequency_the_policy_cannot_hold_is_refused_before_anything_is_written() {
     let before = snapshot(dir.path());
     let state = tempfile::tempdir().unwrap();
     let mut journal = Journal::create(state.path(), FsRoot::writable_fixture(dir.path())).unwrap();
-    let plan = BTreeMap::from([(0, FreqSetting::Fixed { freq_khz: 1_234_000 })]);
-    let err = apply_frequency(&mut journal, &machine.cpufreq, &plan).unwrap_err().to_string();
+    let plan = BTreeMap::from([(
+        0,
+        FreqSetting::Fixed {
+            freq_khz: 1_234_000,
+        },
+    )]);
+    let err = apply_frequency(&mut journal, &machine.cpufreq, &plan)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("1234000") && err.contains("offers"), "{err}");
     assert_eq!(snapshot(dir.path()), before);
 }

@@ -35,25 +35,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// `.test` variants not checked, and why.
-const SKIPPED: &[(&str, &str)] = &[
-    (
-        "nvidiagpunumanodes-kept",
-        "HWLOC_KEEP_NVIDIA_GPU_NUMA_NODES only changes how hwloc shows GPU memory nodes (CPU-less); \
-         the same tarball is checked by nvidiagpunumanodes",
-    ),
-    (
-        "nvidia-dgx-gb10-nomidr",
-        "HWLOC_CPUKINDS=midr=0 only changes hwloc's CPU-kind ranking; the same tarball is checked by nvidia-dgx-gb10",
-    ),
-    (
-        "16amd64-8n2c-cpusets-xml",
-        "the same tarball and answer as 16amd64-8n2c-cpusets, exported as XML by hwloc; both forms are parsed by other tests",
-    ),
-    (
-        "16em64t-4s2c2t-xml",
-        "the same tarball and answer as 16em64t-4s2c2t, exported as XML by hwloc; both forms are parsed by other tests",
-    ),
-];
+const SKIPPED: &[(&str, &str)] = &[];
 
 /// Aspects of one machine that cannot agree, and exactly why.
 const EXCEPTIONS: &[(&str, Aspect, &str)] = &[

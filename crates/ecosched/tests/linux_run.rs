@@ -260,7 +260,7 @@ fn after_sigkill_restore_puts_every_affinity_and_cpuset_back() {
         .collect();
     assert!(leftover.is_empty(), "cgroups left behind: {leftover:?}");
     for p in pids {
-        let _ = Command::new("kill").arg(p.to_string()).status();
+        let _ = Command::new("kill").arg(p.to_string()).stderr(Stdio::null()).status();
     }
     let again = bin()
         .args(["restore", "--state-dir"])
@@ -314,4 +314,52 @@ fn without_root_the_error_names_what_is_needed_and_nothing_is_left() {
         0,
         "journal removed"
     );
+}
+
+#[test]
+fn sigterm_restores_the_machine_and_is_passed_on_to_the_command() {
+    let state = tempfile::tempdir().unwrap();
+    let child = bin()
+        .args([
+            "run",
+            "--policy",
+            "static",
+            "--param",
+            "cpus=0",
+            "--state-dir",
+        ])
+        .arg(state.path())
+        .args(["--", "sleep", "30"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut sleeper = vec![];
+    wait_for(20, "the command to start and be pinned", || {
+        sleeper = descendants(child.id());
+        sleeper.len() == 1 && allowed_list(sleeper[0]).as_deref() == Some("0")
+    });
+    let pid = child.id();
+    Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(128 + 15),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        allowed_list(sleeper[0]).is_none(),
+        "the command got SIGTERM too"
+    );
+    assert_eq!(
+        std::fs::read_dir(state.path()).unwrap().count(),
+        0,
+        "journal removed"
+    );
+    let run_dir = format!("run-{pid}");
+    assert!(run_cgroup_dirs().iter().all(|d| !d.ends_with(&run_dir)));
 }
