@@ -313,6 +313,9 @@ pub struct TaskReader {
     members: BTreeMap<u32, u64>,
     /// Thread group of each task seen by the last discovery.
     tgids: HashMap<TaskId, u32>,
+    /// The same, by (thread group, thread ID), so a discovery does not
+    /// re-read the start time of threads it already knows.
+    threads: HashMap<(u32, u32), TaskId>,
 }
 
 impl TaskReader {
@@ -345,6 +348,7 @@ impl TaskReader {
             tracked: HashMap::new(),
             members: BTreeMap::new(),
             tgids: HashMap::new(),
+            threads: HashMap::new(),
         }
     }
 
@@ -433,19 +437,16 @@ impl TaskReader {
 
         let mut tasks = Vec::new();
         let mut tgids = HashMap::new();
+        let mut threads = HashMap::new();
         for &pid in members.keys() {
             for name in self.root.list(&format!("proc/{pid}/task"))? {
                 let Ok(tid) = name.parse::<u32>() else {
                     continue;
                 };
                 // A thread already known keeps its start time; a recycled TID
-                // is caught by the start-time check when it is read.
-                let known = self
-                    .tgids
-                    .iter()
-                    .find(|(id, g)| id.pid == tid && **g == pid)
-                    .map(|(id, _)| *id);
-                let id = match known {
+                // is caught by the start-time check when it is read, which
+                // forgets it, so the next discovery reads it afresh.
+                let id = match self.threads.get(&(pid, tid)).copied() {
                     Some(id) => id,
                     None => match self.thread_start(pid, tid) {
                         Ok(start_ticks) => TaskId {
@@ -457,11 +458,13 @@ impl TaskReader {
                     },
                 };
                 tgids.insert(id, pid);
+                threads.insert((pid, tid), id);
                 tasks.push(id);
             }
         }
         self.members = members;
         self.tgids = tgids;
+        self.threads = threads;
         tasks.sort();
         Ok(tasks)
     }
@@ -542,6 +545,14 @@ impl TaskReader {
         Ok(tracked)
     }
 
+    /// Drop everything known about a task that exited or was replaced.
+    fn forget(&mut self, id: TaskId) {
+        self.tracked.remove(&id);
+        if let Some(tgid) = self.tgids.remove(&id) {
+            self.threads.remove(&(tgid, id.pid));
+        }
+    }
+
     fn read_one(&mut self, id: TaskId) -> Result<TaskReading, LinuxError> {
         if !self.tracked.contains_key(&id) {
             let t = self.track(id)?;
@@ -570,6 +581,7 @@ impl TaskReader {
         for id in dropped {
             if let Some(mut t) = self.tracked.remove(&id) {
                 if matches!(t.stat(id), Err(LinuxError::Gone { .. })) {
+                    self.forget(id);
                     out.gone.push(id);
                 }
             }
@@ -578,7 +590,7 @@ impl TaskReader {
             match self.read_one(id) {
                 Ok(r) => out.tasks.push(r),
                 Err(LinuxError::Gone { .. }) => {
-                    self.tracked.remove(&id);
+                    self.forget(id);
                     out.gone.push(id);
                 }
                 Err(e) => out.errors.push((id, e)),
@@ -699,6 +711,38 @@ mod tests {
             r.discover(100),
             Err(LinuxError::Gone { pid: 100 })
         ));
+    }
+
+    #[test]
+    fn a_recycled_thread_id_is_rediscovered_with_its_new_start() {
+        let dir = fixture();
+        let mut r = TaskReader::new(
+            FsRoot::recorded(dir.path()),
+            Box::new(FakePerf::new()),
+            host(),
+        );
+        let old = TaskId {
+            pid: 101,
+            start_ticks: 510,
+        };
+        assert!(r.discover(100).unwrap().contains(&old));
+        let stat = dir.path().join("proc/100/task/101/stat");
+        let text = std::fs::read_to_string(&stat).unwrap();
+        std::fs::write(&stat, text.replacen(" 510 ", " 520 ", 1)).unwrap();
+        assert!(
+            r.discover(100).unwrap().contains(&old),
+            "known threads are not re-read"
+        );
+        assert_eq!(r.read(&[old]).gone, vec![old]);
+        let ids = r.discover(100).unwrap();
+        assert!(
+            ids.contains(&TaskId {
+                pid: 101,
+                start_ticks: 520
+            }),
+            "{ids:?}"
+        );
+        assert!(!ids.contains(&old));
     }
 
     #[test]

@@ -94,7 +94,7 @@ fn a_pinning_policy_confines_every_process_of_the_command_and_the_summary_follow
     let pids = workers(child.id());
     for &p in &pids {
         wait_for(10, "the pin to show in Cpus_allowed_list", || {
-            allowed_list(p).as_deref().map_or(true, |l| l == "0")
+            allowed_list(p).is_none_or(|l| l == "0")
         });
     }
     let out = child.wait_with_output().unwrap();
@@ -212,9 +212,7 @@ fn after_sigkill_restore_puts_every_affinity_and_cpuset_back() {
     let mut child = start_pinned_run(state.path(), 30);
     let pids = workers(child.id());
     for &p in &pids {
-        wait_for(10, "the pin", || {
-            allowed_list(p).as_deref().map_or(true, |l| l == "0")
-        });
+        wait_for(10, "the pin", || allowed_list(p).is_none_or(|l| l == "0"));
     }
     let cgroups: Vec<String> = pids
         .iter()
@@ -260,7 +258,10 @@ fn after_sigkill_restore_puts_every_affinity_and_cpuset_back() {
         .collect();
     assert!(leftover.is_empty(), "cgroups left behind: {leftover:?}");
     for p in pids {
-        let _ = Command::new("kill").arg(p.to_string()).stderr(Stdio::null()).status();
+        let _ = Command::new("kill")
+            .arg(p.to_string())
+            .stderr(Stdio::null())
+            .status();
     }
     let again = bin()
         .args(["restore", "--state-dir"])

@@ -98,3 +98,58 @@ fn distance_matrix(
     }
     matrix
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn root(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (rel, text) in files {
+            let p = dir.path().join(NODE_DIR).join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn overlapping_nodes_are_dropped_with_their_distance_columns() {
+        let dir = root(&[
+            ("node0/cpulist", "0-3\n"),
+            ("node0/distance", "10 20 20\n"),
+            ("node1/cpulist", "0-3\n"),
+            ("node1/distance", "20 10 20\n"),
+            ("node2/cpulist", "\n"),
+            ("node2/distance", "20 20 10\n"),
+        ]);
+        let all = CpuSet::first_n(4);
+        let (nodes, dist) = read_numa(&FsRoot::recorded(dir.path()), &all).unwrap();
+        let ids: Vec<u32> = nodes.iter().map(|n| n.id).collect();
+        assert_eq!(ids, [0, 2]);
+        assert!(nodes[1].cpus.is_empty());
+        assert_eq!(dist, [[10, 20], [20, 10]]);
+    }
+
+    #[test]
+    fn no_node_directory_is_one_node_with_every_cpu() {
+        let dir = tempfile::tempdir().unwrap();
+        let (nodes, dist) = read_numa(&FsRoot::recorded(dir.path()), &CpuSet::first_n(2)).unwrap();
+        assert_eq!(nodes.len(), 1);
+        assert_eq!(nodes[0].cpus.to_list(), "0-1");
+        assert!(dist.is_empty());
+    }
+
+    #[test]
+    fn a_ragged_distance_row_drops_the_matrix() {
+        let dir = root(&[
+            ("node0/cpulist", "0\n"),
+            ("node0/distance", "10 20\n"),
+            ("node1/cpulist", "1\n"),
+            ("node1/distance", "20\n"),
+        ]);
+        let (_, dist) = read_numa(&FsRoot::recorded(dir.path()), &CpuSet::first_n(2)).unwrap();
+        assert!(dist.is_empty());
+    }
+}

@@ -6,7 +6,10 @@
 //! that are offline or not allowed, so our sets are restricted to the PUs
 //! it shows before comparing; objects left without PUs (a package kept only
 //! for its memory) are not compared; a NUMA node's CPUs in the text form
-//! are those of the first non-memory object above it.
+//! are those of the first non-memory object above it. A node that sysfs
+//! gives no CPUs (memory-only: GPU memory, memory tiers) is only checked to
+//! exist: hwloc places it near the CPUs its initiators or distances name,
+//! while the model lists a node's own CPUs.
 
 use ecosched_linux::topology::LinuxTopology;
 use ecosched_model::topology::CacheKind;
