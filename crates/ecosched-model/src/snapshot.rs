@@ -21,6 +21,13 @@ pub struct Snapshot {
     pub cpus: Vec<CpuSample>,
     /// Energy over the interval.
     pub power: PowerSample,
+    /// The parallelism the managed application declared, if it did
+    /// (Richling et al. §IV-B "support by application"): on Linux from
+    /// `ecosched run --parallelism N` or the hint file the platform watches,
+    /// in the simulator from the scenario's `parallelism_hint`. `None` means
+    /// no hint; policies then measure parallelism themselves.
+    #[serde(default)]
+    pub parallelism_hint: Option<u32>,
 }
 
 impl Snapshot {

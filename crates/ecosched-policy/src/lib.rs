@@ -13,6 +13,7 @@
 //! ```
 
 pub mod baseline;
+pub mod hilo;
 pub mod params;
 pub mod registry;
 

@@ -2,6 +2,7 @@
 //! policies`, and the "valid choices" in error messages.
 
 use crate::baseline::{GovernorPolicy, StaticPolicy, FIXED_PARAMS, STATIC_PARAMS};
+use crate::hilo::{FreqMode, Hilo, HiloConfig, HILO_PARAMS};
 use crate::params::{ParamSpec, Params};
 use crate::{Policy, PolicyError};
 use ecosched_model::Governor;
@@ -67,7 +68,35 @@ const CATALOGUE: &[PolicyInfo] = &[
         params: STATIC_PARAMS,
         build: |p| Ok(Box::new(StaticPolicy::confined(p)?)),
     },
+    PolicyInfo {
+        name: "hilo",
+        description: "Richling high/low sets: managed work on H at max frequency, |H| = parallelism + 1 spare, the rest at min",
+        params: HILO_PARAMS,
+        build: |p| hilo("hilo", p, 1, FreqMode::HighLow),
+    },
+    PolicyInfo {
+        name: "hilo-nospare",
+        description: "Richling variant B: high/low sets with |H| = parallelism, no spare",
+        params: HILO_PARAMS,
+        build: |p| hilo("hilo-nospare", p, 0, FreqMode::HighLow),
+    },
+    PolicyInfo {
+        name: "hilo-ondemand",
+        description: "Richling variant A: managed work confined to H, frequencies left to ondemand",
+        params: HILO_PARAMS,
+        build: |p| hilo("hilo-ondemand", p, 0, FreqMode::Ondemand),
+    },
 ];
+
+fn hilo(
+    name: &'static str,
+    params: &Params,
+    spare: usize,
+    mode: FreqMode,
+) -> Result<Box<dyn Policy>, PolicyError> {
+    let config = HiloConfig::from_params(name, params, spare, mode)?;
+    Ok(Box::new(Hilo::new(name, config)))
+}
 
 /// Every policy.
 pub fn catalogue() -> &'static [PolicyInfo] {

@@ -53,6 +53,9 @@ pub struct RunQueue {
     pub slice_end: Ns,
     /// When the CPU last became idle.
     pub idle_since: Ns,
+    /// Whether it ran nothing at the last pick (so a repeated empty pick
+    /// does not restart `idle_since`).
+    pub idle: bool,
     /// Floor of virtual runtimes on this queue.
     pub min_vruntime: f64,
 }
@@ -175,9 +178,13 @@ impl Kernel {
             })
             .map(|(i, &t)| (i, t));
         let Some((i, t)) = best else {
-            rq.idle_since = now;
+            if !rq.idle {
+                rq.idle = true;
+                rq.idle_since = now;
+            }
             return None;
         };
+        rq.idle = false;
         rq.queue.swap_remove(i);
         let total_w: f64 = rq.queue.iter().map(|&x| tasks[x].weight).sum::<f64>() + tasks[t].weight;
         let slice = (latency * tasks[t].weight / total_w).max(min_gran);
@@ -275,5 +282,37 @@ mod tests {
         assert_eq!(weight(0), 1024.0);
         assert!((weight(1) - 819.2).abs() < 1e-9);
         assert!((weight(-5) / weight(0) - 3.0517578125).abs() < 1e-9);
+    }
+
+    /// Wake-up placement needs the moment a CPU went idle, not the last
+    /// time the platform asked an idle CPU for work (Richling's Problem A
+    /// depends on new work landing on the CPU idle longest).
+    #[test]
+    fn idle_since_is_when_the_cpu_went_idle() {
+        let machine = crate::scenario::preset("opteron-2352").unwrap().unwrap();
+        let mut k = Kernel::new(&machine, 1_000_000);
+        let mut tasks = vec![Sched {
+            weight: weight(0),
+            vruntime: 0.0,
+            allowed: vec![true; 8],
+            cpu: None,
+            switches: 0,
+            migrations: 0,
+        }];
+        for c in 0..8 {
+            assert_eq!(k.pick_next(&mut tasks, c, 0), None);
+        }
+        k.enqueue(&mut tasks, 0, 0, 5, true);
+        assert_eq!(k.pick_next(&mut tasks, 0, 5), Some(0));
+        k.dequeue(0, 0);
+        assert_eq!(k.pick_next(&mut tasks, 0, 10), None);
+        // Asking the idle CPUs again later changes nothing …
+        for c in 0..8 {
+            k.pick_next(&mut tasks, c, 20);
+        }
+        assert_eq!(k.rqs[0].idle_since, 10);
+        assert_eq!(k.rqs[3].idle_since, 0);
+        // … so the next wake-up goes to a CPU idle since the start.
+        assert_eq!(k.select_cpu(&tasks[0]), Some(1));
     }
 }

@@ -23,6 +23,7 @@
 pub mod contention;
 pub mod error;
 pub mod governor;
+pub mod jobgraph;
 pub mod kernel;
 pub mod machine;
 pub mod platform;
@@ -31,6 +32,7 @@ pub mod profile;
 pub mod scenario;
 
 pub use error::SimError;
+pub use jobgraph::{JobGraph, JobGraphSpec};
 pub use machine::{Machine, MachineSpec};
 pub use platform::{SimPlatform, SimStats};
 pub use scenario::Scenario;

@@ -118,6 +118,10 @@ pub struct PowerSpec {
     /// Effective switched capacitance of one core: dynamic power is
     /// `activity · ceff · V² · f` with f in GHz, so the unit is W/(V²·GHz).
     pub ceff: f64,
+    /// Switched capacitance of an idle (halted) core whose clock keeps
+    /// running, same unit as `ceff`; 0 when idle cores gate their clock.
+    #[serde(default)]
+    pub idle_ceff: f64,
     /// Leakage of one active core per volt, W/V.
     pub leak_w_per_v: f64,
     /// Activity factor of a core that is stalled on memory the whole time

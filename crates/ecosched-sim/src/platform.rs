@@ -8,9 +8,14 @@
 //! set of running tasks and frequencies is memoised. Scheduling decisions
 //! still fall on tick boundaries (slices are whole ticks), so results are
 //! those of a tick-driven simulation at a fraction of the cost.
+//!
+//! A scenario's `[jobgraph]` (a `make -jN` build, `jobgraph.rs`) runs as
+//! processes too: `make` works for a short burst per job it starts and
+//! blocks in between; each finished job wakes it.
 
 use crate::contention::{solve, Demand, Outcome};
 use crate::governor::DomainGovernor;
+use crate::jobgraph::{JobGraph, JobKind};
 use crate::kernel::{weight, Kernel, Ns, Sched};
 use crate::machine::Machine;
 use crate::power;
@@ -32,6 +37,35 @@ use std::time::Duration;
 const NS_PER_S: f64 = 1e9;
 /// Instructions below which a task counts as done (float rounding).
 const EPS_INSTR: f64 = 1e-3;
+
+/// What a simulated process is, for the build's bookkeeping.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Role {
+    /// A scenario task or a transient thread.
+    Plain,
+    /// The `make` process, with the job its current burst is starting.
+    Make { starting: Option<usize> },
+    /// A build job, with the index of the assembler beside it.
+    Job { job: usize, helper: Option<usize> },
+    /// The assembler beside a compile job; it ends with the job.
+    Helper,
+}
+
+/// The running `make -jN` build of a scenario's `[jobgraph]`.
+#[derive(Debug, Clone)]
+struct Build {
+    graph: JobGraph,
+    /// The `make` process's task index.
+    make: usize,
+    /// Instructions per ms of work alone at the highest frequency.
+    instr_per_ms: f64,
+    make_ms: f64,
+    /// Compile/link/make work: the profile's first phase, never sleeping.
+    work: Arc<Profile>,
+    /// The assembler: the same phase, in short random bursts.
+    helper: Option<Arc<Profile>>,
+    phase_id: u32,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Life {
@@ -60,6 +94,7 @@ struct Task {
     id: TaskId,
     name: String,
     spec: usize,
+    role: Role,
     managed: bool,
     nice: i32,
     profile: Arc<Profile>,
@@ -135,6 +170,8 @@ pub struct SimPlatform {
     phase_keys: HashMap<(String, usize), u32>,
     /// Instructions of one instance per task spec.
     lengths: Vec<f64>,
+    /// The scenario's build, if it has one.
+    build: Option<Build>,
 }
 
 fn ns(seconds: f64) -> Ns {
@@ -154,6 +191,10 @@ impl SimPlatform {
                 let next = phase_keys.len() as u32 + 1;
                 phase_keys.entry((spec.profile.clone(), k)).or_insert(next);
             }
+        }
+        if let Some(g) = &scenario.spec.jobgraph {
+            let next = phase_keys.len() as u32 + 1;
+            phase_keys.entry((g.profile.clone(), 0)).or_insert(next);
         }
         let mut sim = SimPlatform {
             scenario: scenario.clone(),
@@ -184,6 +225,7 @@ impl SimPlatform {
             stats: SimStats::default(),
             phase_keys,
             lengths: Vec::new(),
+            build: None,
         };
         let initial = FreqSetting::Governor(scenario.spec.governor);
         for dom in &topology.freq_domains {
@@ -217,6 +259,9 @@ impl SimPlatform {
                     sim.spawn(i, k, ns(spec.start_s + spec.stagger_s * f64::from(k)));
                 }
             }
+        }
+        if let Some(g) = &scenario.spec.jobgraph {
+            sim.start_build(g, seed);
         }
         if let Some(tr) = scenario.spec.transients.clone() {
             let profile = Arc::new(transient_profile(tr.run_ms, tr.period_ms));
@@ -270,6 +315,162 @@ fn transient_profile(run_ms: f64, period_ms: f64) -> Profile {
 }
 
 impl SimPlatform {
+    /// Create the `make` process of a `[jobgraph]`; it starts with a burst
+    /// that launches the first job.
+    fn start_build(&mut self, spec: &crate::jobgraph::JobGraphSpec, seed: u64) {
+        let mut phase = self.scenario.profiles[&spec.profile].phases[0].clone();
+        phase.sleep = None;
+        phase.instructions = None;
+        let instr_per_ms = 1e6 / self.alone_tpi_ns(&phase);
+        let profile = |phase: crate::profile::Phase, description: &str| {
+            Arc::new(Profile {
+                description: description.into(),
+                source: "jobgraph.rs".into(),
+                phases: vec![phase],
+            })
+        };
+        let helper = (spec.helper_share > 0.0).then(|| {
+            let mut p = phase.clone();
+            p.sleep = Some(crate::profile::SleepSpec {
+                run_ms: spec.helper_burst_ms,
+                sleep_ms: spec.helper_burst_ms * (1.0 / spec.helper_share - 1.0),
+                random: true,
+            });
+            profile(p, "assembler beside a compile job (gcc -pipe)")
+        });
+        let work = profile(phase, "build job or make");
+        let phase_id = self
+            .phase_keys
+            .get(&(spec.profile.clone(), 0))
+            .copied()
+            .unwrap_or(0);
+        let mut graph = JobGraph::generate(spec, seed);
+        let first = graph.take_next();
+        let make = self.push_task(
+            "make".into(),
+            usize::MAX,
+            true,
+            0,
+            work.clone(),
+            vec![phase_id],
+            spec.make_ms * instr_per_ms,
+            0,
+        );
+        self.tasks[make].role = Role::Make { starting: first };
+        self.build = Some(Build {
+            graph,
+            make,
+            instr_per_ms,
+            make_ms: spec.make_ms,
+            work,
+            helper,
+            phase_id,
+        });
+    }
+
+    /// `make` finished a burst on CPU `c`: the job it was starting begins,
+    /// and it either starts the next one, blocks until a job ends, or exits
+    /// once the build is done.
+    fn make_burst_done(&mut self, t: usize, c: usize) {
+        let Some(b) = self.build.as_mut() else {
+            return;
+        };
+        let Role::Make { starting } = self.tasks[t].role else {
+            return;
+        };
+        let next = b.graph.take_next();
+        let (done, burst) = (b.graph.all_done(), b.make_ms * b.instr_per_ms);
+        if let Some(j) = starting {
+            self.start_job(j);
+        }
+        self.tasks[t].role = Role::Make { starting: next };
+        if next.is_some() {
+            self.tasks[t].remaining = burst;
+        } else if done {
+            self.complete(t, c);
+        } else {
+            self.tasks[t].life = Life::Sleeping { until: Ns::MAX };
+            self.switch_out(t, c);
+        }
+    }
+
+    /// Start build job `j` (and its assembler) now.
+    fn start_job(&mut self, j: usize) {
+        let Some(b) = self.build.as_ref() else {
+            return;
+        };
+        let job = &b.graph.jobs()[j];
+        let (kind, instr) = (job.kind, job.work_ms * b.instr_per_ms);
+        let (work, helper, id) = (b.work.clone(), b.helper.clone(), b.phase_id);
+        let now = self.now;
+        let task = self.push_task(
+            kind.name().into(),
+            usize::MAX,
+            true,
+            0,
+            work,
+            vec![id],
+            instr,
+            now,
+        );
+        let helper = match (kind, helper) {
+            (JobKind::Compile, Some(p)) => {
+                let h = self.push_task(
+                    "as".into(),
+                    usize::MAX,
+                    true,
+                    0,
+                    p,
+                    vec![id],
+                    f64::INFINITY,
+                    now,
+                );
+                self.tasks[h].role = Role::Helper;
+                Some(h)
+            }
+            _ => None,
+        };
+        self.tasks[task].role = Role::Job { job: j, helper };
+    }
+
+    /// A build job ended: end its assembler, update the graph, and wake a
+    /// blocked `make` if there is a job to start or the build is done.
+    fn job_done(&mut self, job: usize, helper: Option<usize>) {
+        if let Some(h) = helper {
+            self.kill(h);
+        }
+        let Some(b) = self.build.as_mut() else {
+            return;
+        };
+        b.graph.finish(job);
+        let make = b.make;
+        let blocked = matches!(self.tasks[make].life, Life::Sleeping { until: Ns::MAX });
+        if !blocked {
+            return;
+        }
+        let next = b.graph.take_next();
+        if next.is_some() || b.graph.all_done() {
+            self.tasks[make].role = Role::Make { starting: next };
+            self.tasks[make].remaining = b.make_ms * b.instr_per_ms;
+            self.wake(make, false);
+        }
+    }
+
+    /// End task `t` now, wherever it is (an assembler whose job finished).
+    fn kill(&mut self, t: usize) {
+        if self.tasks[t].life == Life::Exited {
+            return;
+        }
+        self.tasks[t].finished = Some(self.now);
+        self.tasks[t].life = Life::Exited;
+        if let Some(c) = self.sched[t].cpu {
+            if self.kernel.dequeue(t, c) {
+                self.sched[t].switches += 1;
+                self.schedule(c);
+            }
+        }
+    }
+
     /// Time per instruction of a phase running alone at the highest frequency.
     fn alone_tpi_ns(&self, phase: &crate::profile::Phase) -> f64 {
         let ghz =
@@ -326,6 +527,7 @@ impl SimPlatform {
             },
             name,
             spec,
+            role: Role::Plain,
             managed,
             nice,
             profile,
@@ -591,7 +793,7 @@ impl SimPlatform {
                 }
                 _ => {
                     package_idle_j[pkg] +=
-                        power::idle_j(p, volts, v_max, rq.idle_since, self.now, to);
+                        power::idle_j(p, volts, v_max, ghz, rq.idle_since, (self.now, to));
                     let cur = self.domains[fd].cur_khz;
                     self.domains[fd].governor.account(
                         &self.machine.spec.governor,
@@ -655,7 +857,11 @@ impl SimPlatform {
                 continue;
             };
             if self.tasks[t].remaining <= EPS_INSTR {
-                self.complete(t, c);
+                if matches!(self.tasks[t].role, Role::Make { .. }) {
+                    self.make_burst_done(t, c);
+                } else {
+                    self.complete(t, c);
+                }
             } else if self.tasks[t].phase_left <= EPS_INSTR {
                 let task = &mut self.tasks[t];
                 if task.phase + 1 < task.profile.phases.len() {
@@ -771,6 +977,9 @@ impl SimPlatform {
         self.tasks[t].finished = Some(now);
         self.tasks[t].life = Life::Exited;
         self.switch_out(t, c);
+        if let Role::Job { job, helper } = self.tasks[t].role {
+            self.job_done(job, helper);
+        }
         let spec = self.tasks[t].spec;
         if spec == usize::MAX {
             return;
@@ -1063,6 +1272,7 @@ impl Platform for SimPlatform {
             tasks,
             cpus,
             power,
+            parallelism_hint: self.scenario.spec.parallelism_hint,
         };
         self.last_observe = self.now;
         Ok(snapshot)

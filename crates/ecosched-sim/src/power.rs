@@ -3,7 +3,12 @@
 //! ```text
 //! active core  P = activity · ceff · V² · f + leak · V,
 //!              activity = stall_activity + (1 − stall_activity) · compute_fraction
-//! idle core    P = P_state · V / V_max, the state chosen by how long it has been idle
+//! idle core    P = P_state · V / V_max + idle_ceff · V² · f,
+//!              the state chosen by how long it has been idle; the second
+//!              term is the clock tree of a halted core that keeps running
+//!              at its P-state (K10 without C1E clock ramping), which is why
+//!              parking idle cores at the lowest frequency saves power even
+//!              when a shared voltage plane stays high (Richling §VI)
 //! package      Σ cores + uncore
 //! system       base + Σ packages + memory idle + e_mem · bytes
 //! ```
@@ -19,13 +24,21 @@ pub fn active_w(p: &PowerSpec, volts: f64, ghz: f64, compute_fraction: f64) -> f
 
 /// Energy of a core idle since `idle_since` over `[a, b]` (ns), J: it
 /// descends through the idle states as their target residencies pass.
-/// With no idle states described, an idle core draws nothing.
-pub fn idle_j(p: &PowerSpec, volts: f64, v_max: f64, idle_since: u64, a: u64, b: u64) -> f64 {
-    if p.idle_states.is_empty() || b <= a {
+/// With no idle states described, an idle core draws nothing but its
+/// clock (`idle_ceff · V² · f`, at `ghz`).
+pub fn idle_j(
+    p: &PowerSpec,
+    volts: f64,
+    v_max: f64,
+    ghz: f64,
+    idle_since: u64,
+    (a, b): (u64, u64),
+) -> f64 {
+    if b <= a {
         return 0.0;
     }
+    let mut energy = p.idle_ceff * volts * volts * ghz * (b - a) as f64 * 1e-9;
     let scale = volts / v_max;
-    let mut energy = 0.0;
     for (k, state) in p.idle_states.iter().enumerate() {
         let enter = idle_since + u64::from(state.target_residency_us) * 1000;
         let leave = p.idle_states.get(k + 1).map_or(u64::MAX, |next| {
@@ -47,6 +60,7 @@ mod tests {
     fn spec() -> PowerSpec {
         PowerSpec {
             ceff: 2.0,
+            idle_ceff: 0.0,
             leak_w_per_v: 4.0,
             stall_activity: 0.5,
             uncore_w: 10.0,
@@ -82,11 +96,23 @@ mod tests {
     fn idle_descends_through_states() {
         let p = spec();
         // 1 ms in C1 at 4 W, then 1 ms in C6 at 1 W.
-        let e = idle_j(&p, 1.0, 1.0, 0, 0, 2_000_000);
+        let e = idle_j(&p, 1.0, 1.0, 2.0, 0, (0, 2_000_000));
         assert!((e - (4.0e-3 + 1.0e-3)).abs() < 1e-12, "{e}");
         // Split spans add up to the whole.
-        let parts =
-            idle_j(&p, 1.0, 1.0, 0, 0, 500_000) + idle_j(&p, 1.0, 1.0, 0, 500_000, 2_000_000);
+        let parts = idle_j(&p, 1.0, 1.0, 2.0, 0, (0, 500_000))
+            + idle_j(&p, 1.0, 1.0, 2.0, 0, (500_000, 2_000_000));
         assert!((parts - e).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_running_idle_clock_costs_in_proportion_to_frequency() {
+        let mut p = spec();
+        p.idle_states.clear();
+        assert_eq!(idle_j(&p, 1.2, 1.2, 2.4, 0, (0, 1_000_000_000)), 0.0);
+        p.idle_ceff = 2.0;
+        let high = idle_j(&p, 1.2, 1.2, 2.4, 0, (0, 1_000_000_000));
+        let low = idle_j(&p, 1.2, 1.2, 1.2, 0, (0, 1_000_000_000));
+        assert!((high - 2.0 * 1.44 * 2.4).abs() < 1e-9, "{high}");
+        assert!((high - 2.0 * low).abs() < 1e-9);
     }
 }

@@ -19,9 +19,15 @@
 //! length_s = 60              # seconds alone at the highest frequency
 //! # instructions = 1.2e11    # … or an instruction count
 //! # start_s, stagger_s, completions (restart until k done), nice, after = "other-task"
+//!
+//! # A `make -jN` build instead of (or beside) [[tasks]]; see `jobgraph.rs`.
+//! # [jobgraph]
+//! # jobs = 400, parallelism = 2, work_ms = [50, 300], stage_width = [4, 40]
+//! # parallelism_hint = 2     # what the application declares (Snapshot::parallelism_hint)
 //! ```
 
 use crate::error::{Location, SimError};
+use crate::jobgraph::JobGraphSpec;
 use crate::machine::{Machine, MachineSpec};
 use crate::profile::Profile;
 use ecosched_model::{Governor, Meter};
@@ -119,10 +125,19 @@ pub struct ScenarioSpec {
     #[serde(default)]
     pub profiles: BTreeMap<String, Profile>,
     /// The workload.
+    #[serde(default)]
     pub tasks: Vec<TaskSpec>,
     /// Background transient threads.
     #[serde(default)]
     pub transients: Option<TransientSpec>,
+    /// A `make -jN` build (managed), generated from the seed.
+    #[serde(default)]
+    pub jobgraph: Option<JobGraphSpec>,
+    /// The parallelism the application declares to ecosched, reported in
+    /// every snapshot (Richling §IV-B "support by application"); the
+    /// simulator's stand-in for `ecosched run --parallelism N`.
+    #[serde(default)]
+    pub parallelism_hint: Option<u32>,
 }
 
 fn default_tick() -> f64 {
@@ -168,6 +183,10 @@ pub const SCENARIOS: &[(&str, &str)] = builtin_files!("../scenarios":
     "merkel-1stream-3alu", "merkel-2stream-2alu", "merkel-3stream-1alu",
     "merkel-4hmmer", "merkel-4soplex", "merkel-2hmmer-2soplex",
     "bench-8c24t", "bench-8c24t-short",
+    "richling-make-j1", "richling-make-j2", "richling-make-j3", "richling-make-j4",
+    "richling-make-j5", "richling-make-j6", "richling-make-j7", "richling-make-j8",
+    "richling-make-j9", "richling-make-j10", "richling-make-j11", "richling-make-j12",
+    "richling-phenom-j1",
 );
 
 const PROFILES_TOML: &str = include_str!("../profiles.toml");
@@ -317,10 +336,34 @@ impl Scenario {
             p.check().map_err(|m| at(format!("profiles.{name}"), m))?;
             known.insert(name.clone(), p.clone());
         }
-        if spec.tasks.is_empty() {
-            return Err(at("tasks".into(), "the scenario has no tasks".into()));
+        if spec.tasks.is_empty() && spec.jobgraph.is_none() {
+            return Err(at(
+                "tasks".into(),
+                "the scenario has no tasks and no [jobgraph]".into(),
+            ));
         }
         let mut profiles = BTreeMap::new();
+        if let Some(g) = &spec.jobgraph {
+            g.check().map_err(|(k, m)| at(format!("jobgraph.{k}"), m))?;
+            let Some(p) = known.get(&g.profile) else {
+                let valid: Vec<&str> = known.keys().map(String::as_str).collect();
+                return Err(at(
+                    "jobgraph.profile".into(),
+                    format!(
+                        "unknown profile {:?}; known profiles: {}",
+                        g.profile,
+                        valid.join(", ")
+                    ),
+                ));
+            };
+            profiles.insert(g.profile.clone(), Arc::new(p.clone()));
+        }
+        if spec.parallelism_hint == Some(0) {
+            return Err(at(
+                "parallelism_hint".into(),
+                "a declared parallelism must be at least 1".into(),
+            ));
+        }
         let mut names = Vec::new();
         for (i, t) in spec.tasks.iter().enumerate() {
             let key = |k: &str| format!("tasks[{i}].{k}");
@@ -453,6 +496,7 @@ impl Scenario {
         task.completions = 1;
         task.after = None;
         spec.tasks = vec![task];
+        spec.jobgraph = None;
         spec.duration_s = None;
         spec.name = format!("{}/alone:{instance}", spec.name);
         Some(Scenario {

@@ -59,6 +59,15 @@ fn missing_length_is_refused() {
 }
 
 #[test]
+fn bad_jobgraph_names_the_key_and_line() {
+    let e = load_err("bad-jobgraph.toml");
+    assert!(
+        e.contains("jobgraph.parallelism") && e.contains(":7"),
+        "{e}"
+    );
+}
+
+#[test]
 fn invalid_machines_are_refused() {
     let e = load_err("bad-machine.toml");
     assert!(e.contains("voltages must not fall"), "{e}");

@@ -1,0 +1,140 @@
+//! Richling et al.'s high/low sets against the paper (SIMULATOR.md §6,
+//! Richling rows): each test prints the simulated figure next to the
+//! paper's and fails when the model stops producing the effect. The table
+//! test prints run time and energy for `make -j1` … `-j8` under the four
+//! policies the issue compares (`cargo test --release -p ecosched-engine
+//! --test hilo -- --nocapture` shows it).
+
+#![allow(clippy::unwrap_used)]
+
+use ecosched_engine::experiment::simulate;
+use ecosched_engine::validate::{richling_fig2, richling_table1, Check};
+use ecosched_model::RunMetrics;
+use ecosched_policy::Params;
+use ecosched_sim::Scenario;
+
+fn report(checks: &[Check]) {
+    for c in checks {
+        println!(
+            "{:4} {:84} paper {:7.3}  simulated {:7.3}  ±{:.3}",
+            if c.pass { "ok" } else { "FAIL" },
+            c.name,
+            c.paper,
+            c.simulated,
+            c.tolerance,
+        );
+    }
+    let failed: Vec<&str> = checks
+        .iter()
+        .filter(|c| !c.pass)
+        .map(|c| c.name.as_str())
+        .collect();
+    assert!(failed.is_empty(), "outside tolerance: {failed:?}");
+}
+
+#[test]
+fn richling_fig2_ondemand_slow_and_spare_recovers() {
+    report(&richling_fig2().unwrap());
+}
+
+#[test]
+fn richling_table1_energy_ordering() {
+    report(&richling_table1().unwrap());
+}
+
+fn run(n: u32, policy: &str, hint: Option<u32>) -> RunMetrics {
+    let mut s = Scenario::load(&format!("richling-make-j{n}")).unwrap();
+    s.spec.parallelism_hint = hint;
+    simulate(&s, policy, &Params::default(), None, &mut |_| {})
+        .unwrap()
+        .metrics
+}
+
+/// The closing table of the issue: N = 1 … 8 on the dual Opteron, with
+/// the parallelism measured by `hilo` itself and with `-jN` declared.
+#[test]
+fn make_j1_to_j8_table() {
+    const POLICIES: [&str; 4] = ["performance", "ondemand", "hilo", "hilo-nospare"];
+    for hinted in [false, true] {
+        println!(
+            "\nparallelism {}: run time s / energy kJ (× performance)",
+            if hinted {
+                "declared (hint = N)"
+            } else {
+                "measured every 20 ms"
+            }
+        );
+        println!(
+            "{:>3}  {:>26}  {:>26}  {:>26}  {:>26}",
+            "N", POLICIES[0], POLICIES[1], POLICIES[2], POLICIES[3]
+        );
+        for n in 1..=8u32 {
+            let hint = hinted.then_some(n);
+            let runs: Vec<RunMetrics> = POLICIES.iter().map(|p| run(n, p, hint)).collect();
+            let perf_t = runs[0].makespan_s;
+            let cells: Vec<String> = runs
+                .iter()
+                .map(|m| {
+                    format!(
+                        "{:6.1} / {:5.2} ({:5.3})",
+                        m.makespan_s,
+                        m.energy_j.unwrap() / 1000.0,
+                        m.makespan_s / perf_t
+                    )
+                })
+                .collect();
+            println!("{n:>3}  {}", cells.join("  "));
+            let od = runs[1].makespan_s / perf_t;
+            let hilo = runs[2].makespan_s / perf_t;
+            if n < 8 {
+                assert!(od > 1.08, "-j{n}: ondemand only {od:.3}× performance");
+            }
+            assert!(hilo < 1.05, "-j{n}: hilo {hilo:.3}× performance");
+            assert!(
+                runs[2].energy_j.unwrap() < runs[0].energy_j.unwrap() * 1.005,
+                "-j{n}: hilo uses more energy than performance"
+            );
+        }
+    }
+}
+
+/// §IV-C's green set, in the "machine stays on" view (processor energy):
+/// memory-bound tasks at the lowest frequency cost the processor less and
+/// lose little time, and the compute-bound ones keep the high set.
+#[test]
+fn green_set_saves_processor_energy_on_memory_bound_tasks() {
+    let text = r#"
+name = "green-mix"
+description = "2 stream + 2 aluadd on the dual Opteron, processor meter"
+machine = "opteron-2352"
+meter = "package"
+seed = 1
+[[tasks]]
+profile = "stream"
+count = 2
+length_s = 20
+[[tasks]]
+profile = "aluadd"
+count = 2
+length_s = 20
+"#;
+    let s = Scenario::from_toml("green-mix", text, None).unwrap();
+    let run = |params: Params| {
+        simulate(&s, "hilo", &params, None, &mut |_| {})
+            .unwrap()
+            .metrics
+    };
+    let plain = run(Params::default());
+    let green = run(Params::default().with("green", true));
+    let t = |m: &RunMetrics, name: &str| m.task(name).unwrap().runtime_s;
+    let energy = green.energy_j.unwrap() / plain.energy_j.unwrap();
+    let stream = t(&green, "stream#0") / t(&plain, "stream#0");
+    let alu = t(&green, "aluadd#0") / t(&plain, "aluadd#0");
+    println!("green vs plain hilo: processor energy {energy:.3}, stream time {stream:.3}, aluadd time {alu:.3}");
+    assert!(energy < 0.98, "processor energy ratio {energy:.3}");
+    assert!(
+        (1.0..1.15).contains(&stream),
+        "stream time ratio {stream:.3}"
+    );
+    assert!((alu - 1.0).abs() < 0.01, "aluadd time ratio {alu:.3}");
+}

@@ -1,0 +1,834 @@
+//! High/low core sets with a spare core — Richling et al. (seed 002, §IV,
+//! POLICIES.md §2).
+//!
+//! A polling governor raises a core's frequency only after it has seen load
+//! there, and the kernel puts new work on the idlest — slowest — core
+//! (§II, Problems A and B): short compile jobs finish before the governor
+//! reacts. Instead, keep two sets:
+//!
+//! ```text
+//!   H (high set): highest P-state, the only CPUs managed work may use
+//!   L (low set):  lowest P-state, idle
+//!   |H| = parallelism + spare, clamped to [1, online CPUs]
+//! ```
+//!
+//! - **Set control** (§IV-B "on-demand with spare"): parallelism is the
+//!   number of runnable managed tasks, measured every `interval_ms`
+//!   (default 20 ms, the 10–50 ms the spec asks for) — the larger of the
+//!   runnable count at the observation and the average number of managed
+//!   tasks that wanted a CPU over the interval (on-CPU plus run-queue time,
+//!   which also sees tasks that came and went between two observations).
+//!   H grows at once; it shrinks only after a lower demand has lasted
+//!   `hold_ms` (default 200 ms), to the highest demand seen in that window:
+//!   growing is urgent for response time, shrinking only for energy.
+//! - **Application hint** (§IV-B "support by application"): when the
+//!   snapshot carries `parallelism_hint` (from `ecosched run --parallelism
+//!   N`, the hint file, or a scenario), H is sized from the hint instead and
+//!   the spare becomes `spare_with_hint`. Its default keeps the spare (1):
+//!   §V-B/C measured that `-jN` alone under-counts (make and the processes a
+//!   compiler pipes into also want CPUs), and only H = N + 1 reached the
+//!   performance governor's times. Set it to 0 to drop the spare, as §IV-B
+//!   envisages for an exact hint.
+//! - **Which CPUs** (§IV-B, §V-F): deterministic. CPUs are ordered by last
+//!   level cache domain (lowest-numbered CPU first inside one), and H is a
+//!   prefix of that order, so a cache domain (and its package's voltage
+//!   plane) fills before the next opens; `spread=true` takes one CPU from
+//!   each cache domain in turn instead, so packages alternate (memory-bound
+//!   work, NUMA: §V-F). `rotate_s` (off by default)
+//!   shifts the order by one cache domain every so many seconds, the
+//!   long-term fairness §IV-A suggests for even heating.
+//! - **Frequency** (§IV-A): a frequency domain runs at its highest P-state
+//!   when any of its CPUs is in H, at its lowest otherwise; set directly,
+//!   not through a governor. On a machine without frequency control (no
+//!   frequency domains in the topology, e.g. a VM without cpufreq) the policy
+//!   only confines managed work to H — it then saves nothing by itself but
+//!   still concentrates the work.
+//! - **Green set** (§IV-C, opt-in `green=true`): managed tasks whose
+//!   shared-cache misses per thousand instructions reach `green_mpki`
+//!   (default 10; they leave below half of it) are memory-bound: they lose
+//!   little at a low frequency (Merkel Table 1), so they get a set G of
+//!   their own at `green_mhz` (default the lowest P-state, the most
+//!   efficient one for a machine that stays on — §IV-C), taken from the far
+//!   end of the CPU order and spread over the cache domains (and so the
+//!   memory controllers). H is then sized for the other tasks. This needs the
+//!   instruction and shared-cache-miss counters; without `green` the policy
+//!   reads no counters at all.
+//!
+//! Variants for comparison (§V): `hilo` = C (H/L with a spare),
+//! `hilo-nospare` = B (H/L, |H| = parallelism), `hilo-ondemand` = A (H by
+//! affinity only, every domain left to the ondemand governor, no spare).
+
+use crate::params::{ParamSpec, Params};
+use crate::{Policy, PolicyError};
+use ecosched_model::{
+    CounterKind, CpuId, CpuSet, FreqSetting, Governor, Plan, Requirements, Snapshot, TaskId,
+    TaskState, Topology,
+};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+/// Parameters of the `hilo` family.
+pub const HILO_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        key: "spare",
+        help: "CPUs in H beyond the measured parallelism (default 1 for hilo, 0 for hilo-nospare and hilo-ondemand)",
+    },
+    ParamSpec {
+        key: "spare_with_hint",
+        help: "spare when the application declares its parallelism (default: same as spare; 0 drops it)",
+    },
+    ParamSpec {
+        key: "hold_ms",
+        help: "how long a lower demand must last before H shrinks, ms (default 200)",
+    },
+    ParamSpec {
+        key: "interval_ms",
+        help: "parallelism-tracking period, ms (default 20; 10–50 recommended)",
+    },
+    ParamSpec {
+        key: "spread",
+        help: "true: take CPUs for H from alternate packages instead of filling one cache domain first (default false)",
+    },
+    ParamSpec {
+        key: "rotate_s",
+        help: "shift H by one cache domain every so many seconds, 0 = never (default 0)",
+    },
+    ParamSpec {
+        key: "green",
+        help: "true: memory-bound tasks get a green set at green_mhz (§IV-C; needs counters; default false)",
+    },
+    ParamSpec {
+        key: "green_mpki",
+        help: "shared-cache misses per 1000 instructions from which a task is memory-bound (default 10)",
+    },
+    ParamSpec {
+        key: "green_mhz",
+        help: "frequency of the green set, MHz; the lowest P-state at or above it (default: the lowest P-state)",
+    },
+];
+
+/// Settings of the green set (§IV-C).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GreenConfig {
+    /// Misses per thousand instructions from which a task is memory-bound.
+    pub mpki: f64,
+    /// Requested frequency, MHz (`None`: the lowest P-state).
+    pub mhz: Option<u64>,
+}
+
+/// How frequencies are handled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FreqMode {
+    /// H at the highest P-state, L at the lowest (variants B and C).
+    HighLow,
+    /// Every domain left to the ondemand governor (variant A).
+    Ondemand,
+}
+
+/// Settings of one `hilo` policy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HiloConfig {
+    /// Spare CPUs without a hint.
+    pub spare: usize,
+    /// Spare CPUs with a hint.
+    pub spare_with_hint: usize,
+    /// Shrink hold time, s.
+    pub hold_s: f64,
+    /// Decision period.
+    pub interval: Duration,
+    /// Interleave packages instead of filling cache domains.
+    pub spread: bool,
+    /// Rotation period, s (`None` = never).
+    pub rotate_s: Option<f64>,
+    /// Frequency handling.
+    pub mode: FreqMode,
+    /// The green set, if enabled.
+    pub green: Option<GreenConfig>,
+}
+
+impl HiloConfig {
+    /// Read `params` over the defaults of a variant.
+    pub fn from_params(
+        name: &str,
+        params: &Params,
+        default_spare: usize,
+        mode: FreqMode,
+    ) -> Result<Self, PolicyError> {
+        params.check_keys(name, HILO_PARAMS)?;
+        let bad = |key: &str, value: String, reason: &str| PolicyError::BadParam {
+            key: key.into(),
+            value,
+            reason: reason.into(),
+        };
+        let spare = params.get::<usize>("spare")?.unwrap_or(default_spare);
+        let spare_with_hint = params.get::<usize>("spare_with_hint")?.unwrap_or(spare);
+        let hold_ms = params.get::<f64>("hold_ms")?.unwrap_or(200.0);
+        if !(hold_ms.is_finite() && hold_ms >= 0.0) {
+            return Err(bad("hold_ms", hold_ms.to_string(), "must be ≥ 0"));
+        }
+        let interval_ms = params.get::<u64>("interval_ms")?.unwrap_or(20);
+        if !(1..=10_000).contains(&interval_ms) {
+            return Err(bad(
+                "interval_ms",
+                interval_ms.to_string(),
+                "must be 1–10000 ms",
+            ));
+        }
+        let rotate_s = params.get::<f64>("rotate_s")?.unwrap_or(0.0);
+        if !(rotate_s.is_finite() && rotate_s >= 0.0) {
+            return Err(bad("rotate_s", rotate_s.to_string(), "must be ≥ 0"));
+        }
+        let mpki = params.get::<f64>("green_mpki")?.unwrap_or(10.0);
+        if !(mpki.is_finite() && mpki > 0.0) {
+            return Err(bad("green_mpki", mpki.to_string(), "must be positive"));
+        }
+        let green = params
+            .get::<bool>("green")?
+            .unwrap_or(false)
+            .then_some(GreenConfig {
+                mpki,
+                mhz: params.get::<u64>("green_mhz")?,
+            });
+        if green.is_some() && mode == FreqMode::Ondemand {
+            return Err(bad(
+                "green",
+                "true".into(),
+                "the ondemand variant does not set frequencies, so it has no green set",
+            ));
+        }
+        Ok(HiloConfig {
+            green,
+            spare,
+            spare_with_hint,
+            hold_s: hold_ms / 1000.0,
+            interval: Duration::from_millis(interval_ms),
+            spread: params.get::<bool>("spread")?.unwrap_or(false),
+            rotate_s: (rotate_s > 0.0).then_some(rotate_s),
+            mode,
+        })
+    }
+}
+
+/// The high/low-set policy.
+#[derive(Debug, Clone)]
+pub struct Hilo {
+    name: &'static str,
+    config: HiloConfig,
+    /// CPUs grouped by last-level cache domain, in filling order.
+    groups: Vec<Vec<CpuId>>,
+    /// Domains' CPUs as sets (index = frequency domain).
+    domains: Vec<CpuSet>,
+    /// Current size of H.
+    size: usize,
+    /// A lower demand seen since this time, with the highest demand since.
+    shrink: Option<(f64, usize)>,
+    /// Rotation offset in cache domains.
+    offset: usize,
+    /// What was last applied.
+    applied_cpus: Option<CpuSet>,
+    applied_freq: BTreeMap<usize, FreqSetting>,
+    /// Highest, lowest and green P-state per domain, kHz.
+    limits_khz: Vec<(u64, u64, u64)>,
+    /// Live managed tasks classified memory-bound (green set).
+    memory_bound: BTreeSet<TaskId>,
+    /// Size of the green set.
+    green_size: usize,
+    /// Per-task sets last applied (green set only).
+    applied_tasks: BTreeMap<TaskId, CpuSet>,
+}
+
+impl Hilo {
+    /// A policy of the family under registry name `name`.
+    pub fn new(name: &'static str, config: HiloConfig) -> Self {
+        Hilo {
+            name,
+            config,
+            groups: Vec::new(),
+            domains: Vec::new(),
+            size: 1,
+            shrink: None,
+            offset: 0,
+            applied_cpus: None,
+            applied_freq: BTreeMap::new(),
+            limits_khz: Vec::new(),
+            memory_bound: BTreeSet::new(),
+            green_size: 0,
+            applied_tasks: BTreeMap::new(),
+        }
+    }
+
+    /// The order CPUs enter H (after rotation).
+    fn order(&self) -> Vec<CpuId> {
+        self.ordered(self.config.spread)
+    }
+
+    /// CPUs cache domain by cache domain (`spread`: one from each in turn).
+    fn ordered(&self, spread: bool) -> Vec<CpuId> {
+        let n = self.groups.len().max(1);
+        let groups: Vec<&Vec<CpuId>> = (0..self.groups.len())
+            .map(|i| &self.groups[(i + self.offset) % n])
+            .collect();
+        if !spread {
+            return groups.into_iter().flatten().copied().collect();
+        }
+        // Round-robin over cache domains: one CPU from each in turn.
+        let longest = groups.iter().map(|g| g.len()).max().unwrap_or(0);
+        (0..longest)
+            .flat_map(|k| groups.iter().filter_map(move |g| g.get(k).copied()))
+            .collect()
+    }
+
+    /// The first `k` CPUs of the current order outside the green set.
+    fn high_set(&self, k: usize, green: &CpuSet) -> CpuSet {
+        self.order()
+            .into_iter()
+            .filter(|c| !green.contains(*c))
+            .take(k)
+            .collect()
+    }
+
+    /// The green set: `k` CPUs from the far end of the order, one cache
+    /// domain after another, so memory-bound tasks spread over the memory
+    /// controllers (§V-F) instead of crowding one.
+    fn green_set(&self, k: usize) -> CpuSet {
+        self.ordered(true).into_iter().rev().take(k).collect()
+    }
+
+    /// Re-classify the live managed tasks (green set only), with
+    /// hysteresis: in at `mpki`, out below half of it.
+    fn classify(&mut self, snapshot: &Snapshot) {
+        let Some(green) = &self.config.green else {
+            return;
+        };
+        let live: BTreeSet<TaskId> = snapshot.live_managed().map(|t| t.id).collect();
+        self.memory_bound.retain(|id| live.contains(id));
+        for t in snapshot.live_managed() {
+            let (Some(instr), Some(misses)) = (t.counters.instructions, t.counters.llc_misses)
+            else {
+                continue;
+            };
+            if instr == 0 {
+                continue;
+            }
+            let mpki = misses as f64 * 1000.0 / instr as f64;
+            if mpki >= green.mpki {
+                self.memory_bound.insert(t.id);
+            } else if mpki < green.mpki / 2.0 {
+                self.memory_bound.remove(&t.id);
+            }
+        }
+        // One CPU at least stays for H.
+        self.green_size = self.memory_bound.len().min(self.total().saturating_sub(1));
+    }
+
+    fn total(&self) -> usize {
+        self.groups.iter().map(Vec::len).sum()
+    }
+
+    /// The demand on H (parallelism + spare, less the green set's tasks)
+    /// this snapshot shows, clamped to the CPUs the green set leaves.
+    fn demand(&self, snapshot: &Snapshot) -> usize {
+        let (parallelism, spare) = match snapshot.parallelism_hint {
+            Some(n) => (n as usize, self.config.spare_with_hint),
+            None => (measured_parallelism(snapshot), self.config.spare),
+        };
+        let green_runnable = snapshot
+            .live_managed()
+            .filter(|t| matches!(t.state, TaskState::Running | TaskState::Runnable))
+            .filter(|t| self.memory_bound.contains(&t.id))
+            .count();
+        (parallelism.saturating_sub(green_runnable) + spare)
+            .clamp(1, (self.total() - self.green_size).max(1))
+    }
+
+    /// Grow at once; shrink after the hold time to the peak of the window.
+    fn resize(&mut self, demand: usize, now_s: f64) {
+        if demand >= self.size {
+            self.size = demand;
+            self.shrink = None;
+            return;
+        }
+        let (since, peak) = match self.shrink {
+            Some((since, peak)) => (since, peak.max(demand)),
+            None => (now_s, demand),
+        };
+        if now_s - since >= self.config.hold_s {
+            self.size = peak;
+            self.shrink = None;
+        } else {
+            self.shrink = Some((since, peak));
+        }
+    }
+
+    /// The plan for the current size: only what changed. `snapshot` names
+    /// the live tasks to place when there is a green set.
+    fn plan(&mut self, snapshot: Option<&Snapshot>) -> Plan {
+        let green = self.green_set(self.green_size);
+        let high = self.high_set(self.size, &green);
+        let usable = high.union(&green);
+        let mut plan = Plan::unchanged();
+        if self.applied_cpus.as_ref() != Some(&usable) {
+            plan.managed_cpus = Some(usable.clone());
+            self.applied_cpus = Some(usable);
+        }
+        if let (Some(snapshot), Some(_)) = (snapshot, &self.config.green) {
+            let live: BTreeSet<TaskId> = snapshot.live_managed().map(|t| t.id).collect();
+            self.applied_tasks.retain(|id, _| live.contains(id));
+            for id in live {
+                let set = if self.memory_bound.contains(&id) && !green.is_empty() {
+                    &green
+                } else {
+                    &high
+                };
+                if self.applied_tasks.get(&id) != Some(set) {
+                    plan.task_cpus.insert(id, set.clone());
+                    self.applied_tasks.insert(id, set.clone());
+                }
+            }
+        }
+        if self.config.mode == FreqMode::HighLow {
+            for (d, cpus) in self.domains.iter().enumerate() {
+                let (max, min, green_khz) = self.limits_khz[d];
+                let freq_khz = if cpus.intersects(&high) {
+                    max
+                } else if cpus.intersects(&green) {
+                    green_khz
+                } else {
+                    min
+                };
+                let setting = FreqSetting::Fixed { freq_khz };
+                if self.applied_freq.get(&d) != Some(&setting) {
+                    plan.frequency.insert(d, setting);
+                    self.applied_freq.insert(d, setting);
+                }
+            }
+        }
+        plan
+    }
+}
+
+/// Managed tasks that want a CPU: the larger of those runnable at the
+/// observation and the interval's average (on-CPU + run-queue time over
+/// the interval, rounded to the nearest whole task).
+pub fn measured_parallelism(snapshot: &Snapshot) -> usize {
+    let now = snapshot
+        .live_managed()
+        .filter(|t| matches!(t.state, TaskState::Running | TaskState::Runnable))
+        .count();
+    let interval_ns = snapshot.interval_s * 1e9;
+    if interval_ns <= 0.0 {
+        return now;
+    }
+    let wanted_ns: u64 = snapshot
+        .tasks
+        .iter()
+        .filter(|t| t.managed)
+        .map(|t| t.counters.on_cpu_ns.unwrap_or(0) + t.counters.runqueue_wait_ns.unwrap_or(0))
+        .sum();
+    let average = (wanted_ns as f64 / interval_ns).round() as usize;
+    now.max(average)
+}
+
+impl Policy for Hilo {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn requirements(&self) -> Requirements {
+        // Frequency control is used when the topology has frequency
+        // domains; without them the policy degrades to affinity only.
+        let counters = if self.config.green.is_some() {
+            [CounterKind::Instructions, CounterKind::LlcMisses].into()
+        } else {
+            BTreeSet::new()
+        };
+        Requirements {
+            affinity: true,
+            counters,
+            ..Requirements::default()
+        }
+    }
+    fn interval(&self) -> Duration {
+        self.config.interval
+    }
+    fn init(&mut self, topology: &Topology) -> Result<Plan, PolicyError> {
+        let online = topology.online_cpus();
+        if online.is_empty() {
+            return Err(PolicyError::Incompatible(
+                "the machine has no online CPUs".into(),
+            ));
+        }
+        let mut groups: Vec<Vec<CpuId>> = Vec::new();
+        let mut seen = CpuSet::new();
+        for cache in topology.last_level_caches() {
+            let g: Vec<CpuId> = cache
+                .cpus
+                .intersection(&online)
+                .iter()
+                .filter(|c| !seen.contains(*c))
+                .collect();
+            g.iter().for_each(|c| seen.insert(*c));
+            if !g.is_empty() {
+                groups.push(g);
+            }
+        }
+        // CPUs no cache lists (a sparse topology) form one group per package.
+        let mut rest: BTreeMap<u32, Vec<CpuId>> = BTreeMap::new();
+        for cpu in topology.cpus.iter().filter(|c| c.online) {
+            if !seen.contains(cpu.id) {
+                rest.entry(cpu.package).or_default().push(cpu.id);
+            }
+        }
+        groups.extend(rest.into_values());
+        groups.sort_by_key(|g| g.first().copied());
+        self.groups = groups;
+        self.domains = topology
+            .freq_domains
+            .iter()
+            .map(|d| d.cpus.clone())
+            .collect();
+        let green_mhz = self.config.green.as_ref().and_then(|g| g.mhz);
+        self.limits_khz = topology
+            .freq_domains
+            .iter()
+            .map(|d| {
+                let green = green_mhz.map_or(d.min_khz(), |mhz| d.at_least(mhz as f64 * 1000.0));
+                (d.max_khz(), d.min_khz(), green)
+            })
+            .collect();
+        self.memory_bound.clear();
+        self.green_size = 0;
+        self.applied_tasks.clear();
+        self.size = (1 + self.config.spare).clamp(1, self.total());
+        self.shrink = None;
+        self.offset = 0;
+        self.applied_cpus = None;
+        self.applied_freq.clear();
+        let mut plan = self.plan(None);
+        if self.config.mode == FreqMode::Ondemand {
+            plan.frequency = (0..self.domains.len())
+                .map(|d| (d, FreqSetting::Governor(Governor::Ondemand)))
+                .collect();
+        }
+        Ok(plan)
+    }
+    fn decide(&mut self, snapshot: &Snapshot) -> Plan {
+        if let Some(period) = self.config.rotate_s {
+            let offset = (snapshot.time_s / period) as usize % self.groups.len().max(1);
+            self.offset = offset;
+        }
+        self.classify(snapshot);
+        let demand = self.demand(snapshot);
+        self.resize(demand, snapshot.time_s);
+        // The green set may have taken CPUs H held.
+        self.size = self.size.min((self.total() - self.green_size).max(1));
+        self.plan(Some(snapshot))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ecosched_model::topology::{CacheDomain, CacheKind, Cpu, FreqDomain, PState};
+    use ecosched_model::{Counters, CpuSample, PowerSample, TaskId, TaskSample};
+    use std::sync::Arc;
+
+    /// Two packages × four cores, one L3 per package, per-core frequency
+    /// (the dual Opteron 2352).
+    fn opteron() -> Topology {
+        Topology {
+            cpus: (0..8)
+                .map(|i| Cpu {
+                    id: CpuId(i),
+                    package: i / 4,
+                    die: i / 4,
+                    core: i,
+                    numa_node: i / 4,
+                    online: true,
+                    freq_domain: i as usize,
+                })
+                .collect(),
+            caches: (0..2)
+                .map(|p| CacheDomain {
+                    level: 3,
+                    kind: CacheKind::Unified,
+                    size_kib: 2048,
+                    cpus: (4 * p..4 * p + 4).map(CpuId).collect(),
+                })
+                .collect(),
+            freq_domains: (0..8)
+                .map(|i| FreqDomain {
+                    cpus: CpuSet::single(CpuId(i)),
+                    pstates: vec![
+                        PState {
+                            freq_khz: 1_050_000,
+                            voltage_mv: None,
+                        },
+                        PState {
+                            freq_khz: 2_100_000,
+                            voltage_mv: None,
+                        },
+                    ],
+                    transition_latency_us: 100,
+                    voltage_domain: (i / 4) as usize,
+                })
+                .collect(),
+            ..Topology::default()
+        }
+    }
+
+    fn task(pid: u32, state: TaskState, on_cpu_ms: u64) -> TaskSample {
+        TaskSample {
+            id: TaskId {
+                pid,
+                start_ticks: 0,
+            },
+            name: format!("cc{pid}"),
+            managed: true,
+            state,
+            cpu: None,
+            allowed: CpuSet::first_n(8),
+            nice: 0,
+            started_s: 0.0,
+            finished_s: None,
+            counters: Counters {
+                on_cpu_ns: Some(on_cpu_ms * 1_000_000),
+                runqueue_wait_ns: Some(0),
+                ..Counters::default()
+            },
+        }
+    }
+
+    /// A 20 ms snapshot at `time_s` with `running` busy tasks and `sleeping` idle ones.
+    fn snap(time_s: f64, running: u32, sleeping: u32, hint: Option<u32>) -> Snapshot {
+        let mut tasks: Vec<TaskSample> = (0..running)
+            .map(|i| task(i, TaskState::Running, 20))
+            .collect();
+        tasks.extend((0..sleeping).map(|i| task(100 + i, TaskState::Sleeping, 0)));
+        Snapshot {
+            time_s,
+            interval_s: 0.02,
+            topology: Arc::new(opteron()),
+            tasks,
+            cpus: (0..8)
+                .map(|i| CpuSample {
+                    id: CpuId(i),
+                    freq_khz: None,
+                    utilisation: 0.0,
+                    nr_running: None,
+                })
+                .collect(),
+            power: PowerSample::default(),
+            parallelism_hint: hint,
+        }
+    }
+
+    fn hilo(params: Params) -> Hilo {
+        Hilo::new(
+            "hilo",
+            HiloConfig::from_params("hilo", &params, 1, FreqMode::HighLow).unwrap(),
+        )
+    }
+
+    fn high_count(plan_freq: &BTreeMap<usize, FreqSetting>) -> usize {
+        plan_freq
+            .values()
+            .filter(|s| {
+                **s == FreqSetting::Fixed {
+                    freq_khz: 2_100_000,
+                }
+            })
+            .count()
+    }
+
+    #[test]
+    fn starts_with_one_plus_spare_and_the_rest_low() {
+        let mut p = hilo(Params::default());
+        let plan = p.init(&opteron()).unwrap();
+        assert_eq!(plan.managed_cpus.unwrap().to_list(), "0-1");
+        assert_eq!(plan.frequency.len(), 8);
+        assert_eq!(high_count(&plan.frequency), 2);
+        assert_eq!(
+            plan.frequency[&5],
+            FreqSetting::Fixed {
+                freq_khz: 1_050_000
+            }
+        );
+    }
+
+    #[test]
+    fn grows_at_once_and_shrinks_only_after_the_hold_time() {
+        let mut p = hilo(Params::default());
+        p.init(&opteron()).unwrap();
+        let plan = p.decide(&snap(0.02, 3, 1, None));
+        assert_eq!(plan.managed_cpus.unwrap().to_list(), "0-3");
+        assert_eq!(high_count(&plan.frequency), 2, "only CPUs 2 and 3 change");
+        // Demand falls to 1 (+1 spare): H holds for 200 ms …
+        let mut t = 0.04;
+        while t < 0.23 {
+            assert!(p.decide(&snap(t, 1, 3, None)).is_empty(), "changed at {t}");
+            t += 0.02;
+        }
+        // … then shrinks to the peak of the window.
+        let plan = p.decide(&snap(0.26, 1, 3, None));
+        assert_eq!(plan.managed_cpus.unwrap().to_list(), "0-1");
+        assert_eq!(
+            plan.frequency.values().copied().collect::<Vec<_>>(),
+            vec![
+                FreqSetting::Fixed {
+                    freq_khz: 1_050_000
+                };
+                2
+            ]
+        );
+    }
+
+    #[test]
+    fn a_brief_rise_during_the_hold_restarts_it() {
+        let mut p = hilo(Params::default());
+        p.init(&opteron()).unwrap();
+        p.decide(&snap(0.02, 5, 0, None));
+        p.decide(&snap(0.04, 1, 0, None));
+        p.decide(&snap(0.10, 5, 0, None));
+        // The hold started again at 0.26, not at 0.04.
+        assert!(p.decide(&snap(0.26, 1, 0, None)).is_empty());
+        assert!(p.decide(&snap(0.40, 1, 0, None)).is_empty());
+        let plan = p.decide(&snap(0.47, 1, 0, None));
+        assert_eq!(plan.managed_cpus.unwrap().to_list(), "0-1");
+    }
+
+    #[test]
+    fn fills_a_cache_domain_first_or_spreads_across_packages() {
+        let mut fill = hilo(Params::default());
+        fill.init(&opteron()).unwrap();
+        let plan = fill.decide(&snap(0.02, 4, 0, None));
+        assert_eq!(plan.managed_cpus.unwrap().to_list(), "0-4");
+        let mut spread = hilo(Params::default().with("spread", true));
+        spread.init(&opteron()).unwrap();
+        let plan = spread.decide(&snap(0.02, 3, 0, None));
+        assert_eq!(plan.managed_cpus.unwrap().to_list(), "0-1,4-5");
+    }
+
+    #[test]
+    fn hint_replaces_measurement_and_may_drop_the_spare() {
+        let mut p = hilo(Params::default().with("spare_with_hint", 0));
+        p.init(&opteron()).unwrap();
+        let plan = p.decide(&snap(0.02, 1, 0, Some(6)));
+        assert_eq!(plan.managed_cpus.unwrap().to_list(), "0-5");
+        let mut keep = hilo(Params::default());
+        keep.init(&opteron()).unwrap();
+        let plan = keep.decide(&snap(0.02, 1, 0, Some(6)));
+        assert_eq!(plan.managed_cpus.unwrap().to_list(), "0-6");
+        // Demand never exceeds the machine.
+        let plan = keep.decide(&snap(0.04, 1, 0, Some(40)));
+        assert_eq!(plan.managed_cpus.unwrap().to_list(), "0-7");
+    }
+
+    #[test]
+    fn counts_tasks_that_came_and_went_within_the_interval() {
+        let mut s = snap(0.02, 0, 0, None);
+        // Three tasks each busy for the whole 20 ms but exited by now.
+        s.tasks = (0..3).map(|i| task(i, TaskState::Exited, 20)).collect();
+        assert_eq!(measured_parallelism(&s), 3);
+        let s = snap(0.02, 2, 5, None);
+        assert_eq!(measured_parallelism(&s), 2);
+    }
+
+    #[test]
+    fn rotation_moves_h_to_the_next_cache_domain() {
+        let mut p = hilo(Params::default().with("rotate_s", 60));
+        p.init(&opteron()).unwrap();
+        assert!(p.decide(&snap(10.0, 1, 0, None)).is_empty());
+        let plan = p.decide(&snap(61.0, 1, 0, None));
+        assert_eq!(plan.managed_cpus.unwrap().to_list(), "4-5");
+        assert_eq!(high_count(&plan.frequency), 2);
+    }
+
+    #[test]
+    fn without_frequency_domains_only_affinity_is_set() {
+        let mut topo = opteron();
+        topo.freq_domains.clear();
+        let mut p = hilo(Params::default());
+        let plan = p.init(&topo).unwrap();
+        assert!(plan.frequency.is_empty());
+        let mut s = snap(0.02, 3, 0, None);
+        s.topology = Arc::new(topo);
+        let plan = p.decide(&s);
+        assert!(plan.frequency.is_empty());
+        assert_eq!(plan.managed_cpus.unwrap().to_list(), "0-3");
+        assert!(!p.requirements().frequency);
+    }
+
+    #[test]
+    fn variant_a_hands_frequency_to_ondemand() {
+        let config =
+            HiloConfig::from_params("hilo-ondemand", &Params::default(), 0, FreqMode::Ondemand)
+                .unwrap();
+        let mut p = Hilo::new("hilo-ondemand", config);
+        let plan = p.init(&opteron()).unwrap();
+        assert!(plan
+            .frequency
+            .values()
+            .all(|s| *s == FreqSetting::Governor(Governor::Ondemand)));
+        assert_eq!(plan.managed_cpus.unwrap().to_list(), "0");
+        let plan = p.decide(&snap(0.02, 3, 0, None));
+        assert!(plan.frequency.is_empty());
+        assert_eq!(plan.managed_cpus.unwrap().to_list(), "0-2");
+    }
+
+    #[test]
+    fn green_set_takes_memory_bound_tasks_to_the_far_end_at_low_frequency() {
+        let mut p = hilo(Params::default().with("green", true));
+        assert!(p.requirements().counters.contains(&CounterKind::LlcMisses));
+        p.init(&opteron()).unwrap();
+        let mut s = snap(0.02, 3, 0, None);
+        for (i, t) in s.tasks.iter_mut().enumerate() {
+            t.counters.instructions = Some(1_000_000);
+            // Task 0 misses 20 times per 1000 instructions, the others once.
+            t.counters.llc_misses = Some(if i == 0 { 20_000 } else { 1_000 });
+        }
+        let plan = p.decide(&s);
+        assert_eq!(plan.task_cpus[&s.tasks[0].id].to_list(), "7");
+        // Two others + a spare on H; CPU 7 stays at the lowest P-state it
+        // got at init, CPU 2 joins H.
+        assert_eq!(plan.task_cpus[&s.tasks[1].id].to_list(), "0-2");
+        assert_eq!(plan.managed_cpus.unwrap().to_list(), "0-2,7");
+        assert_eq!(
+            plan.frequency.into_iter().collect::<Vec<_>>(),
+            vec![(
+                2,
+                FreqSetting::Fixed {
+                    freq_khz: 2_100_000
+                }
+            )]
+        );
+        // Hysteresis: at 8 per 1000 (under 10, over 5) it stays green.
+        s.tasks[0].counters.llc_misses = Some(8_000);
+        s.time_s = 0.04;
+        assert!(p.decide(&s).task_cpus.is_empty());
+        s.tasks[0].counters.llc_misses = Some(4_000);
+        s.time_s = 0.06;
+        let plan = p.decide(&s);
+        assert_eq!(plan.task_cpus[&s.tasks[0].id].to_list(), "0-3");
+    }
+
+    #[test]
+    fn rejects_bad_params() {
+        let bad = |k: &str, v: &str| {
+            HiloConfig::from_params("hilo", &Params::default().with(k, v), 1, FreqMode::HighLow)
+                .is_err()
+        };
+        assert!(bad("interval_ms", "0"));
+        assert!(bad("hold_ms", "-1"));
+        assert!(bad("spare", "-1"));
+        assert!(bad("spread", "maybe"));
+        assert!(bad("green", "1"));
+        assert!(bad("green_mpki", "0"));
+        assert!(HiloConfig::from_params(
+            "hilo-ondemand",
+            &Params::default().with("green", true),
+            0,
+            FreqMode::Ondemand
+        )
+        .is_err());
+    }
+}
