@@ -2,6 +2,7 @@
 //! policies`, and the "valid choices" in error messages.
 
 use crate::baseline::{GovernorPolicy, StaticPolicy, FIXED_PARAMS, STATIC_PARAMS};
+use crate::pam::{Pam, PAM_PARAMS};
 use crate::params::{ParamSpec, Params};
 use crate::{Policy, PolicyError};
 use ecosched_model::Governor;
@@ -66,6 +67,12 @@ const CATALOGUE: &[PolicyInfo] = &[
             "managed tasks confined to --param cpus=LIST (like taskset), optionally at freq_mhz",
         params: STATIC_PARAMS,
         build: |p| Ok(Box::new(StaticPolicy::confined(p)?)),
+    },
+    PolicyInfo {
+        name: "pam",
+        description: "PAM (Banikazemi et al.): shared-cache model picks process-to-cache mappings; goal=performance|power-cap|energy",
+        params: PAM_PARAMS,
+        build: |p| Ok(Box::new(Pam::from_params(p)?)),
     },
 ];
 

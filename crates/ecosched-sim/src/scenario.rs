@@ -168,6 +168,9 @@ pub const SCENARIOS: &[(&str, &str)] = builtin_files!("../scenarios":
     "merkel-1stream-3alu", "merkel-2stream-2alu", "merkel-3stream-1alu",
     "merkel-4hmmer", "merkel-4soplex", "merkel-2hmmer-2soplex",
     "bench-8c24t", "bench-8c24t-short",
+    "pam-libq-xalancbmk", "pam-libq-mcf", "pam-libq-bzip2", "pam-libq-gcc", "pam-libq-sjeng",
+    "pam-libq-hmmer", "pam-libq-omnetpp", "pam-libq-perlbench",
+    "pam-mix-323", "pam-mix-333", "pam-powercap", "pam-bzip2-libq",
 );
 
 const PROFILES_TOML: &str = include_str!("../profiles.toml");

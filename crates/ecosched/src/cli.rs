@@ -92,6 +92,19 @@ pub struct CompareArgs {
 pub enum BenchCommand {
     /// Simulator speed: simulated seconds per wall second on bench-8c24t.
     Sim(ListArgs),
+    /// PAM's decision time (one Algorithm 2 call) on a synthetic machine.
+    Pam(BenchPamArgs),
+}
+
+/// `ecosched bench pam`.
+#[derive(Debug, Args)]
+pub struct BenchPamArgs {
+    /// CPUs of the synthetic machine (two-CPU shared caches, all busy).
+    #[arg(long, value_name = "N")]
+    pub cpus: usize,
+    /// Print JSON: {"cpus", "search", "decision_ms"}.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[cfg(test)]
