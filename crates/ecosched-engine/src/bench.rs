@@ -1,11 +1,14 @@
 //! Simulator speed: simulated seconds per wall second on the built-in
 //! `bench-8c24t` scenario (8 cores, 24 tasks, 1 ms tick). Shared by
 //! `ecosched bench sim` and the criterion benchmark so both measure the
-//! same thing.
+//! same thing. Also PAM's decision time (`ecosched bench pam`), on the
+//! same synthetic instance as the policy crate's criterion benchmark.
 
 use crate::engine::EngineError;
 use crate::experiment::simulate;
-use ecosched_policy::Params;
+use ecosched_policy::pam::search::SearchConfig;
+use ecosched_policy::pam::{bench_decide, bench_instance, BENCH_SEED};
+use ecosched_policy::{Params, PolicyError};
 use ecosched_sim::Scenario;
 use serde::Serialize;
 use std::time::Instant;
@@ -48,5 +51,49 @@ pub fn bench_sim() -> Result<BenchReport, EngineError> {
         wall_s,
         realtime_factor: run.metrics.duration_s / wall_s.max(1e-9),
         tick_ms: scenario.spec.tick_ms,
+    })
+}
+
+/// `ecosched bench pam --json`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PamBenchReport {
+    /// CPUs of the synthetic machine (two-CPU caches, every CPU busy).
+    pub cpus: usize,
+    /// Which search ran: `exhaustive` or `local`.
+    pub search: String,
+    /// Mean wall time of one Algorithm 2 call, ms.
+    pub decision_ms: f64,
+}
+
+/// Largest machine `bench pam` accepts: the synthetic instance is built in
+/// memory, and past this a single decision takes seconds.
+pub const BENCH_PAM_MAX_CPUS: usize = 4096;
+/// Wall time over which decisions are repeated and averaged.
+const BENCH_PAM_BUDGET_S: f64 = 0.5;
+
+/// Time PAM's decision (one Algorithm 2 call, default search settings) on
+/// a synthetic machine of `cpus` CPUs.
+pub fn bench_pam(cpus: usize) -> Result<PamBenchReport, EngineError> {
+    if cpus == 0 || cpus > BENCH_PAM_MAX_CPUS {
+        return Err(EngineError::Policy(PolicyError::BadParam {
+            key: "cpus".into(),
+            value: cpus.to_string(),
+            reason: format!("must lie between 1 and {BENCH_PAM_MAX_CPUS}"),
+        }));
+    }
+    let (layout, slots, current) = bench_instance(cpus, BENCH_SEED);
+    let config = SearchConfig::default();
+    // One untimed call warms caches and tells which search runs.
+    let kind = bench_decide(&layout, &slots, &current, &config);
+    let start = Instant::now();
+    let mut runs = 0u32;
+    while runs < 3 || (start.elapsed().as_secs_f64() < BENCH_PAM_BUDGET_S && runs < 10_000) {
+        bench_decide(&layout, &slots, &current, &config);
+        runs += 1;
+    }
+    Ok(PamBenchReport {
+        cpus: layout.cpus(),
+        search: kind.name().to_string(),
+        decision_ms: start.elapsed().as_secs_f64() * 1e3 / f64::from(runs),
     })
 }

@@ -39,7 +39,8 @@ pub fn simulate(
         progress,
     )?;
     let metrics = RunMetrics::from_trace(&trace);
-    let report = SimReport::new(&scenario.spec.name, &trace, &metrics, seed);
+    let mut report = SimReport::new(&scenario.spec.name, &trace, &metrics, seed);
+    report.policy_notes = policy.notes();
     Ok(SimRun {
         trace,
         metrics,

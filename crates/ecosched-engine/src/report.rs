@@ -41,6 +41,10 @@ pub struct SimReport {
     pub mean_task_edp_js: Option<f64>,
     /// Per task.
     pub tasks: Vec<TaskMetrics>,
+    /// What the policy reported about its run (e.g. PAM's search kind);
+    /// omitted when it reports nothing.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub policy_notes: BTreeMap<String, String>,
 }
 
 impl SimReport {
@@ -63,6 +67,7 @@ impl SimReport {
             instructions_per_s_per_w: m.instructions_per_s_per_w,
             mean_task_edp_js: m.mean_task_edp_js,
             tasks: m.tasks.clone(),
+            policy_notes: BTreeMap::new(),
         }
     }
 }

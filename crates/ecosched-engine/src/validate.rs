@@ -14,8 +14,9 @@
 //! `hilo` is also checked with its own 20 ms parallelism measurement.
 
 use crate::engine::EngineError;
-use crate::experiment::simulate;
-use ecosched_model::{RunMetrics, TaskMetrics};
+use crate::experiment::{compare, simulate};
+use ecosched_model::{RunMetrics, TaskMetrics, Trace};
+use ecosched_policy::pam::model::CpiModel;
 use ecosched_policy::Params;
 use ecosched_sim::Scenario;
 use serde::Serialize;
@@ -489,6 +490,257 @@ pub fn richling_table1() -> Result<Vec<Check>, EngineError> {
     ])
 }
 
+const PAM_MODEL: &str = "Banikazemi et al. (PAM) §IV-C, eq. 14";
+const PAM_OCC: &str = "Banikazemi et al. (PAM) §IV-C";
+const PAM_GAIN: &str = "Banikazemi et al. (PAM) abstract, §V-B/C, Figs. 4, 6";
+const PAM_CAP: &str = "Banikazemi et al. (PAM) §V-G, Figs. 11–12";
+
+/// One task over one interval, as PAM's counters see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PamSample {
+    /// Task name.
+    pub name: String,
+    /// L1D miss ratio.
+    pub m1: f64,
+    /// Shared-cache miss ratio.
+    pub m2: f64,
+    /// Cycles per instruction.
+    pub cpi: f64,
+    /// Lines brought into the shared cache.
+    pub lines: f64,
+}
+
+/// Per-task samples of every interval of a trace (after the first, which
+/// carries start-up), skipping intervals a task barely ran in.
+pub fn pam_samples(trace: &Trace) -> Vec<Vec<PamSample>> {
+    trace
+        .steps
+        .iter()
+        .skip(1)
+        .map(|step| {
+            step.snapshot
+                .live_managed()
+                .filter_map(|t| {
+                    let c = &t.counters;
+                    let instructions = c.instructions.filter(|&i| i > 1_000_000)? as f64;
+                    let ratio = |a: Option<u64>, b: Option<u64>| {
+                        Some(a? as f64 / b.filter(|&b| b > 0)? as f64)
+                    };
+                    Some(PamSample {
+                        name: t.name.clone(),
+                        m1: ratio(c.l1d_misses, c.l1d_references)?,
+                        m2: ratio(c.llc_misses, c.llc_references)?,
+                        cpi: c.cycles? as f64 / instructions,
+                        lines: c.lines_in? as f64,
+                    })
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn trace_of(scenario: &str, policy: &str, params: Params) -> Result<Trace, EngineError> {
+    let s = Scenario::load(scenario)?;
+    Ok(simulate(&s, policy, &params, None, &mut |_| {})?.trace)
+}
+
+/// Mean relative error of eq. 14 on samples whose name starts with one of
+/// `prefixes`.
+pub fn eq14_error(samples: &[Vec<PamSample>], prefixes: &[&str]) -> f64 {
+    let model = CpiModel::PAPER;
+    mean(
+        samples
+            .iter()
+            .flatten()
+            .filter(|s| prefixes.iter().any(|p| s.name.starts_with(p)))
+            .map(|s| (model.cpi(s.m1, s.m2) - s.cpi).abs() / s.cpi),
+    )
+}
+
+/// PAM's rows of SIMULATOR.md §6: the CPI fit, the occupancies of bzip2
+/// and libquantum sharing an L2, and the gain of separating
+/// cache-sensitive from streaming tasks.
+pub fn pam_checks() -> Result<Vec<Check>, EngineError> {
+    // bzip2 and libquantum confined to the two CPUs of one L2.
+    let shared = pam_samples(&trace_of(
+        "pam-bzip2-libq",
+        "static",
+        Params::default().with("cpus", "0-1"),
+    )?);
+    let occupancy = |who: &str| {
+        // Only intervals in which both ran (one finishes before the other).
+        mean(
+            shared
+                .iter()
+                .filter(|step| step.len() == 2)
+                .filter_map(|step| {
+                    let total: f64 = step.iter().map(|s| s.lines).sum();
+                    let mine = step.iter().find(|s| s.name.starts_with(who))?;
+                    (total > 0.0).then(|| mine.lines / total)
+                }),
+        )
+    };
+    // The paper fitted eq. 14 on the two benchmarks' counters: here each
+    // alone on the machine, and the two together in one L2.
+    let mut fit = shared.clone();
+    let pair = Scenario::load("pam-bzip2-libq")?;
+    for name in ["bzip2", "libquantum"] {
+        if let Some(alone) = pair.alone(name) {
+            let run = simulate(&alone, "ondemand", &Params::default(), None, &mut |_| {})?;
+            fit.extend(pam_samples(&run.trace));
+        }
+    }
+    let fit_error = eq14_error(&fit, &["bzip2", "libquantum"]);
+    // Separating xalancbmk from libquantum: PAM against the kernel's own
+    // placement under ondemand.
+    let scenario = Scenario::load("pam-libq-xalancbmk")?;
+    let report = compare(
+        &scenario,
+        &[
+            ("ondemand".into(), Params::default()),
+            ("pam".into(), Params::default()),
+        ],
+        "ondemand",
+        None,
+        &mut |_, _| {},
+    )?;
+    let gain = report
+        .ratios
+        .get("pam")
+        .and_then(|r| r.speedup_geomean)
+        .unwrap_or(f64::NAN)
+        - 1.0;
+    let base = &report.results[0];
+    let pam = &report.results[1];
+    let best_single = pam
+        .tasks
+        .iter()
+        .filter_map(|t| {
+            let b = base.tasks.iter().find(|b| b.name == t.name)?;
+            Some(1.0 - t.runtime_s / b.runtime_s)
+        })
+        .fold(f64::NAN, f64::max);
+    Ok(vec![
+        Check::new(
+            "eq. 14 CPI model on simulated bzip2 + libquantum counters: mean |relative error|",
+            PAM_MODEL,
+            0.0,
+            fit_error,
+            0.10,
+            "CPI = 0.733 + 3.43·m1 + 110·m1·m2 evaluated on every per-interval sample of bzip2 and libquantum, each alone and the two together in one L2",
+        ),
+        Check::new(
+            "bzip2 occupancy beside libquantum in one L2",
+            PAM_OCC,
+            0.15,
+            occupancy("bzip2"),
+            0.05,
+            "O = lines in / lines in of the L2 (eq. 6), mean over intervals; both confined to CPUs 0-1",
+        ),
+        Check::new(
+            "libquantum occupancy beside bzip2 in one L2",
+            PAM_OCC,
+            0.85,
+            occupancy("libquantum"),
+            0.05,
+            "as above; libquantum streams and takes most of the cache",
+        ),
+        Check::new(
+            "4 libquantum + 4 xalancbmk: system gain of PAM over Linux (geomean speedup − 1)",
+            PAM_GAIN,
+            0.125,
+            gain,
+            0.04,
+            "SIMULATOR.md §6: 'roughly 10–15 %' (the paper's best system-wide figure is 14 %); run times under pam vs ondemand",
+        ),
+        Check::new(
+            "4 libquantum + 4 xalancbmk: largest single-benchmark run-time reduction",
+            PAM_GAIN,
+            0.33,
+            best_single,
+            0.10,
+            "the paper: 'as much as 33 % for individual threads'; xalancbmk gains once it shares an L2 only with itself",
+        ),
+    ])
+}
+
+/// The power cap of §V-G: the CINT2006-like suite under 260 W keeps 4–5
+/// CPUs in use.
+pub fn pam_power_cap() -> Result<Vec<Check>, EngineError> {
+    let trace = trace_of(
+        "pam-powercap",
+        "pam",
+        Params::default()
+            .with("goal", "power-cap")
+            .with("power_cap_w", 260),
+    )?;
+    let cap = cap_figures(&trace, 260.0);
+    Ok(vec![Check::new(
+        "CINT2006-like suite under a 260 W cap: mean CPUs in use",
+        PAM_CAP,
+        4.5,
+        cap.mean_cpus,
+        0.75,
+        "'in most cases four or five CPUs are used'; CPUs allowed by the cap, mean over intervals",
+    )])
+}
+
+/// How well a run held a power cap.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CapFigures {
+    /// Fraction of intervals whose mean power exceeded the cap.
+    pub fraction_above: f64,
+    /// Worst interval's power above the cap, W (0 if never above).
+    pub worst_overshoot_w: f64,
+    /// The same from the second interval on: the first one runs before the
+    /// policy has measured anything, so nothing can hold it.
+    pub worst_overshoot_after_first_w: f64,
+    /// Mean power, W.
+    pub mean_power_w: f64,
+    /// Mean number of CPUs the managed tasks were allowed, over intervals.
+    pub mean_cpus: f64,
+}
+
+/// Cap-holding figures from a trace (system meter, or package if absent).
+pub fn cap_figures(trace: &Trace, cap_w: f64) -> CapFigures {
+    let all = trace.header.topology.online_cpus().len() as f64;
+    let mut allowed = trace
+        .initial_plan
+        .managed_cpus
+        .as_ref()
+        .map_or(all, |s| s.len() as f64);
+    let (mut above, mut n, mut worst, mut power_sum, mut cpu_sum) =
+        (0usize, 0usize, 0.0f64, 0.0, 0.0);
+    let mut worst_later = 0.0f64;
+    for step in &trace.steps {
+        let p = &step.snapshot.power;
+        if let Some(j) = p.system_j.or(p.package_j) {
+            let w = j / step.snapshot.interval_s.max(1e-9);
+            n += 1;
+            power_sum += w;
+            cpu_sum += allowed;
+            if w > cap_w {
+                above += 1;
+                worst = worst.max(w - cap_w);
+                if n > 1 {
+                    worst_later = worst_later.max(w - cap_w);
+                }
+            }
+        }
+        if let Some(set) = &step.plan.managed_cpus {
+            allowed = set.len() as f64;
+        }
+    }
+    let n_f = n.max(1) as f64;
+    CapFigures {
+        fraction_above: above as f64 / n_f,
+        worst_overshoot_w: worst,
+        worst_overshoot_after_first_w: worst_later,
+        mean_power_w: power_sum / n_f,
+        mean_cpus: cpu_sum / n_f,
+    }
+}
+
 /// Every check, in a stable order.
 pub fn all_checks() -> Result<Vec<Check>, EngineError> {
     let mut out = merkel_fig1()?;
@@ -496,5 +748,7 @@ pub fn all_checks() -> Result<Vec<Check>, EngineError> {
     out.extend(merkel_table2()?);
     out.extend(richling_fig2()?);
     out.extend(richling_table1()?);
+    out.extend(pam_checks()?);
+    out.extend(pam_power_cap()?);
     Ok(out)
 }

@@ -582,7 +582,7 @@ impl Platform for LinuxPlatform {
         let cpus = self.cpustat.sample().map_err(platform_err)?;
         let power = self.meter.sample(interval_s, &cpus).map_err(platform_err)?;
         let mut warnings = Vec::new();
-        let _hint = self.hint.read(&mut |w| warnings.push(w));
+        let parallelism_hint = self.hint.read(&mut |w| warnings.push(w));
         self.notices.extend(warnings);
         Ok(Snapshot {
             time_s,
@@ -591,6 +591,7 @@ impl Platform for LinuxPlatform {
             tasks: samples,
             cpus,
             power,
+            parallelism_hint,
         })
     }
 

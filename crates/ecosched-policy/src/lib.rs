@@ -14,10 +14,12 @@
 
 pub mod baseline;
 pub mod hilo;
+pub mod pam;
 pub mod params;
 pub mod registry;
 
 use ecosched_model::{Plan, Requirements, Snapshot, Topology};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 pub use params::Params;
@@ -82,6 +84,11 @@ pub trait Policy {
     fn init(&mut self, topology: &Topology) -> Result<Plan, PolicyError>;
     /// Decide from one observation.
     fn decide(&mut self, snapshot: &Snapshot) -> Plan;
+    /// What the policy reports about its run so far (which search it
+    /// used, how many plans it applied …), for run reports; none by default.
+    fn notes(&self) -> BTreeMap<String, String> {
+        BTreeMap::new()
+    }
 }
 
 /// A policy run at another cadence than its own (`ecosched run

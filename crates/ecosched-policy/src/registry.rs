@@ -3,6 +3,7 @@
 
 use crate::baseline::{GovernorPolicy, StaticPolicy, FIXED_PARAMS, STATIC_PARAMS};
 use crate::hilo::{FreqMode, Hilo, HiloConfig, HILO_PARAMS};
+use crate::pam::{Pam, PAM_PARAMS};
 use crate::params::{ParamSpec, Params};
 use crate::{Policy, PolicyError};
 use ecosched_model::Governor;
@@ -85,6 +86,12 @@ const CATALOGUE: &[PolicyInfo] = &[
         description: "Richling variant A: managed work confined to H, frequencies left to ondemand",
         params: HILO_PARAMS,
         build: |p| hilo("hilo-ondemand", p, 0, FreqMode::Ondemand),
+    },
+    PolicyInfo {
+        name: "pam",
+        description: "PAM (Banikazemi et al.): shared-cache model picks process-to-cache mappings; goal=performance|power-cap|energy",
+        params: PAM_PARAMS,
+        build: |p| Ok(Box::new(Pam::from_params(p)?)),
     },
 ];
 

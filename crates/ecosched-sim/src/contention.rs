@@ -3,8 +3,9 @@
 //! configuration of running tasks and frequencies:
 //!
 //! ```text
-//! time per instruction  tpi_i = cpi_i / f_i + api_i · m_i(S_i) · L_d / mlp_i     (ns)
+//! time per instruction  tpi_i = cpi_i / f_i + api_i · m_i(S_i) · (1 − c_i) · L_d / mlp_i     (ns)
 //! shared-cache share    S_i   = C · w_i / Σ_{j in i's cache} w_j,  w = api·m / tpi  (insertions/ns)
+//! (c = prefetch coverage: prefetched lines are inserted and fetched but do not stall)
 //! memory domain d       ρ_d   = Σ traffic / B_sat,   L_d = L0 · (1 + ½ · ρ/(1 − ρ)),  ρ ≤ rho_max (per machine),
 //!                       and a hard cap: if traffic still exceeds B_sat, L_d rises until it fits.
 //! ```
@@ -45,7 +46,8 @@ pub struct Demand<'a> {
 pub struct Outcome {
     /// Time per instruction, ns.
     pub tpi_ns: f64,
-    /// Shared-cache miss ratio.
+    /// Lines brought into the shared cache per access (demand misses and
+    /// prefetched lines).
     pub miss_ratio: f64,
     /// Shared-cache share, KiB.
     pub share_kib: f64,
@@ -108,7 +110,11 @@ pub fn solve(machine: &Machine, demands: &[Demand<'_>]) -> Solution {
     let mut converged = false;
     let tpi = |i: usize, m: f64, lat: &[f64]| {
         compute_ns[i]
-            + demands[i].phase.api * m * lat[machine.mem_of[demands[i].cpu]] / demands[i].phase.mlp
+            + demands[i].phase.api
+                * m
+                * (1.0 - demands[i].phase.prefetch_coverage)
+                * lat[machine.mem_of[demands[i].cpu]]
+                / demands[i].phase.mlp
     };
     for _ in 0..MAX_ITERATIONS {
         for i in 0..n {
@@ -124,7 +130,8 @@ pub fn solve(machine: &Machine, demands: &[Demand<'_>]) -> Solution {
                     .map(|&i| {
                         let p = demands[i].phase;
                         let per_instr = p.api * miss[i];
-                        per_instr * line / (compute_ns[i] + per_instr * l / p.mlp)
+                        per_instr * line
+                            / (compute_ns[i] + per_instr * (1.0 - p.prefetch_coverage) * l / p.mlp)
                     })
                     .sum()
             };

@@ -83,6 +83,7 @@ struct Acc {
     cycles: f64,
     llc_refs: f64,
     llc_misses: f64,
+    lines_in: f64,
     l1d_refs: f64,
     l1d_misses: f64,
     on_cpu_ns: f64,
@@ -297,6 +298,7 @@ fn transient_profile(run_ms: f64, period_ms: f64) -> Profile {
             api: 0.0,
             l1d_refs_per_instr: 0.3,
             mlp: 1.0,
+            prefetch_coverage: 0.0,
             miss: MissCurve {
                 m0: 0.0,
                 s0_kib: 1.0,
@@ -761,13 +763,17 @@ impl SimPlatform {
                     let instr = (rate * dtf).min(self.tasks[t].remaining);
                     let phase = &self.tasks[t].profile.phases[self.tasks[t].phase];
                     let (api, l1d) = (phase.api, phase.l1d_refs_per_instr);
+                    let demand = 1.0 - phase.prefetch_coverage;
                     let acc = &mut self.tasks[t].acc;
                     acc.instructions += instr;
                     acc.cycles += ghz * dtf;
                     acc.l1d_refs += instr * l1d;
                     acc.l1d_misses += instr * api;
                     acc.llc_refs += instr * api;
-                    acc.llc_misses += instr * api * o.miss_ratio;
+                    // Every line brought in counts as a line in; only the
+                    // ones the prefetcher did not cover are demand misses.
+                    acc.llc_misses += instr * api * o.miss_ratio * demand;
+                    acc.lines_in += instr * api * o.miss_ratio;
                     acc.on_cpu_ns += dtf;
                     let task = &mut self.tasks[t];
                     task.remaining -= instr;
@@ -1206,10 +1212,10 @@ impl Platform for SimPlatform {
                 cycles: d(a.cycles, r.cycles),
                 llc_references: d(a.llc_refs, r.llc_refs),
                 llc_misses: d(a.llc_misses, r.llc_misses),
-                lines_in: d(a.llc_misses, r.llc_misses),
+                lines_in: d(a.lines_in, r.lines_in),
                 l1d_references: d(a.l1d_refs, r.l1d_refs),
                 l1d_misses: d(a.l1d_misses, r.l1d_misses),
-                mem_transactions: d(a.llc_misses, r.llc_misses),
+                mem_transactions: d(a.lines_in, r.lines_in),
                 on_cpu_ns: d(a.on_cpu_ns, r.on_cpu_ns),
                 runqueue_wait_ns: d(a.wait_ns, r.wait_ns),
                 context_switches: Some(s.switches - task.reported_switches),

@@ -72,6 +72,13 @@ pub struct Phase {
     pub l1d_refs_per_instr: f64,
     /// Memory-level parallelism: misses overlapped on average.
     pub mlp: f64,
+    /// Fraction of the shared-cache misses whose lines the hardware
+    /// prefetcher brings in ahead of the demand (streams): those lines
+    /// still occupy the cache and use memory bandwidth, but do not stall
+    /// the core, and the PMU counts them as lines in (PAM eq. 5,
+    /// `L2_LINES_IN_PREFETCH`) rather than as demand misses.
+    #[serde(default)]
+    pub prefetch_coverage: f64,
     /// Miss-ratio curve.
     pub miss: MissCurve,
     /// Blocking behaviour, if any.
@@ -117,6 +124,9 @@ impl Profile {
             }
             if !(p.mlp.is_finite() && p.mlp >= 1.0) {
                 return fail("mlp must be ≥ 1");
+            }
+            if !(p.prefetch_coverage.is_finite() && (0.0..1.0).contains(&p.prefetch_coverage)) {
+                return fail("prefetch_coverage must lie in [0, 1)");
             }
             if !(finite_pos(m.s0_kib)
                 && finite_pos(m.ws_kib)

@@ -187,6 +187,9 @@ pub const SCENARIOS: &[(&str, &str)] = builtin_files!("../scenarios":
     "richling-make-j5", "richling-make-j6", "richling-make-j7", "richling-make-j8",
     "richling-make-j9", "richling-make-j10", "richling-make-j11", "richling-make-j12",
     "richling-phenom-j1",
+    "pam-libq-xalancbmk", "pam-libq-mcf", "pam-libq-bzip2", "pam-libq-gcc", "pam-libq-sjeng",
+    "pam-libq-hmmer", "pam-libq-omnetpp", "pam-libq-perlbench",
+    "pam-mix-323", "pam-mix-333", "pam-powercap", "pam-bzip2-libq",
 );
 
 const PROFILES_TOML: &str = include_str!("../profiles.toml");

@@ -171,6 +171,19 @@ pub enum BenchCommand {
     Sim(ListArgs),
     /// The cost of observing N live threads once (procfs + perf software counters).
     Observe(ObserveBenchArgs),
+    /// PAM's decision time (one Algorithm 2 call) on a synthetic machine.
+    Pam(BenchPamArgs),
+}
+
+/// `ecosched bench pam`.
+#[derive(Debug, Args)]
+pub struct BenchPamArgs {
+    /// CPUs of the synthetic machine (two-CPU shared caches, all busy).
+    #[arg(long, value_name = "N")]
+    pub cpus: usize,
+    /// Print JSON: {"cpus", "search", "decision_ms"}.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[cfg(test)]

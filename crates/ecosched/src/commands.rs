@@ -2,7 +2,7 @@
 //! result as JSON or as a human-readable table. Returns the text for
 //! stdout; printing and exit codes are `main`'s.
 
-use crate::cli::{BenchCommand, Cli, Command, CompareArgs, ListArgs, SimArgs};
+use crate::cli::{BenchCommand, BenchPamArgs, Cli, Command, CompareArgs, ListArgs, SimArgs};
 use crate::linux_commands;
 use crate::output::{self, PolicyEntry, ScenarioEntry, ValidateReport};
 use crate::progress::{self, Progress};
@@ -50,6 +50,7 @@ pub fn run(cli: &Cli) -> Result<Outcome> {
         Command::Run(a) => linux_commands::run(a),
         Command::Restore(a) => linux_commands::restore(a),
         Command::Topology(a) => topology_view::run(a),
+        Command::Bench(BenchCommand::Pam(a)) => bench_pam(a),
     }
 }
 
@@ -157,5 +158,17 @@ fn bench_sim(args: &ListArgs) -> Result<Outcome> {
         output::json(&report)?
     } else {
         output::bench(&report)
+    }))
+}
+
+fn bench_pam(args: &BenchPamArgs) -> Result<Outcome> {
+    let report = bench::bench_pam(args.cpus).context("timing PAM's decision")?;
+    Ok(Outcome::ok(if args.json {
+        output::json(&report)?
+    } else {
+        format!(
+            "pam decision at {} CPUs: {:.3} ms ({} search)\n",
+            report.cpus, report.decision_ms, report.search
+        )
     }))
 }

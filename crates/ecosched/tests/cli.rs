@@ -471,3 +471,33 @@ fn topology_rejects_a_root_that_is_not_a_linux_tree() {
         .code(2)
         .stderr(predicate::str::contains("not a Linux root"));
 }
+
+#[test]
+fn bench_pam_json_reports_cpus_search_and_time() {
+    let v = json(&["bench", "pam", "--cpus", "8", "--json"]);
+    has_keys(&v, &["cpus", "search", "decision_ms"], "bench pam");
+    assert_eq!(v["cpus"], 8);
+    assert_eq!(v["search"], "exhaustive");
+    assert!(v["decision_ms"].as_f64().unwrap() > 0.0, "{v}");
+    let v = json(&["bench", "pam", "--cpus", "32", "--json"]);
+    assert_eq!(v["search"], "local");
+    ecosched()
+        .args(["bench", "pam", "--cpus", "0"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("cpus"));
+}
+
+#[test]
+fn compare_shows_pam_gain_on_libquantum_with_xalancbmk() {
+    let v = json(&[
+        "compare",
+        "--scenario",
+        "pam-libq-xalancbmk",
+        "--policies",
+        "ondemand,pam",
+        "--json",
+    ]);
+    let speedup = v["ratios"]["pam"]["speedup_geomean"].as_f64().unwrap();
+    assert!(speedup > 1.08, "{v}");
+}

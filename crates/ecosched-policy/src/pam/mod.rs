@@ -1,0 +1,918 @@
+//! PAM — the performance/power aware meta-scheduler of Banikazemi, Poff and
+//! Abali (seed 001; POLICIES.md §1). Every interval it reads per-task
+//! counters, predicts with an algebraic shared-cache model how a different
+//! mapping of processes to caches would run ([`model`]), searches the
+//! mappings ([`search`]), and applies the best one through per-task CPU
+//! sets — keeping it only while it measurably helps ([`state`]).
+//!
+//! ```text
+//!  snapshot ──▶ slots (a CPU's task, or the group of tasks sharing it)
+//!               L, m1, m2, CPI per slot; O = L ./ (C L)
+//!            ──▶ Default: Algorithm 2 over assignments ──▶ pin ──▶ Good
+//!                Good: goodness vs the last Default every M, at most N
+//!  power-cap:  nested CPU sets shrink above the cap, grow back below it
+//! ```
+//!
+//! Slots and groups: tasks that the kernel put on the same CPU form one
+//! slot that moves as a whole (§V-E, more processes than CPUs). A slot is
+//! pinned to one CPU of its chosen cache — the one it already has when it
+//! stays — so the grouping the model assumed is the one that runs.
+//!
+//! Counters: instructions, cycles, LLC references and misses, and L1D
+//! references and misses are required. The paper's `L` (eq. 5) counts
+//! lines brought in by demand and prefetch; where the platform has no such
+//! event, LLC misses stand in for it (prefetched lines are then missing
+//! from the occupancy estimate).
+
+pub mod model;
+pub mod search;
+pub mod state;
+
+use crate::params::{ParamSpec, Params};
+use crate::{Policy, PolicyError};
+use ecosched_model::{
+    CounterKind, CpuId, CpuSet, Plan, Requirements, Snapshot, TaskId, TaskState, Topology,
+};
+use model::{occupancies, AlphaFit, CpiFit, CpiModel, CpiSample, SlotObs, DEFAULT_ALPHA};
+use search::{decide, Decision, Layout, Problem, SearchConfig, SearchKind};
+use state::{CapController, Goal, Leave, Machine, Measure, State};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Parameters of `pam`, with their defaults.
+pub const PAM_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        key: "goal",
+        help: "performance | power-cap | energy (default performance)",
+    },
+    ParamSpec {
+        key: "power_cap_w",
+        help: "whole-system power cap in W (required for goal=power-cap)",
+    },
+    ParamSpec {
+        key: "alpha",
+        help: "miss-ratio exponent of eq. 11 (default 0.5, the cache rule of thumb)",
+    },
+    ParamSpec {
+        key: "alpha_fit",
+        help: "fit alpha per task online from two occupancies (default false)",
+    },
+    ParamSpec {
+        key: "t1",
+        help: "CPI model constant t1 (default 0.733, eq. 14)",
+    },
+    ParamSpec {
+        key: "t2",
+        help: "CPI model constant t2 (default 3.43, eq. 14)",
+    },
+    ParamSpec {
+        key: "t3",
+        help: "CPI model constant t3 (default 110, eq. 14)",
+    },
+    ParamSpec {
+        key: "fit_cpi",
+        help: "fit t1..t3 online by least squares over recent samples (default false)",
+    },
+    ParamSpec {
+        key: "fit_window",
+        help: "samples the online CPI fit keeps (default 64)",
+    },
+    ParamSpec {
+        key: "m",
+        help: "intervals between goodness checks in Good (default 3)",
+    },
+    ParamSpec {
+        key: "n",
+        help: "longest stay in Good, intervals (default 30)",
+    },
+    ParamSpec {
+        key: "delta",
+        help: "Algorithm 2's minimum predicted gain (default 0.001 = 0.1 %)",
+    },
+    ParamSpec {
+        key: "max_degradation",
+        help: "lowest predicted per-task speed vs Default a plan may impose (default 0.10)",
+    },
+    ParamSpec {
+        key: "exhaustive_max_cpus",
+        help: "largest CPU count searched exhaustively; above it local search (default 10)",
+    },
+    ParamSpec {
+        key: "restarts",
+        help: "random restarts of the local search (default 8)",
+    },
+    ParamSpec {
+        key: "seed",
+        help: "seed of the local search's restarts (default fixed)",
+    },
+    ParamSpec {
+        key: "search_budget",
+        help:
+            "cache evaluations after which the local search starts no new restart (default 200000)",
+    },
+    ParamSpec {
+        key: "interval_ms",
+        help: "control interval in ms (default 1000, the paper's cycle)",
+    },
+    ParamSpec {
+        key: "cap_step_cpus",
+        help: "CPUs removed per power-cap level (default 1)",
+    },
+    ParamSpec {
+        key: "cap_margin",
+        help: "fraction of the cap kept free before growing back (default 0.02)",
+    },
+    ParamSpec {
+        key: "cap_hold",
+        help: "calm intervals before growing back (default 3)",
+    },
+];
+
+/// Everything that configures PAM.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PamConfig {
+    /// What to optimise.
+    pub goal: Goal,
+    /// α of eq. 11 (the starting value when fitted).
+    pub alpha: f64,
+    /// Fit α per task online.
+    pub alpha_fit: bool,
+    /// CPI model (the starting value when fitted).
+    pub model: CpiModel,
+    /// Fit t1..t3 online.
+    pub fit_cpi: bool,
+    /// Samples the CPI fit keeps.
+    pub fit_window: usize,
+    /// M of the state machine.
+    pub m: u32,
+    /// N of the state machine.
+    pub n: u32,
+    /// Search tunables (δ, floor, exhaustive limit, restarts, seed).
+    pub search: SearchConfig,
+    /// Control interval.
+    pub interval: Duration,
+    /// CPUs removed per power-cap level.
+    pub cap_step_cpus: usize,
+    /// Fraction of the cap kept free before growing back.
+    pub cap_margin: f64,
+    /// Calm intervals before growing back.
+    pub cap_hold: u32,
+}
+
+impl Default for PamConfig {
+    fn default() -> Self {
+        PamConfig {
+            goal: Goal::Performance,
+            alpha: DEFAULT_ALPHA,
+            alpha_fit: false,
+            model: CpiModel::PAPER,
+            fit_cpi: false,
+            fit_window: 64,
+            m: 3,
+            n: 30,
+            search: SearchConfig::default(),
+            interval: Duration::from_secs(1),
+            cap_step_cpus: 1,
+            cap_margin: 0.02,
+            cap_hold: 3,
+        }
+    }
+}
+
+fn bad(key: &str, value: impl ToString, reason: &str) -> PolicyError {
+    PolicyError::BadParam {
+        key: key.into(),
+        value: value.to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// A typed parameter that must satisfy `ok`.
+fn checked<T>(
+    params: &Params,
+    key: &str,
+    default: T,
+    ok: fn(&T) -> bool,
+    reason: &str,
+) -> Result<T, PolicyError>
+where
+    T: std::str::FromStr + ToString,
+    T::Err: std::fmt::Display,
+{
+    let v = params.get::<T>(key)?.unwrap_or(default);
+    if ok(&v) {
+        Ok(v)
+    } else {
+        Err(bad(key, v, reason))
+    }
+}
+
+impl PamConfig {
+    /// Read and check `--param`s.
+    pub fn from_params(params: &Params) -> Result<Self, PolicyError> {
+        params.check_keys("pam", PAM_PARAMS)?;
+        let d = PamConfig::default();
+        let goal_name = params
+            .get::<String>("goal")?
+            .unwrap_or_else(|| "performance".into());
+        let cap = params.get::<f64>("power_cap_w")?;
+        let goal = match goal_name.as_str() {
+            "performance" => Goal::Performance,
+            "energy" => Goal::Energy,
+            "power-cap" => {
+                let cap_w = cap.ok_or_else(|| PolicyError::MissingParam {
+                    policy: "pam".into(),
+                    key: "power_cap_w".into(),
+                    help: PAM_PARAMS[1].help.into(),
+                })?;
+                if !(cap_w.is_finite() && cap_w > 0.0) {
+                    return Err(bad(
+                        "power_cap_w",
+                        cap_w,
+                        "must be a positive number of watts",
+                    ));
+                }
+                Goal::PowerCap { cap_w }
+            }
+            other => {
+                return Err(bad(
+                    "goal",
+                    other,
+                    "expected performance, power-cap or energy",
+                ))
+            }
+        };
+        if cap.is_some() && !matches!(goal, Goal::PowerCap { .. }) {
+            return Err(bad(
+                "power_cap_w",
+                cap.unwrap_or_default(),
+                "only meaningful with goal=power-cap",
+            ));
+        }
+        let finite = |v: &f64| v.is_finite();
+        let model = CpiModel {
+            t1: checked(params, "t1", d.model.t1, finite, "must be a finite number")?,
+            t2: checked(params, "t2", d.model.t2, finite, "must be a finite number")?,
+            t3: checked(
+                params,
+                "t3",
+                d.model.t3,
+                |v| v.is_finite() && *v >= 0.0,
+                "must be ≥ 0 (misses cost time)",
+            )?,
+        };
+        let m = checked(params, "m", d.m, |v| *v >= 1, "must be at least 1")?;
+        let n = params.get::<u32>("n")?.unwrap_or(d.n.max(m));
+        if n < m {
+            return Err(bad("n", n, "must be at least m (the paper wants N ≫ M)"));
+        }
+        let search = SearchConfig {
+            delta: checked(
+                params,
+                "delta",
+                d.search.delta,
+                |v| v.is_finite() && *v >= 0.0,
+                "must be ≥ 0",
+            )?,
+            floor: checked(
+                params,
+                "max_degradation",
+                d.search.floor,
+                |v| (0.0..=1.0).contains(v),
+                "must lie in [0, 1]",
+            )?,
+            exhaustive_max_cpus: params
+                .get::<usize>("exhaustive_max_cpus")?
+                .unwrap_or(d.search.exhaustive_max_cpus),
+            restarts: params
+                .get::<usize>("restarts")?
+                .unwrap_or(d.search.restarts),
+            seed: params.get::<u64>("seed")?.unwrap_or(d.search.seed),
+            budget: params
+                .get::<usize>("search_budget")?
+                .unwrap_or(d.search.budget),
+        };
+        let interval_ms = checked(
+            params,
+            "interval_ms",
+            1000u64,
+            |v| *v >= 1,
+            "must be at least 1 ms",
+        )?;
+        Ok(PamConfig {
+            goal,
+            alpha: checked(
+                params,
+                "alpha",
+                d.alpha,
+                |v| v.is_finite() && *v >= 0.0,
+                "must be ≥ 0",
+            )?,
+            alpha_fit: params.get::<bool>("alpha_fit")?.unwrap_or(d.alpha_fit),
+            model,
+            fit_cpi: params.get::<bool>("fit_cpi")?.unwrap_or(d.fit_cpi),
+            fit_window: checked(
+                params,
+                "fit_window",
+                d.fit_window,
+                |v| *v >= model::MIN_FIT_SAMPLES,
+                "must be at least 6 samples",
+            )?,
+            m,
+            n,
+            search,
+            interval: Duration::from_millis(interval_ms),
+            cap_step_cpus: checked(
+                params,
+                "cap_step_cpus",
+                d.cap_step_cpus,
+                |v| *v >= 1,
+                "must be at least 1",
+            )?,
+            cap_margin: checked(
+                params,
+                "cap_margin",
+                d.cap_margin,
+                |v| (0.0..1.0).contains(v),
+                "must lie in [0, 1)",
+            )?,
+            cap_hold: checked(
+                params,
+                "cap_hold",
+                d.cap_hold,
+                |v| *v >= 1,
+                "must be at least 1",
+            )?,
+        })
+    }
+}
+
+/// What PAM did so far (for tests, benchmarks and reports).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PamStats {
+    /// Intervals decided.
+    pub intervals: u32,
+    /// Intervals spent in Good.
+    pub good_intervals: u32,
+    /// Plans applied (entries into Good).
+    pub plans: u32,
+    /// Good stays ended by a failed goodness check.
+    pub failed: u32,
+    /// Searches run, by kind name.
+    pub searches: BTreeMap<&'static str, u32>,
+    /// Algorithm 1 solves that did not converge.
+    pub unconverged: usize,
+    /// The last search's decision.
+    pub last: Option<Decision>,
+    /// For every plan applied: the interval it was decided in and each
+    /// task's predicted CPI under it.
+    pub predictions: Vec<(u32, BTreeMap<TaskId, f64>)>,
+    /// Power-cap level changes.
+    pub cap_changes: u32,
+    /// CPUs allowed after each interval (power-cap goal).
+    pub cpus_allowed: Vec<usize>,
+}
+
+/// The PAM policy.
+#[derive(Debug, Clone)]
+pub struct Pam {
+    config: PamConfig,
+    machine: Machine,
+    fit: CpiFit,
+    model: CpiModel,
+    alphas: BTreeMap<TaskId, AlphaFit>,
+    allowed: CpuSet,
+    cap: Option<CapController>,
+    /// Each task's CPU in the last Default interval (restored after a failed plan).
+    default_cpus: BTreeMap<TaskId, CpuId>,
+    /// Whether the next interval's counters are disturbed by a change.
+    unsettled: bool,
+    /// Lift the restoring pins at the next interval.
+    unpin_next: bool,
+    /// Managed tasks alive at the previous interval.
+    last_live: Vec<TaskId>,
+    stats: PamStats,
+}
+
+/// Instructions below which a task's interval says nothing reliable.
+const MIN_INSTRUCTIONS: u64 = 1000;
+
+/// One observed task.
+#[derive(Debug, Clone)]
+struct TaskObs {
+    id: TaskId,
+    cpu: CpuId,
+    cycles: f64,
+    instructions: f64,
+    l1d_refs: f64,
+    l1d_misses: f64,
+    llc_refs: f64,
+    llc_misses: f64,
+    lines: f64,
+    on_cpu_s: f64,
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        (a / b).clamp(0.0, 1.0)
+    } else {
+        0.0
+    }
+}
+
+impl Pam {
+    /// PAM with a configuration.
+    pub fn new(config: PamConfig) -> Self {
+        Pam {
+            machine: Machine::new(config.m, config.n),
+            fit: CpiFit::new(config.fit_window),
+            model: config.model,
+            alphas: BTreeMap::new(),
+            allowed: CpuSet::default(),
+            cap: None,
+            default_cpus: BTreeMap::new(),
+            unsettled: true,
+            unpin_next: false,
+            last_live: Vec::new(),
+            stats: PamStats::default(),
+            config,
+        }
+    }
+
+    /// From `--param`s.
+    pub fn from_params(params: &Params) -> Result<Self, PolicyError> {
+        Ok(Pam::new(PamConfig::from_params(params)?))
+    }
+
+    /// What it did so far.
+    pub fn stats(&self) -> &PamStats {
+        &self.stats
+    }
+
+    /// The CPI model in use (the online fit's, when enabled and solvable).
+    pub fn model(&self) -> CpiModel {
+        self.model
+    }
+
+    fn observe(snapshot: &Snapshot) -> Vec<TaskObs> {
+        let interval_s = snapshot.interval_s;
+        let f = |v: Option<u64>| v.unwrap_or(0) as f64;
+        snapshot
+            .live_managed()
+            .filter(|t| !matches!(t.state, TaskState::Stopped))
+            .filter_map(|t| {
+                let c = &t.counters;
+                let instructions = c.instructions.filter(|&i| i >= MIN_INSTRUCTIONS)?;
+                Some(TaskObs {
+                    id: t.id,
+                    cpu: t.cpu?,
+                    cycles: f(c.cycles),
+                    instructions: instructions as f64,
+                    l1d_refs: f(c.l1d_references),
+                    l1d_misses: f(c.l1d_misses),
+                    llc_refs: f(c.llc_references),
+                    llc_misses: f(c.llc_misses),
+                    lines: c.lines_in.or(c.llc_misses).unwrap_or(0) as f64,
+                    on_cpu_s: c
+                        .on_cpu_ns
+                        .map_or(interval_s, |ns| ns as f64 * 1e-9)
+                        .max(1e-9),
+                })
+            })
+            .collect()
+    }
+
+    fn measure(snapshot: &Snapshot, tasks: &[TaskObs]) -> Measure {
+        let busy: Vec<f64> = snapshot
+            .cpus
+            .iter()
+            .filter(|c| c.utilisation > 0.5)
+            .filter_map(|c| c.freq_khz)
+            .map(|k| k as f64 / 1e6)
+            .collect();
+        Measure {
+            tasks: tasks
+                .iter()
+                .map(|t| (t.id, (t.cycles, t.instructions)))
+                .collect(),
+            energy_j: snapshot.power.system_j.or(snapshot.power.package_j),
+            seconds: snapshot.interval_s,
+            ghz: (!busy.is_empty()).then(|| busy.iter().sum::<f64>() / busy.len() as f64),
+        }
+    }
+
+    /// Slots: tasks grouped by the CPU they ran on, within the allowed CPUs.
+    fn slots(
+        &self,
+        tasks: &[TaskObs],
+        layout: &Layout,
+    ) -> (Vec<SlotObs>, Vec<usize>, Vec<Vec<TaskId>>, Vec<CpuId>) {
+        let mut by_cpu: BTreeMap<CpuId, Vec<&TaskObs>> = BTreeMap::new();
+        for t in tasks {
+            by_cpu.entry(t.cpu).or_default().push(t);
+        }
+        let mut slots = Vec::new();
+        let mut current = Vec::new();
+        let mut members = Vec::new();
+        let mut cpus = Vec::new();
+        for (cpu, group) in by_cpu {
+            let Some(cache) = layout.cache_of(cpu) else {
+                continue;
+            };
+            let sum = |f: fn(&TaskObs) -> f64| group.iter().map(|t| f(t)).sum::<f64>();
+            let alpha = group
+                .iter()
+                .map(|t| {
+                    self.alphas
+                        .get(&t.id)
+                        .map_or(self.config.alpha, |a| a.alpha)
+                })
+                .sum::<f64>()
+                / group.len() as f64;
+            slots.push(SlotObs {
+                // Per second on a CPU: a task that started (or slept) part
+                // of the interval must not look like a light one.
+                lines_per_s: sum(|t| t.lines) / sum(|t| t.on_cpu_s),
+                occupancy: 0.0,
+                m1: ratio(sum(|t| t.l1d_misses), sum(|t| t.l1d_refs)),
+                m2: ratio(sum(|t| t.llc_misses), sum(|t| t.llc_refs)),
+                cpi: sum(|t| t.cycles) / sum(|t| t.instructions),
+                alpha: if self.config.alpha_fit {
+                    alpha
+                } else {
+                    self.config.alpha
+                },
+            });
+            current.push(cache);
+            members.push(group.iter().map(|t| t.id).collect());
+            cpus.push(cpu);
+        }
+        occupancies(&mut slots, &current);
+        (slots, current, members, cpus)
+    }
+
+    /// Feed the online fits with this interval's per-task samples.
+    fn learn(&mut self, tasks: &[TaskObs], layout: &Layout) {
+        let mut lines_per_cache: BTreeMap<usize, f64> = BTreeMap::new();
+        for t in tasks {
+            if let Some(c) = layout.cache_of(t.cpu) {
+                *lines_per_cache.entry(c).or_default() += t.lines;
+            }
+        }
+        for t in tasks {
+            let m1 = ratio(t.l1d_misses, t.l1d_refs);
+            let m2 = ratio(t.llc_misses, t.llc_refs);
+            if self.config.fit_cpi && t.cycles > 0.0 {
+                self.fit.push(CpiSample {
+                    m1,
+                    m2,
+                    cpi: t.cycles / t.instructions,
+                });
+            }
+            if self.config.alpha_fit {
+                let total = layout
+                    .cache_of(t.cpu)
+                    .and_then(|c| lines_per_cache.get(&c))
+                    .copied()
+                    .unwrap_or(0.0);
+                if total > 0.0 {
+                    self.alphas
+                        .entry(t.id)
+                        .or_insert_with(|| AlphaFit::new(self.config.alpha))
+                        .push(t.lines / total, m2);
+                }
+            }
+        }
+        if self.config.fit_cpi {
+            if let Some(m) = self.fit.solve() {
+                self.model = m;
+            }
+        }
+    }
+
+    /// Every live managed task back to the whole allowed set.
+    fn unpin_all(&self, snapshot: &Snapshot, plan: &mut Plan) {
+        for t in snapshot.live_managed() {
+            plan.task_cpus.insert(t.id, self.allowed.clone());
+        }
+    }
+
+    /// Leave Good: restore the Default placement after a failed plan.
+    fn leave_good(&mut self, why: Leave, snapshot: &Snapshot, plan: &mut Plan) {
+        let hold = self.machine.hold_after(why);
+        self.machine.enter_default(hold);
+        self.unsettled = true;
+        match why {
+            Leave::Failed => {
+                self.stats.failed += 1;
+                for t in snapshot.live_managed() {
+                    let set = match self.default_cpus.get(&t.id) {
+                        Some(cpu) if self.allowed.contains(*cpu) => CpuSet::single(*cpu),
+                        _ => self.allowed.clone(),
+                    };
+                    plan.task_cpus.insert(t.id, set);
+                }
+                self.unpin_next = true;
+            }
+            Leave::Expired => self.unpin_all(snapshot, plan),
+        }
+    }
+
+    /// Run Algorithm 2 on this interval and, if it finds a plan, pin it.
+    fn propose(&mut self, snapshot: &Snapshot, tasks: &[TaskObs], plan: &mut Plan) {
+        let live: Vec<TaskId> = snapshot.live_managed().map(|t| t.id).collect();
+        let layout = Layout::from_topology(&snapshot.topology, &self.allowed);
+        let (slots, current, members, cpus) = self.slots(tasks, &layout);
+        if slots.is_empty() {
+            return;
+        }
+        let problem = Problem {
+            layout: &layout,
+            slots: &slots,
+            current: &current,
+            model: &self.model,
+        };
+        let decision = decide(&problem, &self.config.search);
+        *self.stats.searches.entry(decision.kind.name()).or_insert(0) += 1;
+        self.stats.unconverged += decision.unconverged;
+        let moves = decision.moves;
+        if moves > 0 {
+            let seats = seat(&layout, &decision.assignment, &cpus);
+            let mut predicted = BTreeMap::new();
+            for (slot, cpu) in seats.iter().enumerate() {
+                for id in &members[slot] {
+                    plan.task_cpus.insert(*id, CpuSet::single(*cpu));
+                    if let Some(cpi) = decision.predicted_cpi.get(slot) {
+                        predicted.insert(*id, *cpi);
+                    }
+                }
+            }
+            self.stats
+                .predictions
+                .push((self.stats.intervals, predicted));
+            self.machine.enter_good(live);
+            self.stats.plans += 1;
+            self.unsettled = true;
+        }
+        self.stats.last = Some(decision);
+    }
+}
+
+/// A CPU for each slot: a slot that stays in its cache keeps its CPU, the
+/// others take the cache's free CPUs in order.
+fn seat(layout: &Layout, assignment: &[usize], cpus: &[CpuId]) -> Vec<CpuId> {
+    let mut out: Vec<Option<CpuId>> = vec![None; assignment.len()];
+    let mut taken: Vec<CpuId> = Vec::new();
+    for (s, &c) in assignment.iter().enumerate() {
+        if layout.caches[c].cpus.contains(&cpus[s]) && !taken.contains(&cpus[s]) {
+            out[s] = Some(cpus[s]);
+            taken.push(cpus[s]);
+        }
+    }
+    for (s, &c) in assignment.iter().enumerate() {
+        if out[s].is_none() {
+            let free = layout.caches[c]
+                .cpus
+                .iter()
+                .copied()
+                .find(|cpu| !taken.contains(cpu))
+                .unwrap_or(cpus[s]);
+            taken.push(free);
+            out[s] = Some(free);
+        }
+    }
+    out.into_iter()
+        .zip(cpus)
+        .map(|(o, c)| o.unwrap_or(*c))
+        .collect()
+}
+
+impl Policy for Pam {
+    fn name(&self) -> &str {
+        "pam"
+    }
+
+    fn requirements(&self) -> Requirements {
+        Requirements {
+            counters: [
+                CounterKind::Instructions,
+                CounterKind::Cycles,
+                CounterKind::LlcReferences,
+                CounterKind::LlcMisses,
+                CounterKind::L1dReferences,
+                CounterKind::L1dMisses,
+            ]
+            .into_iter()
+            .collect(),
+            power: !matches!(self.config.goal, Goal::Performance),
+            affinity: true,
+            ..Requirements::default()
+        }
+    }
+
+    fn interval(&self) -> Duration {
+        self.config.interval
+    }
+
+    fn init(&mut self, topology: &Topology) -> Result<Plan, PolicyError> {
+        self.allowed = topology.online_cpus();
+        if self.allowed.is_empty() {
+            return Err(PolicyError::Incompatible(
+                "the machine has no online CPUs".into(),
+            ));
+        }
+        if let Goal::PowerCap { cap_w } = self.config.goal {
+            self.cap = Some(CapController::new(
+                topology,
+                &self.allowed,
+                cap_w,
+                self.config.cap_step_cpus,
+                self.config.cap_margin,
+                self.config.cap_hold,
+            ));
+        }
+        Ok(Plan::unchanged())
+    }
+
+    fn notes(&self) -> BTreeMap<String, String> {
+        let s = &self.stats;
+        let mut out = BTreeMap::new();
+        out.insert("goal".into(), self.config.goal.name().into());
+        let searches: Vec<String> = s
+            .searches
+            .iter()
+            .map(|(k, n)| format!("{k} ×{n}"))
+            .collect();
+        out.insert(
+            "searches".into(),
+            if searches.is_empty() {
+                "none".into()
+            } else {
+                searches.join(", ")
+            },
+        );
+        out.insert("plans".into(), s.plans.to_string());
+        out.insert("plans_undone".into(), s.failed.to_string());
+        out.insert(
+            "good_intervals".into(),
+            format!("{} of {}", s.good_intervals, s.intervals),
+        );
+        out.insert("unconverged_solves".into(), s.unconverged.to_string());
+        if let Some(last) = &s.last {
+            out.insert(
+                "last_decision".into(),
+                format!(
+                    "{} search, {} evaluated, predicted speedup {:.4}, {} moves",
+                    last.kind.name(),
+                    last.evaluated,
+                    last.speedup,
+                    last.moves
+                ),
+            );
+        }
+        if self.config.fit_cpi {
+            let m = self.model;
+            out.insert(
+                "cpi_model".into(),
+                format!("t1 {:.3}, t2 {:.3}, t3 {:.1}", m.t1, m.t2, m.t3),
+            );
+        }
+        if self.cap.is_some() {
+            out.insert("cap_changes".into(), s.cap_changes.to_string());
+        }
+        out
+    }
+
+    fn decide(&mut self, snapshot: &Snapshot) -> Plan {
+        self.stats.intervals += 1;
+        let mut plan = Plan::unchanged();
+        let tasks = Pam::observe(snapshot);
+        let layout = Layout::from_topology(&snapshot.topology, &self.allowed);
+        self.learn(&tasks, &layout);
+        let now = Pam::measure(snapshot, &tasks);
+        // An interval in which tasks arrived or left mixes two workloads:
+        // it is neither a Default baseline nor a basis for a plan.
+        let live: Vec<TaskId> = snapshot.live_managed().map(|t| t.id).collect();
+        let same_tasks = live == self.last_live;
+        // Forget the α estimates of tasks that are gone.
+        self.alphas.retain(|id, _| live.contains(id));
+        self.last_live = live;
+        let settled = !std::mem::replace(&mut self.unsettled, false) && same_tasks;
+
+        if let Some(cap) = self.cap.as_mut() {
+            let energy = snapshot.power.system_j.or(snapshot.power.package_j);
+            if let Some(j) = energy {
+                if let Some(set) = cap.step(j / snapshot.interval_s.max(1e-9)) {
+                    self.allowed = set.clone();
+                    plan.managed_cpus = Some(set);
+                    self.stats.cap_changes += 1;
+                    self.machine.enter_default(0);
+                    self.unpin_next = false;
+                    self.unsettled = true;
+                    self.unpin_all(snapshot, &mut plan);
+                    self.stats.cpus_allowed.push(self.allowed.len());
+                    return plan;
+                }
+            }
+            self.stats.cpus_allowed.push(self.allowed.len());
+        }
+
+        if let State::Good { tasks: covered, .. } = &self.machine.state {
+            self.stats.good_intervals += 1;
+            let live: Vec<TaskId> = snapshot.live_managed().map(|t| t.id).collect();
+            if covered.iter().any(|id| !live.contains(id))
+                || live.iter().any(|id| !covered.contains(id))
+            {
+                // The workload changed under the plan: re-observe.
+                self.leave_good(Leave::Expired, snapshot, &mut plan);
+                return plan;
+            }
+            if let Some(why) = self.machine.good_step(&now, &self.config.goal) {
+                self.leave_good(why, snapshot, &mut plan);
+            }
+            return plan;
+        }
+
+        if std::mem::replace(&mut self.unpin_next, false) {
+            self.unpin_all(snapshot, &mut plan);
+            self.unsettled = true;
+        }
+        if settled && !now.tasks.is_empty() {
+            self.machine.baseline = Some(now);
+            self.default_cpus = tasks.iter().map(|t| (t.id, t.cpu)).collect();
+        }
+        if let State::Default { hold } = &mut self.machine.state {
+            if *hold > 0 {
+                *hold -= 1;
+                return plan;
+            }
+        }
+        if settled && plan.task_cpus.is_empty() {
+            self.propose(snapshot, &tasks, &mut plan);
+        }
+        plan
+    }
+}
+
+/// Seed of the benchmark instance.
+pub const BENCH_SEED: u64 = 2024;
+
+/// Search once on a synthetic instance of `cpus` CPUs in two-CPU caches,
+/// every CPU busy with a seeded random mix of streaming and cache-sensitive
+/// tasks: the decision-time benchmark's workload (`ecosched bench pam` and
+/// the criterion bench use the same instance).
+pub fn bench_instance(cpus: usize, seed: u64) -> (Layout, Vec<SlotObs>, Vec<usize>) {
+    let layout = Layout::uniform(cpus.div_ceil(2).max(1), 2);
+    let mut state = seed ^ 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let n = layout.cpus();
+    let mut slots: Vec<SlotObs> = (0..n)
+        .map(|_| {
+            let streaming = next() < 0.5;
+            SlotObs {
+                lines_per_s: if streaming {
+                    4e7 + 2e7 * next()
+                } else {
+                    2e6 + 8e6 * next()
+                },
+                occupancy: 0.0,
+                m1: 0.01 + 0.05 * next(),
+                m2: if streaming {
+                    0.85 + 0.1 * next()
+                } else {
+                    0.1 + 0.4 * next()
+                },
+                cpi: 0.8 + 2.0 * next(),
+                alpha: DEFAULT_ALPHA,
+            }
+        })
+        .collect();
+    let current: Vec<usize> = (0..n).map(|i| i / 2).collect();
+    occupancies(&mut slots, &current);
+    (layout, slots, current)
+}
+
+/// One Algorithm 2 call on [`bench_instance`]; returns the search used.
+pub fn bench_decide(
+    layout: &Layout,
+    slots: &[SlotObs],
+    current: &[usize],
+    config: &SearchConfig,
+) -> SearchKind {
+    let model = CpiModel::PAPER;
+    let problem = Problem {
+        layout,
+        slots,
+        current,
+        model: &model,
+    };
+    decide(&problem, config).kind
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,1093 @@
+//! Choosing an assignment of slots (processes, or groups of processes that
+//! share a CPU) to shared caches (seed 001 §IV-A and Algorithm 2;
+//! POLICIES.md §1.2).
+//!
+//! ```text
+//!   caches (physical)       cache 0   cache 1   cache 2   cache 3
+//!   CPUs                    [0  1]    [2  3]    [4  5]    [6  7]
+//!   an assignment           {a, b}    {c, d}    {e, f}    {g, h}
+//! ```
+//!
+//! - **Non-redundant enumeration (eq. 3).** CPUs within a cache are
+//!   interchangeable, and so are caches of the same capacity on the same
+//!   NUMA node; an assignment is a partition of the slots into caches up to
+//!   those symmetries: `C(n,k)·C(n−k,k)···C(k,k) / m!` of them for `n` CPUs
+//!   in `m` caches of `k`, 105 for 8 CPUs in 4 pairs. Caches on different
+//!   NUMA nodes sit at different distances from memory and are never
+//!   swapped for one another (no division there).
+//! - **Algorithm 2.** Walk the candidates; take one if it beats the best so
+//!   far by more than δ, or is within δ with fewer moves (the identity has
+//!   none). A move is a slot whose cache changes; each candidate's caches
+//!   are first matched to interchangeable physical caches by largest
+//!   overlap with where the slots are now, so relabelling costs no moves.
+//! - **Scalable search.** Eq. 3 explodes past ~12 CPUs (2 027 025 at 16).
+//!   Above `exhaustive_max_cpus` a swap-based local search runs instead:
+//!   from the current assignment, then from seeded random restarts, try
+//!   every exchange of two slots (or of a slot and a free CPU) between two
+//!   caches, keep improvements, and stop at a local optimum. The model's
+//!   fixed point is per cache, so an exchange costs two cache solves.
+//!   Which search ran is part of the [`Decision`].
+
+use super::model::{solve_cache, solve_cache_with, CacheScratch, CpiModel, SlotObs};
+use ecosched_model::{CpuId, CpuSet, Topology};
+use std::collections::HashMap;
+
+/// One shared cache as the search sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CacheSlots {
+    /// Its usable CPUs (capacity = their number).
+    pub cpus: Vec<CpuId>,
+    /// Interchangeability class: caches with the same class may be relabelled.
+    pub class: usize,
+}
+
+/// The caches a search distributes slots over.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Layout {
+    /// Every cache, each with at least one CPU.
+    pub caches: Vec<CacheSlots>,
+}
+
+impl Layout {
+    /// The last-level caches of `topology` restricted to `allowed`; an
+    /// allowed CPU under no shared cache gets a cache of its own. Caches
+    /// are interchangeable when they have as many usable CPUs and sit on
+    /// the same NUMA node.
+    pub fn from_topology(topology: &Topology, allowed: &CpuSet) -> Layout {
+        let mut caches: Vec<(Vec<CpuId>, u32)> = Vec::new();
+        let mut covered = CpuSet::default();
+        let node = |id: CpuId| topology.cpu(id).map_or(0, |c| c.numa_node);
+        for llc in topology.last_level_caches() {
+            let cpus: Vec<CpuId> = llc.cpus.iter().filter(|c| allowed.contains(*c)).collect();
+            if let Some(&first) = cpus.first() {
+                covered = covered.union(&llc.cpus);
+                caches.push((cpus, node(first)));
+            }
+        }
+        for id in allowed.iter() {
+            if !covered.contains(id) {
+                caches.push((vec![id], node(id)));
+            }
+        }
+        caches.sort_by_key(|(cpus, _)| cpus.first().copied());
+        Layout::with_classes(caches)
+    }
+
+    /// `m` caches of `k` CPUs each on one NUMA node, CPUs numbered in order
+    /// (for tests and benchmarks).
+    pub fn uniform(m: usize, k: usize) -> Layout {
+        Layout::numa(1, m, k)
+    }
+
+    /// `nodes` NUMA nodes of `m_per_node` caches of `k` CPUs each.
+    pub fn numa(nodes: usize, m_per_node: usize, k: usize) -> Layout {
+        let caches = (0..nodes * m_per_node)
+            .map(|c| {
+                let cpus = (c * k..(c + 1) * k).map(|i| CpuId(i as u32)).collect();
+                (cpus, (c / m_per_node.max(1)) as u32)
+            })
+            .collect();
+        Layout::with_classes(caches)
+    }
+
+    fn with_classes(caches: Vec<(Vec<CpuId>, u32)>) -> Layout {
+        let mut keys: Vec<(usize, u32)> = Vec::new();
+        let caches = caches
+            .into_iter()
+            .map(|(cpus, node)| {
+                let key = (cpus.len(), node);
+                let class = keys.iter().position(|k| *k == key).unwrap_or_else(|| {
+                    keys.push(key);
+                    keys.len() - 1
+                });
+                CacheSlots { cpus, class }
+            })
+            .collect();
+        Layout { caches }
+    }
+
+    /// Usable CPUs.
+    pub fn cpus(&self) -> usize {
+        self.caches.iter().map(|c| c.cpus.len()).sum()
+    }
+
+    /// The cache holding `cpu`.
+    pub fn cache_of(&self, cpu: CpuId) -> Option<usize> {
+        self.caches.iter().position(|c| c.cpus.contains(&cpu))
+    }
+}
+
+/// Which search produced a decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SearchKind {
+    /// Every non-redundant assignment (eq. 3) through Algorithm 2.
+    Exhaustive,
+    /// Swap-based local search with restarts.
+    Local,
+}
+
+impl SearchKind {
+    /// Name used in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            SearchKind::Exhaustive => "exhaustive",
+            SearchKind::Local => "local",
+        }
+    }
+}
+
+/// Tunables of the search (POLICIES.md §1.2).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SearchConfig {
+    /// Algorithm 2's δ on the predicted system speedup (paper: 0.1 %).
+    pub delta: f64,
+    /// Lowest predicted per-slot speedup a candidate may impose
+    /// (`max_degradation`).
+    pub floor: f64,
+    /// Largest number of usable CPUs searched exhaustively.
+    pub exhaustive_max_cpus: usize,
+    /// Random restarts of the local search after the one from the current
+    /// assignment.
+    pub restarts: usize,
+    /// Seed of the restarts' generator.
+    pub seed: u64,
+    /// Cache evaluations (solves and memo look-ups) after which no further
+    /// restart begins (the descent from the current assignment always
+    /// completes): bounds the decision time on large machines.
+    pub budget: usize,
+}
+
+impl Default for SearchConfig {
+    fn default() -> Self {
+        SearchConfig {
+            delta: 0.001,
+            floor: 0.10,
+            exhaustive_max_cpus: 10,
+            restarts: 8,
+            seed: 0x5EED_0FA3,
+            budget: 200_000,
+        }
+    }
+}
+
+/// What the search chose.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    /// Physical cache of each slot.
+    pub assignment: Vec<usize>,
+    /// Predicted system speedup (eq. 1) of the chosen assignment.
+    pub speedup: f64,
+    /// Slots whose cache changes.
+    pub moves: usize,
+    /// Which search ran.
+    pub kind: SearchKind,
+    /// Assignments evaluated (exhaustive) or cache solves (local).
+    pub evaluated: usize,
+    /// Algorithm 1 solves that hit the iteration cap.
+    pub unconverged: usize,
+    /// Predicted CPI of each slot under the chosen assignment.
+    pub predicted_cpi: Vec<f64>,
+    /// Highest predicted speedup among the feasible candidates seen (the
+    /// chosen one may be lower: Algorithm 2 prefers fewer moves within δ).
+    pub best_found: f64,
+}
+
+/// One decision problem: slots, where they are, and the model.
+#[derive(Debug, Clone, Copy)]
+pub struct Problem<'a> {
+    /// The caches.
+    pub layout: &'a Layout,
+    /// Each slot's measurements.
+    pub slots: &'a [SlotObs],
+    /// Each slot's current cache.
+    pub current: &'a [usize],
+    /// The CPI model.
+    pub model: &'a CpiModel,
+}
+
+/// Count the non-redundant assignments of `slots` distinct slots (eq. 3),
+/// by enumerating them.
+pub fn count_assignments(layout: &Layout, slots: usize) -> u64 {
+    let mut count = 0u64;
+    let mut fill = vec![0usize; layout.caches.len()];
+    let mut assignment = vec![0usize; slots];
+    enumerate(layout, 0, &mut fill, &mut assignment, &mut |_| count += 1);
+    count
+}
+
+/// Eq. 3 in closed form for `n` CPUs in caches of `k` on one NUMA node.
+pub fn eq3(n: u64, k: u64) -> u64 {
+    let m = n / k;
+    let binom = |n: u64, r: u64| (0..r).fold(1u64, |acc, i| acc * (n - i) / (i + 1));
+    let mut left = n;
+    let mut product = 1u64;
+    while left > 0 {
+        product *= binom(left, k);
+        left -= k;
+    }
+    product / (1..=m).product::<u64>()
+}
+
+/// Visit every canonical assignment: slot `i` may open a cache only if no
+/// lower-numbered empty cache of the same class is still unopened.
+fn enumerate(
+    layout: &Layout,
+    slot: usize,
+    fill: &mut [usize],
+    assignment: &mut [usize],
+    visit: &mut dyn FnMut(&[usize]),
+) {
+    if slot == assignment.len() {
+        visit(assignment);
+        return;
+    }
+    for c in 0..layout.caches.len() {
+        if fill[c] == layout.caches[c].cpus.len() {
+            continue;
+        }
+        if fill[c] == 0 {
+            let class = layout.caches[c].class;
+            let earlier_empty = (0..c).any(|e| fill[e] == 0 && layout.caches[e].class == class);
+            if earlier_empty {
+                continue;
+            }
+        }
+        fill[c] += 1;
+        assignment[slot] = c;
+        enumerate(layout, slot + 1, fill, assignment, visit);
+        fill[c] -= 1;
+    }
+}
+
+/// Per-cache evaluation of an assignment.
+struct Scored {
+    log_speedup: f64,
+    min_speedup: f64,
+    unconverged: usize,
+}
+
+fn score(problem: &Problem<'_>, assignment: &[usize]) -> Scored {
+    let (scored, _) = solve_assignment(problem, assignment);
+    scored
+}
+
+/// Algorithm 1 on every cache of an assignment; also returns each slot's
+/// predicted CPI.
+fn solve_assignment(problem: &Problem<'_>, assignment: &[usize]) -> (Scored, Vec<f64>) {
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); problem.layout.caches.len()];
+    for (s, &c) in assignment.iter().enumerate() {
+        members[c].push(s);
+    }
+    let mut out = Scored {
+        log_speedup: 0.0,
+        min_speedup: f64::INFINITY,
+        unconverged: 0,
+    };
+    let mut cpi: Vec<f64> = problem.slots.iter().map(|s| s.cpi).collect();
+    for m in members.iter().filter(|m| !m.is_empty()) {
+        let obs: Vec<&SlotObs> = m.iter().map(|&s| &problem.slots[s]).collect();
+        let sol = solve_cache(&obs, problem.model);
+        out.log_speedup += sol.log_speedup;
+        out.min_speedup = out.min_speedup.min(sol.min_speedup);
+        out.unconverged += usize::from(!sol.converged);
+        for (&s, &c) in m.iter().zip(&sol.cpi) {
+            cpi[s] = c;
+        }
+    }
+    (out, cpi)
+}
+
+/// Each slot's predicted CPI under `assignment` (Algorithm 1).
+pub fn predict_cpi(problem: &Problem<'_>, assignment: &[usize]) -> Vec<f64> {
+    solve_assignment(problem, assignment).1
+}
+
+/// Relabel interchangeable caches of `candidate` so that as many slots as
+/// possible stay where they are (greedy on overlap); returns the physical
+/// assignment and its number of moves.
+pub fn relabel(layout: &Layout, current: &[usize], candidate: &[usize]) -> (Vec<usize>, usize) {
+    let m = layout.caches.len();
+    // Overlaps between candidate caches and physical ones, where non-zero
+    // and the two are interchangeable (at most one entry per slot).
+    let mut counts: HashMap<(usize, usize), usize> = HashMap::new();
+    for (&cand, &cur) in candidate.iter().zip(current) {
+        if layout.caches[cand].class == layout.caches[cur].class {
+            *counts.entry((cand, cur)).or_insert(0) += 1;
+        }
+    }
+    let mut pairs: Vec<(usize, usize, usize)> = counts
+        .into_iter()
+        .map(|((bin, phys), n)| (n, bin, phys))
+        .collect();
+    // Most overlap first; ties keep the enumeration's own label, then order.
+    pairs.sort_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then((a.1 != a.2).cmp(&(b.1 != b.2)))
+            .then((a.1, a.2).cmp(&(b.1, b.2)))
+    });
+    let mut map = vec![usize::MAX; m];
+    let mut taken = vec![false; m];
+    for (_, bin, phys) in pairs {
+        if map[bin] == usize::MAX && !taken[phys] {
+            map[bin] = phys;
+            taken[phys] = true;
+        }
+    }
+    // Caches that keep none of their slots: any free physical cache of the
+    // same class, the enumeration's own label first.
+    for bin in 0..m {
+        if map[bin] != usize::MAX {
+            continue;
+        }
+        let class = layout.caches[bin].class;
+        let phys = if !taken[bin] {
+            bin
+        } else {
+            (0..m)
+                .find(|&p| !taken[p] && layout.caches[p].class == class)
+                .unwrap_or(bin)
+        };
+        map[bin] = phys;
+        taken[phys] = true;
+    }
+    let assignment: Vec<usize> = candidate.iter().map(|&b| map[b]).collect();
+    let moves = assignment
+        .iter()
+        .zip(current)
+        .filter(|(a, c)| a != c)
+        .count();
+    (assignment, moves)
+}
+
+/// Choose an assignment: exhaustive Algorithm 2 up to
+/// `exhaustive_max_cpus` usable CPUs, the local search above.
+pub fn decide(problem: &Problem<'_>, config: &SearchConfig) -> Decision {
+    let mut d = if problem.layout.cpus() <= config.exhaustive_max_cpus {
+        exhaustive(problem, config)
+    } else {
+        local(problem, config)
+    };
+    d.predicted_cpi = predict_cpi(problem, &d.assignment);
+    d
+}
+
+/// Algorithm 2 over every non-redundant assignment.
+pub fn exhaustive(problem: &Problem<'_>, config: &SearchConfig) -> Decision {
+    let n = problem.slots.len();
+    let mut best = Decision {
+        assignment: problem.current.to_vec(),
+        speedup: 1.0,
+        moves: 0,
+        kind: SearchKind::Exhaustive,
+        evaluated: 0,
+        unconverged: 0,
+        predicted_cpi: Vec::new(),
+        best_found: 1.0,
+    };
+    // Step 1: max_perf = 1, PP = I, min_moves = ∞ (the identity, once
+    // enumerated, sets it to 0).
+    let mut max_perf = 1.0;
+    let mut min_moves = usize::MAX;
+    let mut evaluated = 0;
+    let mut unconverged = 0;
+    let mut fill = vec![0usize; problem.layout.caches.len()];
+    let mut candidate = vec![0usize; n];
+    enumerate(problem.layout, 0, &mut fill, &mut candidate, &mut |cand| {
+        evaluated += 1;
+        let s = score(problem, cand);
+        unconverged += s.unconverged;
+        if s.min_speedup < config.floor {
+            return;
+        }
+        let perf = (s.log_speedup / n.max(1) as f64).exp();
+        best.best_found = best.best_found.max(perf);
+        let (assignment, moves) = relabel(problem.layout, problem.current, cand);
+        if perf > max_perf + config.delta || (perf > max_perf - config.delta && moves < min_moves) {
+            max_perf = perf;
+            min_moves = moves;
+            best.assignment = assignment;
+            best.speedup = perf;
+            best.moves = moves;
+        }
+    });
+    best.evaluated = evaluated;
+    best.unconverged = unconverged;
+    best
+}
+
+/// A small seeded generator (SplitMix64) for the restarts: policies take
+/// randomness only from a seed they are given (STYLE.md).
+#[derive(Debug, Clone)]
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// Penalty per unit of shortfall below the floor, in log-speedup units:
+/// large enough that no feasible gain outweighs it.
+const FLOOR_PENALTY: f64 = 1e6;
+
+/// The local search's state: members per cache and each cache's value.
+struct Local<'p, 'a, 'm> {
+    problem: &'p Problem<'a>,
+    /// Values of caches of at most two slots, by member pair: shared by
+    /// every restart, since a cache's value depends only on its members.
+    memo: &'m mut PairMemo,
+    floor: f64,
+    members: Vec<Vec<usize>>,
+    value: Vec<f64>,
+    solves: usize,
+    evaluations: usize,
+    unconverged: usize,
+    scratch: CacheScratch,
+    obs: Vec<&'a SlotObs>,
+    new_a: Vec<usize>,
+    new_b: Vec<usize>,
+}
+
+/// Values of caches holding one or two slots. A dense table while it is
+/// small (the common two-CPU cache: one lookup, no hashing), a hash map
+/// beyond.
+enum PairMemo {
+    Dense { n: usize, values: Vec<f64> },
+    Sparse(HashMap<(usize, usize), f64>),
+}
+
+/// Slots up to which the memo is a dense n × n table (8 MiB at 1024).
+const DENSE_MEMO_SLOTS: usize = 1024;
+
+impl PairMemo {
+    fn new(n: usize) -> Self {
+        if n <= DENSE_MEMO_SLOTS {
+            PairMemo::Dense {
+                n,
+                values: vec![f64::NAN; n * n],
+            }
+        } else {
+            PairMemo::Sparse(HashMap::new())
+        }
+    }
+
+    /// The key of a cache's members: (a, a) for one slot, (min, max) for two.
+    fn key(members: &[usize]) -> Option<(usize, usize)> {
+        match *members {
+            [a] => Some((a, a)),
+            [a, b] => Some((a.min(b), a.max(b))),
+            _ => None,
+        }
+    }
+
+    fn get(&self, key: (usize, usize)) -> Option<f64> {
+        match self {
+            PairMemo::Dense { n, values } => {
+                let v = values[key.0 * n + key.1];
+                (!v.is_nan()).then_some(v)
+            }
+            PairMemo::Sparse(map) => map.get(&key).copied(),
+        }
+    }
+
+    fn insert(&mut self, key: (usize, usize), value: f64) {
+        match self {
+            PairMemo::Dense { n, values } => values[key.0 * *n + key.1] = value,
+            PairMemo::Sparse(map) => {
+                map.insert(key, value);
+            }
+        }
+    }
+}
+
+impl<'p, 'a, 'm> Local<'p, 'a, 'm> {
+    fn new(
+        problem: &'p Problem<'a>,
+        memo: &'m mut PairMemo,
+        floor: f64,
+        assignment: &[usize],
+    ) -> Self {
+        let mut members = vec![Vec::new(); problem.layout.caches.len()];
+        for (s, &c) in assignment.iter().enumerate() {
+            members[c].push(s);
+        }
+        let mut state = Local {
+            problem,
+            memo,
+            floor,
+            members,
+            value: Vec::new(),
+            solves: 0,
+            evaluations: 0,
+            unconverged: 0,
+            scratch: CacheScratch::default(),
+            obs: Vec::new(),
+            new_a: Vec::new(),
+            new_b: Vec::new(),
+        };
+        state.value = (0..state.members.len())
+            .map(|c| {
+                let m = std::mem::take(&mut state.members[c]);
+                let v = state.cache_value(&m);
+                state.members[c] = m;
+                v
+            })
+            .collect();
+        state
+    }
+
+    /// Σ log speedup of a cache's members, less a penalty below the floor.
+    fn cache_value(&mut self, members: &[usize]) -> f64 {
+        if members.is_empty() {
+            return 0.0;
+        }
+        self.evaluations += 1;
+        let key = PairMemo::key(members);
+        if let Some(v) = key.and_then(|k| self.memo.get(k)) {
+            return v;
+        }
+        let slots = self.problem.slots;
+        self.obs.clear();
+        self.obs.extend(members.iter().map(|&s| &slots[s]));
+        let sol = solve_cache_with(&self.obs, self.problem.model, &mut self.scratch);
+        self.solves += 1;
+        self.unconverged += usize::from(!sol.converged);
+        let value = sol.log_speedup - FLOOR_PENALTY * (self.floor - sol.min_speedup).max(0.0);
+        if let Some(k) = key {
+            self.memo.insert(k, value);
+        }
+        value
+    }
+
+    fn total(&self) -> f64 {
+        self.value.iter().sum()
+    }
+
+    /// Try exchanging member `x` of cache `a` (or a free CPU when `x` is
+    /// `None`) with member `y` of cache `b` (or a free CPU); apply it if it
+    /// raises the total value.
+    fn try_exchange(&mut self, a: usize, x: Option<usize>, b: usize, y: Option<usize>) -> bool {
+        let mut new_a = std::mem::take(&mut self.new_a);
+        let mut new_b = std::mem::take(&mut self.new_b);
+        new_a.clear();
+        new_a.extend(self.members[a].iter().copied().filter(|&s| Some(s) != x));
+        new_b.clear();
+        new_b.extend(self.members[b].iter().copied().filter(|&s| Some(s) != y));
+        new_a.extend(y);
+        new_b.extend(x);
+        let va = self.cache_value(&new_a);
+        let vb = self.cache_value(&new_b);
+        let better = va + vb > self.value[a] + self.value[b] + 1e-12;
+        if better {
+            std::mem::swap(&mut self.members[a], &mut new_a);
+            std::mem::swap(&mut self.members[b], &mut new_b);
+            self.value[a] = va;
+            self.value[b] = vb;
+        }
+        self.new_a = new_a;
+        self.new_b = new_b;
+        better
+    }
+
+    /// Improve until no exchange helps; caches that changed are revisited
+    /// ("don't look" flags keep settled pairs from being retried).
+    fn descend(&mut self) {
+        let m = self.members.len();
+        let mut dirty = vec![true; m];
+        loop {
+            let mut changed = vec![false; m];
+            for a in 0..m {
+                for b in a + 1..m {
+                    if (dirty[a] || dirty[b] || changed[a] || changed[b]) && self.improve_pair(a, b)
+                    {
+                        changed[a] = true;
+                        changed[b] = true;
+                    }
+                }
+            }
+            if !changed.iter().any(|c| *c) {
+                return;
+            }
+            dirty = changed;
+        }
+    }
+
+    /// Exchanges between caches `a` and `b` until none helps: every member
+    /// of one against every member of the other, or against a free CPU.
+    fn improve_pair(&mut self, a: usize, b: usize) -> bool {
+        let caps = (
+            self.problem.layout.caches[a].cpus.len(),
+            self.problem.layout.caches[b].cpus.len(),
+        );
+        let mut improved = false;
+        'again: loop {
+            // Index == len stands for a free CPU, when the cache has one.
+            let (la, lb) = (self.members[a].len(), self.members[b].len());
+            let xa = if la < caps.0 { la + 1 } else { la };
+            let yb = if lb < caps.1 { lb + 1 } else { lb };
+            for xi in 0..xa {
+                for yi in 0..yb {
+                    let x = self.members[a].get(xi).copied();
+                    let y = self.members[b].get(yi).copied();
+                    if (x.is_some() || y.is_some()) && self.try_exchange(a, x, b, y) {
+                        improved = true;
+                        continue 'again;
+                    }
+                }
+            }
+            return improved;
+        }
+    }
+
+    fn assignment(&self, n: usize) -> Vec<usize> {
+        let mut out = vec![0usize; n];
+        for (c, m) in self.members.iter().enumerate() {
+            for &s in m {
+                out[s] = c;
+            }
+        }
+        out
+    }
+}
+
+/// Scalable search: local search from the current assignment and from
+/// seeded random restarts; the best local optimum goes through
+/// Algorithm 2's acceptance rule against the identity.
+pub fn local(problem: &Problem<'_>, config: &SearchConfig) -> Decision {
+    let n = problem.slots.len();
+    let mut rng = SplitMix(config.seed);
+    let mut solves = 0;
+    let mut evaluations = 0;
+    let mut unconverged = 0;
+    let mut candidates: Vec<(f64, Vec<usize>)> = Vec::new();
+    let mut memo = PairMemo::new(n);
+    for restart in 0..=config.restarts {
+        if restart > 0 && evaluations >= config.budget {
+            break;
+        }
+        let start = if restart == 0 {
+            problem.current.to_vec()
+        } else {
+            random_assignment(problem.layout, n, &mut rng)
+        };
+        let mut state = Local::new(problem, &mut memo, config.floor, &start);
+        state.descend();
+        solves += state.solves;
+        evaluations += state.evaluations;
+        unconverged += state.unconverged;
+        candidates.push((state.total(), state.assignment(n)));
+    }
+    let mut best = Decision {
+        assignment: problem.current.to_vec(),
+        speedup: 1.0,
+        moves: 0,
+        kind: SearchKind::Local,
+        evaluated: solves,
+        unconverged,
+        predicted_cpi: Vec::new(),
+        best_found: 1.0,
+    };
+    let mut min_moves = 0;
+    // A local optimum below the floor carries the penalty and so never
+    // beats the identity; only optima within δ of the best need their
+    // moves counted.
+    let top = candidates
+        .iter()
+        .map(|c| c.0)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let top_perf = (top / n.max(1) as f64).exp();
+    for (value, cand) in candidates {
+        let perf = (value / n.max(1) as f64).exp();
+        if perf < top_perf - config.delta {
+            continue;
+        }
+        best.best_found = best.best_found.max(perf);
+        let (assignment, moves) = relabel(problem.layout, problem.current, &cand);
+        if perf > best.speedup + config.delta
+            || (perf > best.speedup - config.delta && moves < min_moves)
+        {
+            best.assignment = assignment;
+            best.speedup = perf;
+            best.moves = moves;
+            min_moves = moves;
+        }
+    }
+    best
+}
+
+/// Slots dealt at random onto free CPUs.
+fn random_assignment(layout: &Layout, n: usize, rng: &mut SplitMix) -> Vec<usize> {
+    let mut seats: Vec<usize> = layout
+        .caches
+        .iter()
+        .enumerate()
+        .flat_map(|(c, cache)| std::iter::repeat_n(c, cache.cpus.len()))
+        .collect();
+    for i in (1..seats.len()).rev() {
+        let j = rng.below(i + 1);
+        seats.swap(i, j);
+    }
+    seats.truncate(n);
+    seats
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::model::occupancies;
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn eq3_counts_match_the_enumeration() {
+        for (m, k, expected) in [
+            (2, 2, 3),
+            (3, 2, 15),
+            (4, 2, 105),
+            (2, 4, 35),
+            (2, 3, 10),
+            (3, 3, 280),
+            (6, 2, 10395),
+        ] {
+            let layout = Layout::uniform(m, k);
+            let n = (m * k) as u64;
+            assert_eq!(eq3(n, k as u64), expected, "closed form {m}×{k}");
+            assert_eq!(
+                count_assignments(&layout, m * k),
+                expected,
+                "enumeration {m}×{k}"
+            );
+        }
+    }
+
+    #[test]
+    fn numa_caches_are_not_interchangeable() {
+        // 8 CPUs, 4 two-CPU caches on 2 nodes: divide by 2!·2!, not 4!.
+        let layout = Layout::numa(2, 2, 2);
+        assert_eq!(count_assignments(&layout, 8), 2520 / 4);
+        // Every cache on its own node: no symmetry between caches at all.
+        assert_eq!(count_assignments(&Layout::numa(4, 1, 2), 8), 2520);
+    }
+
+    #[test]
+    fn fewer_slots_than_cpus_count_free_cpus_once() {
+        // 2 slots in 2 pairs: together, or apart.
+        assert_eq!(count_assignments(&Layout::uniform(2, 2), 2), 2);
+    }
+
+    #[test]
+    fn layout_from_xeon_like_topology() {
+        use ecosched_model::topology::{CacheDomain, CacheKind, Cpu};
+        let cpus = (0..8)
+            .map(|i| Cpu {
+                id: CpuId(i),
+                package: i / 4,
+                die: i / 2,
+                core: i,
+                numa_node: 0,
+                online: true,
+                freq_domain: 0,
+            })
+            .collect();
+        let caches = (0..4)
+            .map(|d| CacheDomain {
+                level: 2,
+                kind: CacheKind::Unified,
+                size_kib: 4096,
+                cpus: CpuSet::parse_list(&format!("{}-{}", 2 * d, 2 * d + 1)).unwrap(),
+            })
+            .collect();
+        let topo = Topology {
+            cpus,
+            caches,
+            ..Topology::default()
+        };
+        let all = Layout::from_topology(&topo, &CpuSet::first_n(8));
+        assert_eq!(all.caches.len(), 4);
+        assert!(all.caches.iter().all(|c| c.class == 0));
+        // Five usable CPUs: one cache is cut in half and is no longer
+        // interchangeable with the full ones.
+        let five = Layout::from_topology(&topo, &CpuSet::first_n(5));
+        assert_eq!(five.cpus(), 5);
+        assert_eq!(five.caches[2].cpus, vec![CpuId(4)]);
+        assert_ne!(five.caches[2].class, five.caches[0].class);
+        assert_eq!(five.cache_of(CpuId(3)), Some(1));
+    }
+
+    /// 4 streaming slots paired with 4 cache-sensitive ones, one of each
+    /// per cache (the Linux placement the paper observes in Fig. 6).
+    fn mixed() -> (Layout, Vec<SlotObs>, Vec<usize>) {
+        let stream = SlotObs {
+            lines_per_s: 85.0,
+            occupancy: 0.0,
+            m1: 0.08,
+            m2: 0.95,
+            cpi: 3.0,
+            alpha: 0.5,
+        };
+        let sensitive = SlotObs {
+            lines_per_s: 15.0,
+            m1: 0.05,
+            m2: 0.4,
+            cpi: 2.5,
+            ..stream
+        };
+        let mut slots = vec![
+            stream, sensitive, stream, sensitive, stream, sensitive, stream, sensitive,
+        ];
+        let current = vec![0, 0, 1, 1, 2, 2, 3, 3];
+        occupancies(&mut slots, &current);
+        (Layout::uniform(4, 2), slots, current)
+    }
+
+    #[test]
+    fn algorithm2_separates_streams_from_cache_sensitive_slots() {
+        let (layout, slots, current) = mixed();
+        let model = CpiModel::PAPER;
+        let problem = Problem {
+            layout: &layout,
+            slots: &slots,
+            current: &current,
+            model: &model,
+        };
+        let d = exhaustive(&problem, &SearchConfig::default());
+        assert_eq!(d.kind, SearchKind::Exhaustive);
+        assert_eq!(d.evaluated, 105);
+        assert!(d.speedup > 1.05, "{d:?}");
+        // Streams together, sensitive slots together.
+        for c in 0..4 {
+            let kinds: Vec<bool> = (0..8)
+                .filter(|&s| d.assignment[s] == c)
+                .map(|s| s % 2 == 0)
+                .collect();
+            assert!(kinds.len() == 2 && kinds[0] == kinds[1], "{d:?}");
+        }
+        // Half the slots move; relabelling finds no cheaper equivalent.
+        assert_eq!(d.moves, 4, "{d:?}");
+        let l = local(&problem, &SearchConfig::default());
+        assert_eq!(l.kind, SearchKind::Local);
+        assert!((l.speedup - d.speedup).abs() < 1e-9, "{l:?} vs {d:?}");
+    }
+
+    #[test]
+    fn identity_wins_ties_and_gains_below_delta() {
+        let (layout, mut slots, current) = mixed();
+        // Make every slot alike: nothing can be gained.
+        for s in slots.iter_mut() {
+            *s = slots_like();
+        }
+        occupancies(&mut slots, &current);
+        let model = CpiModel::PAPER;
+        let problem = Problem {
+            layout: &layout,
+            slots: &slots,
+            current: &current,
+            model: &model,
+        };
+        let d = exhaustive(&problem, &SearchConfig::default());
+        assert_eq!(d.moves, 0);
+        assert_eq!(d.assignment, current);
+        let l = local(&problem, &SearchConfig::default());
+        assert_eq!(l.moves, 0);
+    }
+
+    fn slots_like() -> SlotObs {
+        SlotObs {
+            lines_per_s: 40.0,
+            occupancy: 0.0,
+            m1: 0.03,
+            m2: 0.5,
+            cpi: 2.0,
+            alpha: 0.5,
+        }
+    }
+
+    #[test]
+    fn floor_rejects_plans_that_sacrifice_a_slot() {
+        let (layout, slots, current) = mixed();
+        let model = CpiModel::PAPER;
+        let problem = Problem {
+            layout: &layout,
+            slots: &slots,
+            current: &current,
+            model: &model,
+        };
+        let free = exhaustive(&problem, &SearchConfig::default());
+        let worst = free.assignment.clone();
+        // Under the floor, no candidate may predict any slot below 95 %.
+        let config = SearchConfig {
+            floor: 0.95,
+            ..SearchConfig::default()
+        };
+        let d = exhaustive(&problem, &config);
+        let s = score(&problem, &d.assignment);
+        assert!(s.min_speedup >= 0.95, "{d:?}");
+        assert!(score(&problem, &worst).min_speedup < 0.95);
+        let l = local(&problem, &config);
+        assert!(score(&problem, &l.assignment).min_speedup >= 0.95, "{l:?}");
+    }
+
+    #[test]
+    fn decide_switches_search_by_size() {
+        let (layout, slots, current) = mixed();
+        let model = CpiModel::PAPER;
+        let problem = Problem {
+            layout: &layout,
+            slots: &slots,
+            current: &current,
+            model: &model,
+        };
+        let small = SearchConfig {
+            exhaustive_max_cpus: 7,
+            ..SearchConfig::default()
+        };
+        assert_eq!(decide(&problem, &small).kind, SearchKind::Local);
+        assert_eq!(
+            decide(&problem, &SearchConfig::default()).kind,
+            SearchKind::Exhaustive
+        );
+    }
+
+    /// A random instance of at most 12 CPUs: 2–6 caches of 2–4 CPUs, at
+    /// least half of the CPUs busy with streaming or cache-sensitive slots.
+    fn instance() -> impl Strategy<Value = (Layout, Vec<SlotObs>, Vec<usize>)> {
+        (2usize..=6, 2usize..=4)
+            .prop_filter("at most 12 CPUs", |(m, k)| m * k <= 12)
+            .prop_flat_map(|(m, k)| {
+                let slot = (
+                    any::<bool>(),
+                    0.0f64..1.0,
+                    0.005f64..0.1,
+                    0.0f64..1.0,
+                    0.8f64..4.0,
+                    0.2f64..1.2,
+                );
+                (
+                    Just((m, k)),
+                    prop::collection::vec(slot, (m * k).div_ceil(2)..=m * k),
+                )
+            })
+            .prop_map(|((m, k), raw)| {
+                let layout = Layout::uniform(m, k);
+                let mut slots: Vec<SlotObs> = raw
+                    .into_iter()
+                    .map(|(streaming, l, m1, m2, cpi, alpha)| SlotObs {
+                        lines_per_s: if streaming {
+                            20.0 + 40.0 * l
+                        } else {
+                            1.0 + 10.0 * l
+                        },
+                        occupancy: 0.0,
+                        m1,
+                        m2: if streaming {
+                            0.7 + 0.3 * m2
+                        } else {
+                            0.05 + 0.5 * m2
+                        },
+                        cpi,
+                        alpha,
+                    })
+                    .collect();
+                // Fill the caches in order, as the kernel would.
+                let current: Vec<usize> = (0..slots.len()).map(|i| i / k).collect();
+                occupancies(&mut slots, &current);
+                (layout, slots, current)
+            })
+    }
+
+    fn check_valid(layout: &Layout, current: &[usize], d: &Decision) -> Result<(), TestCaseError> {
+        let mut load = vec![0usize; layout.caches.len()];
+        for &c in &d.assignment {
+            load[c] += 1;
+        }
+        for (c, cache) in layout.caches.iter().enumerate() {
+            prop_assert!(
+                load[c] <= cache.cpus.len(),
+                "cache {c} over capacity: {d:?}"
+            );
+        }
+        let moves = d
+            .assignment
+            .iter()
+            .zip(current)
+            .filter(|(a, b)| a != b)
+            .count();
+        prop_assert_eq!(moves, d.moves);
+        // The identity is always a candidate; Algorithm 1 reproduces it to
+        // within its tolerance.
+        prop_assert!(d.speedup >= 1.0 - 1e-3, "{:?}", d);
+        prop_assert!(d.best_found >= d.speedup - 1e-12, "{:?}", d);
+        Ok(())
+    }
+
+    proptest! {
+        #[test]
+        fn both_searches_return_valid_assignments_no_worse_than_staying(
+            (layout, slots, current) in instance(),
+            floor in prop_oneof![Just(0.1f64), Just(0.95f64)],
+        ) {
+            let model = CpiModel::PAPER;
+            let problem = Problem { layout: &layout, slots: &slots, current: &current, model: &model };
+            let config = SearchConfig { floor, ..SearchConfig::default() };
+            let e = exhaustive(&problem, &config);
+            check_valid(&layout, &current, &e)?;
+            let l = local(&problem, &config);
+            check_valid(&layout, &current, &l)?;
+            // The chosen plan respects the floor.
+            prop_assert!(score(&problem, &e.assignment).min_speedup >= floor - 1e-9);
+            prop_assert!(score(&problem, &l.assignment).min_speedup >= floor - 1e-9);
+        }
+    }
+
+    #[test]
+    fn local_search_finds_the_exhaustive_optimum_on_95_percent_of_small_instances() {
+        use proptest::strategy::ValueTree;
+        use proptest::test_runner::TestRunner;
+        let mut runner = TestRunner::deterministic();
+        let strategy = instance();
+        let model = CpiModel::PAPER;
+        let cases = 300;
+        let mut hits = 0;
+        for _ in 0..cases {
+            let (layout, slots, current) = strategy.new_tree(&mut runner).unwrap().current();
+            let problem = Problem {
+                layout: &layout,
+                slots: &slots,
+                current: &current,
+                model: &model,
+            };
+            let config = SearchConfig::default();
+            let e = exhaustive(&problem, &config);
+            let l = local(&problem, &config);
+            assert!(
+                l.best_found <= e.best_found * (1.0 + 1e-9),
+                "local beat exhaustive: {l:?} {e:?}"
+            );
+            if l.best_found >= e.best_found * (1.0 - 1e-9) {
+                hits += 1;
+            }
+        }
+        let rate = f64::from(hits) / f64::from(cases);
+        println!("local search found the exhaustive optimum on {hits}/{cases} instances");
+        assert!(rate >= 0.95, "{rate}");
+    }
+
+    #[test]
+    fn relabelling_interchangeable_caches_costs_no_moves() {
+        let layout = Layout::uniform(2, 2);
+        // The canonical form of "slots 0,1 in cache 1; 2,3 in cache 0".
+        let (phys, moves) = relabel(&layout, &[1, 1, 0, 0], &[0, 0, 1, 1]);
+        assert_eq!((phys, moves), (vec![1, 1, 0, 0], 0));
+        // Across NUMA nodes relabelling is not allowed.
+        let numa = Layout::numa(2, 1, 2);
+        let (_, moves) = relabel(&numa, &[1, 1, 0, 0], &[0, 0, 1, 1]);
+        assert_eq!(moves, 4);
+    }
+}
