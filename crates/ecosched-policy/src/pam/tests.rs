@@ -102,6 +102,7 @@ fn mixed(time_s: f64, sensitive_cpi: f64, power_w: f64) -> Snapshot {
             system_j: Some(power_w),
             source: None,
         },
+        parallelism_hint: None,
     }
 }
 
