@@ -1,9 +1,10 @@
 //! Criterion bench of issue 3 item 8: one observation (`TaskReader::read`)
 //! of N = 100 and 1000 real sleeping threads of this process, with `/proc`
-//! and the perf software counters. Target: 1000 tasks once a second under
+//! and the perf software counters — when none of them ran since the last
+//! read, and when all of them did (woken between reads, outside the timing). Target: 1000 tasks once a second under
 //! 1 % of one core, i.e. one read under 10 ms of CPU.
 
-use criterion::{criterion_group, Criterion};
+use criterion::{criterion_group, BatchSize, Criterion};
 use ecosched_linux::bench::SleepingThreads;
 use ecosched_linux::perf::SystemPerf;
 use ecosched_linux::tasks::{HostFacts, TaskReader};
@@ -32,8 +33,15 @@ fn observe(c: &mut Criterion) {
             .filter(|id| threads.tids().contains(&id.pid))
             .collect();
         reader.read(&ids);
-        group.bench_function(format!("read_{n}_tasks"), |b| {
+        group.bench_function(format!("read_{n}_idle_tasks"), |b| {
             b.iter(|| black_box(reader.read(black_box(&ids))))
+        });
+        group.bench_function(format!("read_{n}_tasks_that_ran"), |b| {
+            b.iter_batched(
+                || threads.wake_all(),
+                |()| black_box(reader.read(black_box(&ids))),
+                BatchSize::PerIteration,
+            )
         });
         group.bench_function(format!("discover_{n}_threads"), |b| {
             b.iter(|| black_box(reader.discover(std::process::id())))

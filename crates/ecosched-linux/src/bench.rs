@@ -7,19 +7,21 @@
 use crate::error::LinuxError;
 use crate::fsroot::FsRoot;
 use crate::perf::SystemPerf;
-use crate::procfs;
 use crate::tasks::{HostFacts, TaskReader};
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
 /// N threads of this process that sleep until dropped: real tasks to observe.
+/// [`SleepingThreads::wake_all`] makes each run briefly, so the next read
+/// sees every task changed (the reader's most expensive path).
 pub struct SleepingThreads {
     stop: Arc<AtomicBool>,
+    wakeups: Arc<AtomicUsize>,
     handles: Vec<JoinHandle<()>>,
     tids: BTreeSet<u32>,
 }
@@ -28,10 +30,12 @@ impl SleepingThreads {
     /// Start `n` parked threads (64 KiB stacks, so thousands are cheap).
     pub fn spawn(n: usize) -> std::io::Result<SleepingThreads> {
         let stop = Arc::new(AtomicBool::new(false));
+        let wakeups = Arc::new(AtomicUsize::new(0));
         let (tx, rx) = mpsc::channel();
         let mut handles = Vec::with_capacity(n);
         for i in 0..n {
             let stop = Arc::clone(&stop);
+            let woken = Arc::clone(&wakeups);
             let tx = tx.clone();
             let handle = std::thread::Builder::new()
                 .name(format!("observed-{i}"))
@@ -40,19 +44,34 @@ impl SleepingThreads {
                     let tid = u32::try_from(nix::unistd::gettid().as_raw()).unwrap_or(0);
                     // The receiver outlives every sender in `spawn`.
                     let _ = tx.send(tid);
+                    drop(tx);
                     while !stop.load(Ordering::Acquire) {
                         std::thread::park();
+                        woken.fetch_add(1, Ordering::AcqRel);
                     }
                 })?;
             handles.push(handle);
         }
         drop(tx);
-        let tids = rx.iter().collect();
+        let tids = rx.iter().take(n).collect();
         Ok(SleepingThreads {
             stop,
+            wakeups,
             handles,
             tids,
         })
+    }
+
+    /// Wake every thread once and wait until each has run and gone back
+    /// to sleep-bound work.
+    pub fn wake_all(&self) {
+        let target = self.wakeups.load(Ordering::Acquire) + self.handles.len();
+        for handle in &self.handles {
+            handle.thread().unpark();
+        }
+        while self.wakeups.load(Ordering::Acquire) < target {
+            std::thread::yield_now();
+        }
     }
 
     /// Their thread IDs.
@@ -73,38 +92,50 @@ impl Drop for SleepingThreads {
 }
 
 /// What one observation of N tasks costs (`ecosched bench observe --json`).
+///
+/// Two cases bracket a real workload: `idle` (no task ran since the
+/// previous read — the reader re-reads only `schedstat`) and `busy` (every
+/// task ran — `stat` is re-read for each). The headline `observe_ms` and
+/// `cpu_percent_at_1hz` are the busy, worst, case.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ObserveCost {
     /// Tasks observed per read.
     pub tasks: usize,
     /// Readings returned per read (equal to `tasks` unless some failed).
     pub tasks_read: usize,
-    /// Wall time of one read, ms (mean over `rounds`).
+    /// Wall time of one read when every task ran since the last, ms.
     pub observe_ms: f64,
-    /// CPU time of one read, ms (the observing thread's on-CPU time from
-    /// its own schedstat, mean over `rounds`).
+    /// CPU time of that read, ms (the observing thread's CPU clock).
     pub cpu_ms: f64,
-    /// Share of one core spent observing once a second, %.
+    /// Share of one core spent observing once a second, %, from `cpu_ms`.
     pub cpu_percent_at_1hz: f64,
+    /// Wall time of one read when no task ran since the last, ms.
+    pub idle_observe_ms: f64,
+    /// Share of one core at 1 Hz in that idle case, %.
+    pub idle_cpu_percent_at_1hz: f64,
     /// Wall time of one discovery of the process's threads, ms.
     pub discover_ms: f64,
-    /// Reads averaged.
+    /// Reads averaged per case.
     pub rounds: u32,
     /// Whether the perf software counters were open (they are part of the cost).
     pub software_counters: bool,
 }
 
-/// On-CPU nanoseconds of the calling thread.
-fn thread_cpu_ns(root: &FsRoot) -> Result<u64, LinuxError> {
-    let rel = "proc/thread-self/schedstat";
-    let text = root.read(rel, "own schedstat")?;
-    procfs::schedstat::parse(&text)
-        .map(|s| s.on_cpu_ns)
-        .map_err(|e| LinuxError::parse(&PathBuf::from(rel), &text, e.reason))
+/// CPU time of the calling thread, ns (`CLOCK_THREAD_CPUTIME_ID`, exact
+/// to the call, unlike the tick-granular `schedstat` of a running thread).
+fn thread_cpu_ns() -> Result<u64, LinuxError> {
+    let t = nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID).map_err(|e| {
+        LinuxError::Io {
+            path: PathBuf::from("clock_gettime(CLOCK_THREAD_CPUTIME_ID)"),
+            source: e.into(),
+        }
+    })?;
+    let ns = i128::from(t.tv_sec()) * 1_000_000_000 + i128::from(t.tv_nsec());
+    Ok(u64::try_from(ns).unwrap_or(0))
 }
 
-/// Spawn `n` sleeping threads, then time `rounds` reads of all of them
-/// after a first read that opens their files and perf groups.
+/// Spawn `n` sleeping threads, then time `rounds` reads of all of them in
+/// each case, after a first read that opens their files and perf groups.
 pub fn observe_cost(n: usize, rounds: u32) -> Result<ObserveCost, LinuxError> {
     let root = FsRoot::live();
     let host = HostFacts::detect(&root)?;
@@ -112,7 +143,7 @@ pub fn observe_cost(n: usize, rounds: u32) -> Result<ObserveCost, LinuxError> {
         path: PathBuf::from("(spawning observed threads)"),
         source,
     })?;
-    let mut reader = TaskReader::new(root.clone(), Box::new(SystemPerf), host);
+    let mut reader = TaskReader::new(root, Box::new(SystemPerf), host);
     let software_counters = reader
         .availability()
         .has(ecosched_model::CounterKind::Migrations);
@@ -124,22 +155,36 @@ pub fn observe_cost(n: usize, rounds: u32) -> Result<ObserveCost, LinuxError> {
         .filter(|id| threads.tids().contains(&id.pid))
         .collect();
     reader.read(&ids);
+    reader.read(&ids);
     let rounds = rounds.max(1);
     let mut tasks_read = usize::MAX;
-    let cpu_before = thread_cpu_ns(&root)?;
-    let started = Instant::now();
+    // (wall s, cpu ns) per case.
+    let mut busy = (0.0, 0u64);
+    let mut idle = (0.0, 0u64);
     for _ in 0..rounds {
-        tasks_read = tasks_read.min(reader.read(&ids).tasks.len());
+        // Every thread runs, then two reads: the first finds them all
+        // changed, the second finds none.
+        threads.wake_all();
+        for case in [&mut busy, &mut idle] {
+            let cpu_before = thread_cpu_ns()?;
+            let started = Instant::now();
+            tasks_read = tasks_read.min(reader.read(&ids).tasks.len());
+            case.0 += started.elapsed().as_secs_f64();
+            case.1 += thread_cpu_ns()?.saturating_sub(cpu_before);
+        }
     }
-    let wall_s = started.elapsed().as_secs_f64();
-    let cpu_ns = thread_cpu_ns(&root)?.saturating_sub(cpu_before);
-    let cpu_ms = cpu_ns as f64 / 1e6 / f64::from(rounds);
+    let per_read_ms = |s: f64| s * 1e3 / f64::from(rounds);
+    let cpu_ms = |ns: u64| ns as f64 / 1e6 / f64::from(rounds);
+    // At one read a second, x ms of CPU is x / 1000 of a core.
+    let percent_at_1hz = |ms: f64| ms / 1000.0 * 100.0;
     Ok(ObserveCost {
         tasks: ids.len(),
         tasks_read,
-        observe_ms: wall_s * 1e3 / f64::from(rounds),
-        cpu_ms,
-        cpu_percent_at_1hz: cpu_ms / 1000.0 * 100.0,
+        observe_ms: per_read_ms(busy.0),
+        cpu_ms: cpu_ms(busy.1),
+        cpu_percent_at_1hz: percent_at_1hz(cpu_ms(busy.1)),
+        idle_observe_ms: per_read_ms(idle.0),
+        idle_cpu_percent_at_1hz: percent_at_1hz(cpu_ms(idle.1)),
         discover_ms,
         rounds,
         software_counters,

@@ -3,9 +3,13 @@
 //!
 //! ```text
 //! <cpuset mount>/<ecosched's own cgroup>/        (found in /proc/self/cgroup)
-//!     └─ <name>/                                 created once, e.g. "ecosched"
-//!         └─ run-<pid>/                          this run; managed tasks here
+//!     └─ <name>-<pid>/                           this run, e.g. "ecosched-4242";
+//!                                                managed tasks live here
 //! ```
+//!
+//! One flat cgroup per run, with no parent shared between runs: concurrent
+//! runs then never race over creating or removing a common directory, and
+//! each run's undo removes exactly what it made.
 //!
 //! Both hierarchies are supported: cgroup v1's `cpuset` hierarchy (files
 //! `cpuset.cpus`, `cpuset.mems`, members in `tasks`, per thread; or
@@ -143,8 +147,8 @@ pub struct ManagedCpuset {
 }
 
 impl ManagedCpuset {
-    /// Create `<own cgroup>/<name>/run-<pid>`, journalling each new
-    /// directory, with the CPUs and memory nodes of its parent.
+    /// Create `<own cgroup>/<name>-<pid>`, journalled, with the CPUs and
+    /// memory nodes of its parent.
     pub fn create(
         journal: &mut Journal,
         mount: CpusetMount,
@@ -152,11 +156,7 @@ impl ManagedCpuset {
     ) -> Result<Self, LinuxError> {
         let root = journal.root().clone();
         let own = mount.cgroup_of(&root, "self")?;
-        let group = format!("{own}/{name}");
-        let run = format!("{group}/run-{}", std::process::id());
-        if !root.exists(&group) {
-            make_child(journal, &mount, &own, &group, &own)?;
-        }
+        let run = format!("{own}/{name}-{}", std::process::id());
         if root.exists(&run) {
             return Err(LinuxError::Parse {
                 path: root.path(&run),
@@ -164,7 +164,7 @@ impl ManagedCpuset {
                 reason: "a cgroup of an earlier run with this PID is still there; run `ecosched restore`".into(),
             });
         }
-        make_child(journal, &mount, &group, &run, &own)?;
+        make_child(journal, &mount, &own, &run)?;
         Ok(ManagedCpuset { mount, dir: run })
     }
 
@@ -211,14 +211,13 @@ impl ManagedCpuset {
 /// Create cgroup `child` under `parent`, journalled, and give it the
 /// parent's CPUs and memory nodes (a v1 cpuset starts empty; v2 needs the
 /// controller enabled in the parent). Undoing it moves whatever is left in
-/// it — tasks born inside, which no move recorded — to `return_to`, the
+/// it — tasks born inside, which no move recorded — back to `parent`, the
 /// cgroup the command would have been in without ecosched.
 fn make_child(
     journal: &mut Journal,
     mount: &CpusetMount,
     parent: &str,
     child: &str,
-    return_to: &str,
 ) -> Result<(), LinuxError> {
     let root = journal.root().clone();
     if mount.version == Version::V2 {
@@ -230,7 +229,7 @@ fn make_child(
     }
     journal.record(Change::CgroupCreated {
         dir: child.to_string(),
-        parent: return_to.to_string(),
+        parent: parent.to_string(),
         members: mount.members().to_string(),
     })?;
     root.create_dir(child, NEEDS)?;
@@ -323,13 +322,11 @@ mod tests {
         let state = tempfile::tempdir().unwrap();
         let mut journal = Journal::create(state.path(), root.clone()).unwrap();
         let mount = CpusetMount::find(&root).unwrap();
-        let group = "sys/fs/cgroup/user.slice/ecosched";
-        // The kernel would give the new group its own subtree_control.
-        let made = ManagedCpuset::create(&mut journal, mount.clone(), "ecosched");
-        assert!(made.is_err(), "a plain directory lacks the kernel's files");
-        std::fs::write(dir.path().join(group).join("cgroup.subtree_control"), "").unwrap();
         let cpuset = ManagedCpuset::create(&mut journal, mount, "ecosched").unwrap();
-        assert_eq!(cpuset.dir(), format!("{group}/run-{}", std::process::id()));
+        assert_eq!(
+            cpuset.dir(),
+            format!("sys/fs/cgroup/user.slice/ecosched-{}", std::process::id())
+        );
         cpuset
             .set_cpus(&mut journal, &CpuSet::parse_list("2-3").unwrap())
             .unwrap();
@@ -357,13 +354,7 @@ mod tests {
             .collect();
         assert_eq!(
             kinds,
-            [
-                "file",
-                "cgroup_created",
-                "file",
-                "cgroup_created",
-                "cgroup_moved"
-            ],
+            ["file", "cgroup_created", "cgroup_moved"],
             "each step journalled before it was made:\n{log}"
         );
         assert!(

@@ -287,7 +287,15 @@ fn undo_one(root: &FsRoot, change: &Change) -> Result<bool, LinuxError> {
             if nested {
                 return Ok(false);
             }
-            root.remove_dir(dir, "root")?;
+            match root.remove_dir(dir, "root") {
+                // A concurrent run created its cgroup inside meanwhile.
+                Err(LinuxError::Io { source, .. })
+                    if source.raw_os_error() == Some(nix::libc::EBUSY) =>
+                {
+                    return Ok(false)
+                }
+                other => other?,
+            }
         }
         Change::CgroupMoved {
             tid,

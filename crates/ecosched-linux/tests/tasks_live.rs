@@ -280,6 +280,7 @@ fn hardware_counters_follow_the_probe() {
 #[test]
 fn the_observation_cost_measurement_reads_every_task() {
     let cost = ecosched_linux::bench::observe_cost(50, 2).unwrap();
+    assert!(cost.idle_observe_ms > 0.0);
     assert_eq!((cost.tasks, cost.tasks_read, cost.rounds), (50, 50, 2));
     assert!(cost.software_counters);
     assert!(cost.observe_ms > 0.0 && cost.cpu_ms >= 0.0);
@@ -288,4 +289,31 @@ fn the_observation_cost_measurement_reads_every_task() {
     for key in ["tasks", "observe_ms", "cpu_percent_at_1hz"] {
         assert!(json.get(key).is_some(), "{key} in {json}");
     }
+}
+
+#[test]
+fn the_allowed_cpus_follow_an_affinity_change_between_reads() {
+    let (tx, rx) = mpsc::channel();
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let worker = std::thread::spawn(move || {
+        tx.send(gettid()).unwrap();
+        done_rx.recv().unwrap();
+    });
+    let tid = rx.recv().unwrap();
+    let mut r = reader();
+    let id = own_thread(&mut r, tid);
+    let before = r.read(&[id]).tasks.remove(0).allowed;
+    let mut only_first = nix::sched::CpuSet::new();
+    let first = before.first().unwrap();
+    only_first.set(first.0 as usize).unwrap();
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(tid).unwrap());
+    nix::sched::sched_setaffinity(pid, &only_first).unwrap();
+    // Later reads skip `status` here (perf counts the switches); the set
+    // must still be the current one.
+    for _ in 0..2 {
+        let now = r.read(&[id]).tasks.remove(0).allowed;
+        assert_eq!(now.to_list(), first.0.to_string());
+    }
+    done_tx.send(()).unwrap();
+    worker.join().unwrap();
 }

@@ -219,7 +219,7 @@ fn after_sigkill_restore_puts_every_affinity_and_cpuset_back() {
         .filter_map(|p| std::fs::read_to_string(format!("/proc/{p}/cpuset")).ok())
         .collect();
     assert!(
-        cgroups.iter().all(|c| c.contains("/ecosched/run-")),
+        cgroups.iter().all(|c| c.contains("/ecosched-")),
         "{cgroups:?}"
     );
 
@@ -251,7 +251,7 @@ fn after_sigkill_restore_puts_every_affinity_and_cpuset_back() {
             assert!(!cg.contains("ecosched"), "process {p} still in {cg}");
         }
     }
-    let run_dir = format!("run-{}", child.id());
+    let run_dir = format!("ecosched-{}", child.id());
     let leftover: Vec<String> = run_cgroup_dirs()
         .into_iter()
         .filter(|d| d.ends_with(&run_dir))
@@ -271,13 +271,13 @@ fn after_sigkill_restore_puts_every_affinity_and_cpuset_back() {
     assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to restore"));
 }
 
-/// `run-*` cgroups under an `ecosched` cpuset cgroup.
+/// The per-run `ecosched-<pid>` cpuset cgroups that exist now.
 fn run_cgroup_dirs() -> Vec<String> {
-    ["/sys/fs/cgroup/cpuset/ecosched", "/sys/fs/cgroup/ecosched"]
+    ["/sys/fs/cgroup/cpuset", "/sys/fs/cgroup"]
         .iter()
         .filter_map(|d| std::fs::read_dir(d).ok())
         .flat_map(|d| d.flatten())
-        .filter(|e| e.file_name().to_string_lossy().starts_with("run-"))
+        .filter(|e| e.file_name().to_string_lossy().starts_with("ecosched-"))
         .map(|e| e.path().display().to_string())
         .collect()
 }
@@ -361,6 +361,146 @@ fn sigterm_restores_the_machine_and_is_passed_on_to_the_command() {
         0,
         "journal removed"
     );
-    let run_dir = format!("run-{pid}");
+    let run_dir = format!("ecosched-{pid}");
     assert!(run_cgroup_dirs().iter().all(|d| !d.ends_with(&run_dir)));
+}
+
+#[test]
+fn pam_is_refused_here_naming_the_missing_events() {
+    if std::process::Command::new("perf")
+        .args(["stat", "-e", "instructions", "true"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        return; // A machine with a PMU runs PAM; this VM has none.
+    }
+    let state = tempfile::tempdir().unwrap();
+    let out = bin()
+        .args(["run", "--policy", "pam", "--state-dir"])
+        .arg(state.path())
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    for event in ["Instructions", "Cycles", "LlcMisses", "L1dMisses"] {
+        assert!(
+            stderr.contains(event),
+            "the refusal names {event}:\n{stderr}"
+        );
+    }
+}
+
+#[test]
+fn with_a_pmu_behind_the_seam_the_linux_platform_serves_pam() {
+    use ecosched_linux::perf::FakePerf;
+    use ecosched_linux::platform::{LinuxOptions, LinuxPlatform};
+    use ecosched_model::Platform;
+    let state = tempfile::tempdir().unwrap();
+    let options = LinuxOptions {
+        state_dir: state.path().to_path_buf(),
+        ..LinuxOptions::default()
+    };
+    let pam = ecosched_policy::build("pam", &ecosched_policy::Params::default()).unwrap();
+    let with_pmu = LinuxPlatform::prepare_with(&options, Box::new(FakePerf::new())).unwrap();
+    assert_eq!(
+        pam.requirements().missing(&with_pmu.capabilities()),
+        Vec::<String>::new()
+    );
+    drop(with_pmu);
+    let without =
+        LinuxPlatform::prepare_with(&options, Box::new(FakePerf::new().without_pmu())).unwrap();
+    let missing = pam
+        .requirements()
+        .missing(&without.capabilities())
+        .join("; ");
+    assert!(
+        missing.contains("Instructions") && missing.contains("LlcMisses"),
+        "{missing}"
+    );
+}
+
+/// A small C project whose files take a moment each to compile.
+fn c_project(dir: &Path) {
+    let mut objects = vec![];
+    for i in 0..6 {
+        let mut src = format!("int f{i}(int x) {{\n  int y = x;\n");
+        for k in 0..3000 {
+            src.push_str(&format!(
+                "  y = y * {} + (y >> {});\n",
+                k % 7 + 3,
+                k % 5 + 1
+            ));
+        }
+        src.push_str("  return y;\n}\n");
+        std::fs::write(dir.join(format!("f{i}.c")), src).unwrap();
+        objects.push(format!("f{i}.o"));
+    }
+    let calls: String = (0..6).map(|i| format!("f{i}(argc) + ")).collect();
+    let decls: String = (0..6).map(|i| format!("int f{i}(int);\n")).collect();
+    std::fs::write(
+        dir.join("main.c"),
+        format!(
+            "{decls}int main(int argc, char **argv) {{ (void)argv; return ({calls}0) & 0; }}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("Makefile"),
+        format!(
+            "prog: main.o {o}\n\tcc -o $@ $^\n%.o: %.c\n\tcc -O2 -c $< -o $@\n",
+            o = objects.join(" ")
+        ),
+    )
+    .unwrap();
+}
+
+#[test]
+fn hilo_manages_a_real_make_j2_with_affinity_and_says_frequency_control_is_missing() {
+    let project = tempfile::tempdir().unwrap();
+    c_project(project.path());
+    let state = tempfile::tempdir().unwrap();
+    // Parallelism 1 declared and no spare: H is one CPU, so the pin shows.
+    let child = bin()
+        .args([
+            "run",
+            "--policy",
+            "hilo",
+            "--parallelism",
+            "1",
+            "--param",
+            "spare_with_hint=0",
+        ])
+        .arg("--state-dir")
+        .arg(state.path())
+        .args(["--", "make", "-j2", "-C"])
+        .arg(project.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let ecosched = child.id();
+    let (mut pinned, mut seen) = (false, false);
+    let until = Instant::now() + Duration::from_secs(120);
+    while Instant::now() < until && !pinned {
+        let tree = descendants(ecosched);
+        pinned = tree
+            .iter()
+            .filter_map(|&p| allowed_list(p))
+            .any(|l| !l.contains(['-', ',']));
+        if seen && tree.is_empty() {
+            break; // the build is over
+        }
+        seen |= !tree.is_empty();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(project.path().join("prog").exists(), "the build finished");
+    assert!(pinned, "hilo confined the build to one CPU while it ran");
+    if !Path::new("/sys/devices/system/cpu/cpufreq/policy0").exists() {
+        assert!(stderr.contains("frequency control unavailable"), "{stderr}");
+    }
+    assert_eq!(std::fs::read_dir(state.path()).unwrap().count(), 0);
 }
