@@ -498,6 +498,38 @@ mod tests {
     }
 
     #[test]
+    fn restore_puts_a_live_process_affinity_back_from_a_killed_owners_journal() {
+        let live = FsRoot::live();
+        let mut sleeper = std::process::Command::new("sleep")
+            .arg("10")
+            .spawn()
+            .unwrap();
+        let pid = sleeper.id();
+        let before = affinity::get(pid).unwrap();
+        let ticks = start_ticks(&live, pid).unwrap();
+        affinity::set(pid, &CpuSet::single(before.first().unwrap())).unwrap();
+        let state = tempfile::tempdir().unwrap();
+        let change = Change::Affinity {
+            tid: pid,
+            start_ticks: ticks,
+            before: before.clone(),
+        };
+        let text = format!(
+            "{{\"version\":1,\"owner_pid\":4194311,\"owner_start_ticks\":5}}\n{}\n",
+            serde_json::to_string(&change).unwrap()
+        );
+        std::fs::write(state.path().join("journal-4194311.jsonl"), text).unwrap();
+        let outcomes = restore(state.path(), &live).unwrap();
+        assert!(
+            matches!(&outcomes[..], [RestoreOutcome::Restored(r)] if r.undone == 1),
+            "{outcomes:?}"
+        );
+        assert_eq!(affinity::get(pid).unwrap(), before);
+        sleeper.kill().unwrap();
+        sleeper.wait().unwrap();
+    }
+
+    #[test]
     fn a_corrupt_journal_is_refused_with_its_line() {
         let (_d, root) = fixture();
         let state = tempfile::tempdir().unwrap();
