@@ -45,10 +45,16 @@ use std::time::{Duration, Instant};
 /// exit and for signals.
 const POLL: Duration = Duration::from_millis(10);
 
-/// How often counters are read between observations. A task's counters
-/// can only be read while it exists, so reading more often than the
-/// policy's interval bounds what a short-lived task takes with it.
+/// How often counters are read between observations, at most. A task's
+/// counters can only be read while it exists, so reading more often than
+/// the policy's interval bounds what a short-lived task takes with it.
 const SUBSAMPLE: Duration = Duration::from_millis(100);
+
+/// The extra reads may use at most this share of one core: with many tasks
+/// a read costs more, and the reads between observations thin out (a
+/// 10 ms read waits at least 1 s), so watching never costs much more than
+/// the observations the policy asks for.
+const SUBSAMPLE_DUTY: u32 = 100;
 
 /// What was read of one task since the last observation.
 #[derive(Debug)]
@@ -112,6 +118,7 @@ pub struct LinuxPlatform {
     pending: BTreeMap<TaskId, Pending>,
     exited: BTreeSet<TaskId>,
     last_read: Instant,
+    read_cost: Duration,
     cpuset: Option<ManagedCpuset>,
     cgroup_name: String,
     hint: HintFile,
@@ -207,6 +214,7 @@ impl LinuxPlatform {
             pending: BTreeMap::new(),
             exited: BTreeSet::new(),
             last_read: Instant::now(),
+            read_cost: Duration::ZERO,
             cpuset: None,
             cgroup_name: options.cgroup_name.clone(),
             hint,
@@ -366,6 +374,8 @@ impl LinuxPlatform {
         }
         self.tasks.retain(|t| !gone.contains(t));
         self.exited.extend(gone);
+        // Discovery included: it walks /proc and is most of the cost.
+        self.read_cost = self.last_read.elapsed();
     }
 
     fn set_affinity(
@@ -522,7 +532,8 @@ impl Platform for LinuxPlatform {
             if self.finished() || now >= until {
                 return Ok(());
             }
-            if now.duration_since(self.last_read) >= SUBSAMPLE {
+            if now.duration_since(self.last_read) >= SUBSAMPLE.max(self.read_cost * SUBSAMPLE_DUTY)
+            {
                 self.read_tasks();
             }
             std::thread::sleep(POLL.min(until - now));
