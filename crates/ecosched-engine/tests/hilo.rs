@@ -8,29 +8,13 @@
 #![allow(clippy::unwrap_used)]
 
 use ecosched_engine::experiment::simulate;
-use ecosched_engine::validate::{richling_fig2, richling_table1, Check};
+use ecosched_engine::validate::{richling_fig2, richling_table1};
 use ecosched_model::RunMetrics;
 use ecosched_policy::Params;
 use ecosched_sim::Scenario;
 
-fn report(checks: &[Check]) {
-    for c in checks {
-        println!(
-            "{:4} {:84} paper {:7.3}  simulated {:7.3}  ±{:.3}",
-            if c.pass { "ok" } else { "FAIL" },
-            c.name,
-            c.paper,
-            c.simulated,
-            c.tolerance,
-        );
-    }
-    let failed: Vec<&str> = checks
-        .iter()
-        .filter(|c| !c.pass)
-        .map(|c| c.name.as_str())
-        .collect();
-    assert!(failed.is_empty(), "outside tolerance: {failed:?}");
-}
+mod common;
+use common::report;
 
 #[test]
 fn richling_fig2_ondemand_slow_and_spare_recovers() {

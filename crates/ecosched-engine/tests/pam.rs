@@ -5,27 +5,10 @@
 
 #![allow(clippy::unwrap_used)]
 
-use ecosched_engine::validate::{pam_checks, pam_power_cap, Check};
+use ecosched_engine::validate::{pam_checks, pam_power_cap};
 
-fn report(checks: &[Check]) {
-    for c in checks {
-        println!(
-            "{:4} {:80} paper {:7.3}  simulated {:7.3}  ±{:.3}  ({})",
-            if c.pass { "ok" } else { "FAIL" },
-            c.name,
-            c.paper,
-            c.simulated,
-            c.tolerance,
-            c.source
-        );
-    }
-    let failed: Vec<&str> = checks
-        .iter()
-        .filter(|c| !c.pass)
-        .map(|c| c.name.as_str())
-        .collect();
-    assert!(failed.is_empty(), "outside tolerance: {failed:?}");
-}
+mod common;
+use common::report;
 
 #[test]
 fn pam_validation_rows() {

@@ -48,6 +48,16 @@ fn descendants(pid: u32) -> Vec<u32> {
     out
 }
 
+/// The journal and the hint file are gone: the run undid everything.
+fn assert_left_nothing(state: &Path) {
+    let left: Vec<_> = std::fs::read_dir(state)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "left in the state directory: {left:?}");
+}
+
 /// Wait until `f` holds, or fail after `secs` saying what was awaited.
 fn wait_for(secs: u64, what: &str, mut f: impl FnMut() -> bool) {
     let until = Instant::now() + Duration::from_secs(secs);
@@ -122,11 +132,7 @@ fn a_pinning_policy_confines_every_process_of_the_command_and_the_summary_follow
         "the run says frequency control is missing:\n{stderr}"
     );
     assert_eq!(allowed_list(std::process::id()).unwrap(), original);
-    assert_eq!(
-        std::fs::read_dir(state.path()).unwrap().count(),
-        0,
-        "journal and hint file removed"
-    );
+    assert_left_nothing(state.path());
 }
 
 #[test]
@@ -310,11 +316,7 @@ fn without_root_the_error_names_what_is_needed_and_nothing_is_left() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("needs root (cgroup cpusets)"), "{stderr}");
     assert!(stderr.contains("the machine was restored"), "{stderr}");
-    assert_eq!(
-        std::fs::read_dir(state.path()).unwrap().count(),
-        0,
-        "journal removed"
-    );
+    assert_left_nothing(state.path());
 }
 
 #[test]
@@ -356,11 +358,7 @@ fn sigterm_restores_the_machine_and_is_passed_on_to_the_command() {
         allowed_list(sleeper[0]).is_none(),
         "the command got SIGTERM too"
     );
-    assert_eq!(
-        std::fs::read_dir(state.path()).unwrap().count(),
-        0,
-        "journal removed"
-    );
+    assert_left_nothing(state.path());
     let run_dir = format!("ecosched-{pid}");
     assert!(run_cgroup_dirs().iter().all(|d| !d.ends_with(&run_dir)));
 }
@@ -502,5 +500,5 @@ fn hilo_manages_a_real_make_j2_with_affinity_and_says_frequency_control_is_missi
     if !Path::new("/sys/devices/system/cpu/cpufreq/policy0").exists() {
         assert!(stderr.contains("frequency control unavailable"), "{stderr}");
     }
-    assert_eq!(std::fs::read_dir(state.path()).unwrap().count(), 0);
+    assert_left_nothing(state.path());
 }

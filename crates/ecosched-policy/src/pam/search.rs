@@ -784,31 +784,7 @@ mod tests {
 
     #[test]
     fn layout_from_xeon_like_topology() {
-        use ecosched_model::topology::{CacheDomain, CacheKind, Cpu};
-        let cpus = (0..8)
-            .map(|i| Cpu {
-                id: CpuId(i),
-                package: i / 4,
-                die: i / 2,
-                core: i,
-                numa_node: 0,
-                online: true,
-                freq_domain: 0,
-            })
-            .collect();
-        let caches = (0..4)
-            .map(|d| CacheDomain {
-                level: 2,
-                kind: CacheKind::Unified,
-                size_kib: 4096,
-                cpus: CpuSet::parse_list(&format!("{}-{}", 2 * d, 2 * d + 1)).unwrap(),
-            })
-            .collect();
-        let topo = Topology {
-            cpus,
-            caches,
-            ..Topology::default()
-        };
+        let topo = crate::pam::tests::xeon();
         let all = Layout::from_topology(&topo, &CpuSet::first_n(8));
         assert_eq!(all.caches.len(), 4);
         assert!(all.caches.iter().all(|c| c.class == 0));

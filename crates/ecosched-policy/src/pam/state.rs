@@ -409,21 +409,7 @@ mod tests {
     }
 
     fn eight() -> Topology {
-        use ecosched_model::topology::Cpu;
-        Topology {
-            cpus: (0..8)
-                .map(|i| Cpu {
-                    id: CpuId(i),
-                    package: i / 4,
-                    die: i / 2,
-                    core: i,
-                    numa_node: 0,
-                    online: true,
-                    freq_domain: 0,
-                })
-                .collect(),
-            ..Topology::default()
-        }
+        crate::pam::tests::xeon().as_ref().clone()
     }
 
     #[test]

@@ -8,7 +8,8 @@ use ecosched_model::{Capabilities, Counters, CpuSample, PowerSample, TaskSample}
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-fn xeon() -> Arc<Topology> {
+/// The Xeon E5345 blade of the paper: 2 packages × 2 L2 caches × 2 cores.
+pub(super) fn xeon() -> Arc<Topology> {
     Arc::new(Topology {
         cpus: (0..8)
             .map(|i| Cpu {
