@@ -82,7 +82,16 @@ fn a_child_is_identified_by_pid_and_start_time() {
         (now_s - started_s).abs() < 5.0,
         "started {started_s}, now {now_s}"
     );
-    let obs = r.read(&ids);
+    // Until the child has exec'd and gone to sleep it may still be running.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let obs = loop {
+        let obs = r.read(&ids);
+        let settled = obs.tasks[0].comm == "sleep" && obs.tasks[0].state == TaskState::Sleeping;
+        if settled || Instant::now() > deadline {
+            break obs;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
     let t = &obs.tasks[0];
     assert_eq!((t.tgid, t.ppid), (pid, std::process::id()));
     assert_eq!(t.comm, "sleep");
