@@ -326,12 +326,25 @@ impl LinuxPlatform {
     }
 
     /// Add tasks the command has spawned since the last look.
+    /// New tasks also join the managed cpuset: most are born in it, but
+    /// one forked before the cpuset existed (or while tasks were being
+    /// moved in) would otherwise escape it.
     fn refresh_tasks(&mut self) {
         let Some(pid) = self.child_pid() else { return };
-        if let Ok(found) = self.reader.discover(pid) {
-            for id in found {
-                if self.known.insert(id) {
-                    self.tasks.push(id);
+        let Ok(found) = self.reader.discover(pid) else {
+            return;
+        };
+        for id in found {
+            if !self.known.insert(id) {
+                continue;
+            }
+            self.tasks.push(id);
+            if let Some(cpuset) = &self.cpuset {
+                match cpuset.attach(&mut self.journal, id) {
+                    Ok(()) | Err(LinuxError::Gone { .. }) => {}
+                    Err(e) => self
+                        .notices
+                        .push(format!("task {id} could not join the managed cpuset: {e}")),
                 }
             }
         }
