@@ -127,6 +127,8 @@ pub struct RunReport {
     pub energy_source: Option<PowerSource>,
     /// How power was obtained, in words.
     pub power_description: String,
+    /// Whether frequency could be controlled, in words.
+    pub frequency_control: String,
     /// Average power, W.
     pub avg_power_w: Option<f64>,
     /// Energy × makespan, J·s.
@@ -175,6 +177,8 @@ pub struct RunContext {
     pub exit_signal: Option<i32>,
     /// How power was obtained.
     pub power_description: String,
+    /// Whether frequency could be controlled.
+    pub frequency_control: String,
     /// What the machine lacked.
     pub notices: Vec<String>,
 }
@@ -201,6 +205,7 @@ impl RunReport {
             energy_j: m.energy_j,
             energy_source: m.energy_source,
             power_description: context.power_description,
+            frequency_control: context.frequency_control,
             avg_power_w: m.avg_power_w,
             edp_js: m.edp_js,
             instructions: m.instructions,

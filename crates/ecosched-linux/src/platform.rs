@@ -274,6 +274,14 @@ impl LinuxPlatform {
         self.meter.describe()
     }
 
+    /// Whether frequency can be controlled here, in words.
+    pub fn frequency_description(&self) -> String {
+        match self.machine.cpufreq.len() {
+            0 => "unavailable: no cpufreq on this machine".into(),
+            n => format!("cpufreq, {n} policies"),
+        }
+    }
+
     /// The counters that could not be opened, with the reason.
     pub fn missing_counters(&self) -> Vec<String> {
         self.reader.availability().describe_missing()

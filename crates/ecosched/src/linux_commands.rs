@@ -43,6 +43,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         .with_context(|| format!("starting {label:?}"))?;
     let result = ecosched_engine::run(&mut platform, policy.as_mut(), &label, None, &mut |_| {});
     let power_description = platform.power_description();
+    let frequency_control = platform.frequency_description();
     let notices = platform.notices().to_vec();
     let trace = match result {
         Ok(trace) => trace,
@@ -77,6 +78,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
             exit_code: end.status.code(),
             exit_signal: end.status.signal(),
             power_description,
+            frequency_control,
             notices,
         },
     );
@@ -110,7 +112,7 @@ fn render_run(r: &RunReport) -> String {
         Some(ecosched_model::PowerSource::Estimated) => "ESTIMATED",
         None => "unavailable",
     };
-    let rows: [(&str, String); 11] = [
+    let rows: [(&str, String); 12] = [
         ("command", r.command.join(" ")),
         ("policy", r.policy.clone()),
         ("machine", r.machine.clone()),
@@ -123,6 +125,7 @@ fn render_run(r: &RunReport) -> String {
             format!("{} ({source})", opt(r.avg_power_w)),
         ),
         ("power from", r.power_description.clone()),
+        ("frequency control", r.frequency_control.clone()),
         ("instructions", opt_count(r.instructions)),
         ("migrations", opt_count(r.migrations)),
     ];

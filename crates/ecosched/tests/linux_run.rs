@@ -499,6 +499,11 @@ fn hilo_manages_a_real_make_j2_with_affinity_and_says_frequency_control_is_missi
     assert!(pinned, "hilo confined the build to one CPU while it ran");
     if !Path::new("/sys/devices/system/cpu/cpufreq/policy0").exists() {
         assert!(stderr.contains("frequency control unavailable"), "{stderr}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains("frequency control  unavailable: no cpufreq"),
+            "the summary says so too:\n{stdout}"
+        );
     }
     assert_left_nothing(state.path());
 }
