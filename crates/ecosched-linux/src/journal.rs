@@ -278,24 +278,7 @@ fn undo_one(root: &FsRoot, change: &Change) -> Result<bool, LinuxError> {
                     Err(e) => return Err(e),
                 }
             }
-            // Another run's cgroup inside (a concurrent ecosched sharing the
-            // top-level one): leave it to that run.
-            let nested = std::fs::read_dir(root.path(dir))
-                .map_err(|e| LinuxError::from_io(&root.path(dir), e, "root"))?
-                .filter_map(Result::ok)
-                .any(|e| e.file_type().is_ok_and(|t| t.is_dir()));
-            if nested {
-                return Ok(false);
-            }
-            match root.remove_dir(dir, "root") {
-                // A concurrent run created its cgroup inside meanwhile.
-                Err(LinuxError::Io { source, .. })
-                    if source.raw_os_error() == Some(nix::libc::EBUSY) =>
-                {
-                    return Ok(false)
-                }
-                other => other?,
-            }
+            root.remove_dir(dir, "root")?;
         }
         Change::CgroupMoved {
             tid,

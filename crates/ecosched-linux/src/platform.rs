@@ -135,10 +135,6 @@ impl std::fmt::Debug for LinuxPlatform {
     }
 }
 
-fn platform_err(e: LinuxError) -> PlatformError {
-    e.into()
-}
-
 impl LinuxPlatform {
     /// Discover the machine and open the journal, counters and meters;
     /// nothing is started or changed yet, so a caller can check the
@@ -524,7 +520,7 @@ impl Platform for LinuxPlatform {
         }
         let mut report = ApplyReport::default();
         if let Some(cpus) = &plan.managed_cpus {
-            self.set_managed_cpus(cpus).map_err(platform_err)?;
+            self.set_managed_cpus(cpus).map_err(PlatformError::from)?;
         }
         for (&task, cpus) in &plan.task_cpus {
             match self.set_affinity(task, cpus) {
@@ -534,7 +530,7 @@ impl Platform for LinuxPlatform {
             }
         }
         apply_frequency(&mut self.journal, &self.machine.cpufreq, &plan.frequency)
-            .map_err(platform_err)?;
+            .map_err(PlatformError::from)?;
         for (&task, &action) in &plan.gang {
             match self.gang(task, action) {
                 Ok(()) => {}
@@ -574,6 +570,12 @@ impl Platform for LinuxPlatform {
             names.get(id).cloned().unwrap_or_else(|| id.pid.to_string())
         };
         let exited = std::mem::take(&mut self.exited);
+        // Exited without a reading since the last observation.
+        let unread: Vec<TaskId> = exited
+            .iter()
+            .filter(|id| !self.pending.contains_key(id))
+            .copied()
+            .collect();
         let mut samples = Vec::with_capacity(self.pending.len() + exited.len());
         for (id, p) in std::mem::take(&mut self.pending) {
             let gone = exited.contains(&id);
@@ -594,10 +596,7 @@ impl Platform for LinuxPlatform {
                 counters: p.counters,
             });
         }
-        for id in exited {
-            if samples.iter().any(|t| t.id == id) {
-                continue;
-            }
+        for id in unread {
             samples.push(TaskSample {
                 id,
                 name: name(&self.names, &id),
@@ -611,8 +610,11 @@ impl Platform for LinuxPlatform {
                 counters: Counters::default(),
             });
         }
-        let cpus = self.cpustat.sample().map_err(platform_err)?;
-        let power = self.meter.sample(interval_s, &cpus).map_err(platform_err)?;
+        let cpus = self.cpustat.sample().map_err(PlatformError::from)?;
+        let power = self
+            .meter
+            .sample(interval_s, &cpus)
+            .map_err(PlatformError::from)?;
         let mut warnings = Vec::new();
         let parallelism_hint = self.hint.read(&mut |w| warnings.push(w));
         self.notices.extend(warnings);

@@ -306,6 +306,12 @@ fn expect_refusal(fixture_dir: &Path) {
 
 /// Run by [`rapl_refusal_is_an_error_naming_root_not_an_estimate`] as
 /// `nobody` on the tree named by `POWER_FIXTURE`.
+///
+/// Ignored on its own: it checks that an unreadable `energy_uj` (mode
+/// 0400, as since Linux 5.10) is a permission error naming root, which
+/// only an unprivileged process can see — the test suite runs as root,
+/// which reads the file regardless of its mode, and without
+/// `POWER_FIXTURE` it has no tree to open.
 #[test]
 #[ignore = "run as an unprivileged user by rapl_refusal_is_an_error_naming_root_not_an_estimate"]
 fn rapl_refusal_child() {

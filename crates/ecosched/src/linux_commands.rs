@@ -132,28 +132,19 @@ fn render_run(r: &RunReport) -> String {
     for (k, v) in rows {
         t.row([k.to_string(), v]);
     }
-    let mut tasks = Table::new(
-        &[
-            "task",
-            "CPU (s)",
-            "run-queue wait (s)",
-            "switches",
-            "migrations",
-            "instructions",
-            "cycles",
-            "LLC misses",
-        ],
-        &[
-            Align::Left,
-            Align::Right,
-            Align::Right,
-            Align::Right,
-            Align::Right,
-            Align::Right,
-            Align::Right,
-            Align::Right,
-        ],
-    );
+    let header = [
+        "task",
+        "CPU (s)",
+        "run-queue wait (s)",
+        "switches",
+        "migrations",
+        "instructions",
+        "cycles",
+        "LLC misses",
+    ];
+    let mut align = vec![Align::Right; header.len()];
+    align[0] = Align::Left;
+    let mut tasks = Table::new(&header, &align);
     let secs = |ns: Option<u64>| opt(ns.map(|n| n as f64 / 1e9));
     for tc in &r.task_counters {
         let c = &tc.counters;
