@@ -249,20 +249,10 @@ impl LinuxPlatform {
         self.child.as_ref().map(Child::id)
     }
 
-    /// The discovered machine (with the Linux-only details).
-    pub fn machine(&self) -> &LinuxTopology {
-        &self.machine
-    }
-
     /// One-line notices about what is missing or estimated; the caller
     /// prints them once.
     pub fn notices(&self) -> &[String] {
         &self.notices
-    }
-
-    /// The restore journal's file.
-    pub fn journal_path(&self) -> PathBuf {
-        self.journal.path().to_path_buf()
     }
 
     /// How power is measured, in one line.
@@ -276,11 +266,6 @@ impl LinuxPlatform {
             0 => "unavailable: no cpufreq on this machine".into(),
             n => format!("cpufreq, {n} policies"),
         }
-    }
-
-    /// The counters that could not be opened, with the reason.
-    pub fn missing_counters(&self) -> Vec<String> {
-        self.reader.availability().describe_missing()
     }
 
     /// Undo every change, pass on an interrupting signal to the command,
