@@ -333,7 +333,14 @@ fn rapl_refusal_is_an_error_naming_root_not_an_estimate() {
     }
     // Root reads anything: ask again as `nobody`, as the kernel's 0400 intends.
     std::fs::set_permissions(&counter, std::fs::Permissions::from_mode(0o400)).unwrap();
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
+    // `nobody` may not be able to reach the build tree (a checkout under a
+    // private directory), so it runs a copy of this test binary.
+    let bin_dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(bin_dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bin = bin_dir.path().join("power-test");
+    std::fs::copy(std::env::current_exe().unwrap(), &bin).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = std::process::Command::new(&bin)
         .args(["--exact", "rapl_refusal_child", "--ignored"])
         .env("POWER_FIXTURE", dir.path())
         .uid(65534)
