@@ -31,8 +31,8 @@ use crate::topology::{discover, LinuxTopology};
 use crate::{affinity, gang};
 use ecosched_model::platform::check_plan;
 use ecosched_model::{
-    ApplyReport, Capabilities, Counters, FreqSetting, GangAction, Meter, Plan, Platform,
-    PlatformError, Snapshot, TaskId, TaskSample, TaskState, Topology,
+    ApplyReport, Capabilities, Counters, FreqDomainId, FreqSetting, GangAction, Meter, Plan,
+    Platform, PlatformError, ProcessId, Snapshot, TaskId, TaskSample, TaskState, Topology,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -445,10 +445,10 @@ impl LinuxPlatform {
 pub fn apply_frequency(
     journal: &mut Journal,
     policies: &[CpufreqPolicy],
-    frequency: &BTreeMap<usize, FreqSetting>,
+    frequency: &BTreeMap<FreqDomainId, FreqSetting>,
 ) -> Result<(), LinuxError> {
     for (&domain, setting) in frequency {
-        let Some(policy) = policies.get(domain) else {
+        let Some(policy) = policies.get(domain.index()) else {
             return Err(LinuxError::Absent {
                 path: PathBuf::from("sys/devices/system/cpu/cpufreq"),
                 what: format!("a cpufreq policy for frequency domain {domain}"),
@@ -459,6 +459,21 @@ pub fn apply_frequency(
         }
     }
     Ok(())
+}
+
+/// The process a thread belongs to. A thread group leader is its own
+/// process; another thread's process is named by its TGID with the
+/// thread's own start time until the leader's is read (see the Groundwork
+/// issue's process view).
+fn process_of(id: &TaskId, tgid: u32) -> ProcessId {
+    if id.pid == tgid {
+        id.as_process()
+    } else {
+        ProcessId {
+            tgid,
+            start_ticks: id.start_ticks,
+        }
+    }
 }
 
 impl Platform for LinuxPlatform {
@@ -566,6 +581,7 @@ impl Platform for LinuxPlatform {
             let gone = exited.contains(&id);
             samples.push(TaskSample {
                 id,
+                process: process_of(&id, p.latest.tgid),
                 name: name(&self.names, &id),
                 managed: true,
                 state: if gone {
@@ -584,6 +600,7 @@ impl Platform for LinuxPlatform {
         for id in unread {
             samples.push(TaskSample {
                 id,
+                process: id.as_process(),
                 name: name(&self.names, &id),
                 managed: true,
                 state: TaskState::Exited,
@@ -611,6 +628,7 @@ impl Platform for LinuxPlatform {
             cpus,
             power,
             parallelism_hint,
+            load_avg: None,
         })
     }
 

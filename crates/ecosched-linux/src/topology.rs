@@ -49,7 +49,7 @@ use crate::cpufreq::{self, CpufreqPolicy};
 use crate::error::LinuxError;
 use crate::fsroot::FsRoot;
 use ecosched_model::topology::{Cpu, VoltageDomain};
-use ecosched_model::{CpuId, CpuSet, Topology};
+use ecosched_model::{CpuId, CpuSet, FreqDomainId, Topology};
 use masks::parse_cpumask;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -224,7 +224,7 @@ pub fn discover(root: &FsRoot) -> Result<LinuxTopology, LinuxError> {
                         core: next_core,
                         numa_node: 0,
                         online: true,
-                        freq_domain: 0,
+                        freq_domain: None,
                     });
                 }
                 smt_siblings.push(cset);
@@ -246,7 +246,7 @@ pub fn discover(root: &FsRoot) -> Result<LinuxTopology, LinuxError> {
             core: next_core,
             numa_node: 0,
             online: false,
-            freq_domain: 0,
+            freq_domain: None,
         });
         next_core += 1;
     }
@@ -286,12 +286,12 @@ pub fn discover(root: &FsRoot) -> Result<LinuxTopology, LinuxError> {
     let (cpufreq, freq_domains) = frequency_domains(root, &all, &online, &mut notes)?;
     for cpu in &mut cpus {
         if let Some(i) = freq_domains.iter().position(|d| d.cpus.contains(cpu.id)) {
-            cpu.freq_domain = i;
+            cpu.freq_domain = Some(FreqDomainId(i));
         }
     }
     let voltage_domains = (0..freq_domains.len())
         .map(|i| VoltageDomain {
-            freq_domains: vec![i],
+            freq_domains: vec![FreqDomainId(i)],
         })
         .collect();
 
@@ -341,6 +341,7 @@ pub fn discover(root: &FsRoot) -> Result<LinuxTopology, LinuxError> {
         freq_domains,
         voltage_domains,
         idle_states: Vec::new(),
+        calibration: Default::default(),
     };
     let machine_name = machine_name(root, &topology, &offline)?;
     topology.validate().map_err(|e| LinuxError::Parse {

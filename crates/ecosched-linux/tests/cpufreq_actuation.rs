@@ -57,8 +57,14 @@ fn fixed_and_governor_settings_are_written_journalled_and_undone() {
     let mut journal = Journal::create(state.path(), FsRoot::writable_fixture(dir.path())).unwrap();
     let low = machine.topology.freq_domains[0].min_khz();
     let plan = BTreeMap::from([
-        (0, FreqSetting::Fixed { freq_khz: low }),
-        (1, FreqSetting::Governor(Governor::Performance)),
+        (
+            ecosched_model::FreqDomainId(0),
+            FreqSetting::Fixed { freq_khz: low },
+        ),
+        (
+            ecosched_model::FreqDomainId(1),
+            FreqSetting::Governor(Governor::Performance),
+        ),
     ]);
     apply_frequency(&mut journal, &machine.cpufreq, &plan).unwrap();
 
@@ -95,7 +101,7 @@ fn a_frequency_the_policy_cannot_hold_is_refused_before_anything_is_written() {
     let state = tempfile::tempdir().unwrap();
     let mut journal = Journal::create(state.path(), FsRoot::writable_fixture(dir.path())).unwrap();
     let plan = BTreeMap::from([(
-        0,
+        ecosched_model::FreqDomainId(0),
         FreqSetting::Fixed {
             freq_khz: 1_234_000,
         },

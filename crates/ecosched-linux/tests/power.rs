@@ -43,7 +43,7 @@ fn topology(n: u32) -> Topology {
                 core: i,
                 numa_node: 0,
                 online: true,
-                freq_domain: 0,
+                freq_domain: Some(ecosched_model::FreqDomainId(0)),
             })
             .collect(),
         ..Topology::default()
@@ -376,7 +376,7 @@ fn live_machine() {
                 core: u32::try_from(i).unwrap(),
                 numa_node: 0,
                 online: true,
-                freq_domain: 0,
+                freq_domain: Some(ecosched_model::FreqDomainId(0)),
             })
             .collect(),
         ..Topology::default()

@@ -14,24 +14,30 @@
 //! assert_eq!(set.to_list(), "0-3,8");
 //! ```
 
+pub mod calibration;
 pub mod capability;
 pub mod cpuset;
 pub mod metrics;
 pub mod plan;
 pub mod platform;
+pub mod pmu;
 pub mod sample;
 pub mod snapshot;
 pub mod task;
 pub mod topology;
 pub mod trace;
 
+pub use calibration::Calibration;
 pub use capability::{Capabilities, Requirements};
 pub use cpuset::{CpuId, CpuSet};
 pub use metrics::{Comparison, RunMetrics, TaskMetrics};
-pub use plan::{FreqSetting, GangAction, Governor, Plan};
+pub use plan::{FreqSetting, GangAction, GangGroup, GangSchedule, GangSlot, Governor, Plan};
 pub use platform::{ApplyReport, Platform, PlatformError};
-pub use sample::{CounterKind, Counters, CpuSample, Meter, PowerSample, PowerSource, TaskSample};
+pub use pmu::{PmuEvent, PmuSpec};
+pub use sample::{
+    CounterKind, Counters, CpuSample, LoadAvg, Meter, PowerSample, PowerSource, TaskSample,
+};
 pub use snapshot::Snapshot;
-pub use task::{TaskId, TaskState};
-pub use topology::Topology;
+pub use task::{ProcessId, TaskId, TaskState};
+pub use topology::{FreqDomainId, Topology};
 pub use trace::{Step, Trace, TraceHeader};

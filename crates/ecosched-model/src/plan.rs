@@ -5,6 +5,7 @@
 
 use crate::cpuset::CpuSet;
 use crate::task::TaskId;
+use crate::topology::FreqDomainId;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -84,10 +85,122 @@ pub struct Plan {
     pub managed_cpus: Option<CpuSet>,
     /// Per-task CPU sets (affinity), within `managed_cpus`.
     pub task_cpus: BTreeMap<TaskId, CpuSet>,
-    /// Per frequency domain (index into `Topology::freq_domains`).
-    pub frequency: BTreeMap<usize, FreqSetting>,
-    /// Gang stop/continue.
+    /// Per frequency domain.
+    pub frequency: BTreeMap<FreqDomainId, FreqSetting>,
+    /// Gang stop/continue, once, now.
     pub gang: BTreeMap<TaskId, GangAction>,
+    /// A timed gang schedule the platform carries out by itself until a
+    /// later plan replaces it; `Some` of an empty schedule ends it.
+    #[serde(default)]
+    pub gang_schedule: Option<GangSchedule>,
+}
+
+/// A timed gang schedule: a cycle of slots that the platform carries out
+/// between decisions, because a control loop waking every few hundred
+/// milliseconds cannot switch gangs every time slice (Merkel et al. §4.3,
+/// sorted co-scheduling). In each slot only the listed groups may run;
+/// every other group is frozen (the cgroup freezer on Linux, exact in the
+/// simulator). Tasks in no group are never frozen. The cycle starts when
+/// the plan is applied and repeats until a later plan replaces it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GangSchedule {
+    /// The groups that are frozen and thawed together.
+    pub groups: Vec<GangGroup>,
+    /// The slots of one cycle, in order.
+    pub slots: Vec<GangSlot>,
+}
+
+/// Tasks frozen and thawed together.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GangGroup {
+    /// A name for traces and cgroup directories (`[A-Za-z0-9_-]`).
+    pub name: String,
+    /// Its tasks.
+    pub tasks: Vec<TaskId>,
+}
+
+/// One slot of a gang cycle.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GangSlot {
+    /// How long it lasts, microseconds.
+    pub duration_us: u64,
+    /// Indices into [`GangSchedule::groups`] of the groups that may run.
+    pub run: Vec<usize>,
+}
+
+impl GangSchedule {
+    /// The schedule that ends gang scheduling (everything thawed).
+    pub fn end() -> Self {
+        Self::default()
+    }
+
+    /// Whether this schedule ends gang scheduling.
+    pub fn is_end(&self) -> bool {
+        self.groups.is_empty() || self.slots.is_empty()
+    }
+
+    /// Length of one cycle, microseconds.
+    pub fn cycle_us(&self) -> u64 {
+        self.slots.iter().map(|s| s.duration_us).sum()
+    }
+
+    /// The slot in force `elapsed_us` after the schedule started, and the
+    /// microseconds left in it.
+    pub fn slot_at(&self, elapsed_us: u64) -> Option<(usize, u64)> {
+        let cycle = self.cycle_us();
+        if cycle == 0 {
+            return None;
+        }
+        let mut t = elapsed_us % cycle;
+        for (i, slot) in self.slots.iter().enumerate() {
+            if t < slot.duration_us {
+                return Some((i, slot.duration_us - t));
+            }
+            t -= slot.duration_us;
+        }
+        None
+    }
+
+    /// Check the schedule's own consistency: names usable as cgroup
+    /// directories, slots of positive length naming existing groups, and
+    /// no task in two groups.
+    pub fn validate(&self) -> Result<(), String> {
+        let mut seen = std::collections::BTreeSet::new();
+        for g in &self.groups {
+            let ok = !g.name.is_empty()
+                && g.name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            if !ok {
+                return Err(format!(
+                    "gang group name {:?} must be non-empty and use only [A-Za-z0-9_-]",
+                    g.name
+                ));
+            }
+            for t in &g.tasks {
+                if !seen.insert(*t) {
+                    return Err(format!("task {t} is in more than one gang group"));
+                }
+            }
+        }
+        for (i, slot) in self.slots.iter().enumerate() {
+            if slot.duration_us == 0 {
+                return Err(format!("gang slot {i} has zero length"));
+            }
+            if let Some(g) = slot.run.iter().find(|&&g| g >= self.groups.len()) {
+                return Err(format!(
+                    "gang slot {i} names group {g}, but there are {} groups",
+                    self.groups.len()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether group `g` may run in slot `slot`.
+    pub fn runs(&self, slot: usize, g: usize) -> bool {
+        self.slots.get(slot).is_some_and(|s| s.run.contains(&g))
+    }
 }
 
 impl Plan {
@@ -102,13 +215,77 @@ impl Plan {
             && self.task_cpus.is_empty()
             && self.frequency.is_empty()
             && self.gang.is_empty()
+            && self.gang_schedule.is_none()
     }
 
     /// The same setting for every frequency domain of a machine.
     pub fn all_domains(domains: usize, setting: FreqSetting) -> Self {
         Plan {
-            frequency: (0..domains).map(|d| (d, setting)).collect(),
+            frequency: (0..domains).map(|d| (FreqDomainId(d), setting)).collect(),
             ..Plan::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn task(pid: u32) -> TaskId {
+        TaskId {
+            pid,
+            start_ticks: 1,
+        }
+    }
+
+    fn two_slots() -> GangSchedule {
+        GangSchedule {
+            groups: vec![
+                GangGroup {
+                    name: "a".into(),
+                    tasks: vec![task(1)],
+                },
+                GangGroup {
+                    name: "b".into(),
+                    tasks: vec![task(2)],
+                },
+            ],
+            slots: vec![
+                GangSlot {
+                    duration_us: 100,
+                    run: vec![0],
+                },
+                GangSlot {
+                    duration_us: 50,
+                    run: vec![1],
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn slots_repeat_over_the_cycle() {
+        let s = two_slots();
+        assert_eq!(s.cycle_us(), 150);
+        assert_eq!(s.slot_at(0), Some((0, 100)));
+        assert_eq!(s.slot_at(99), Some((0, 1)));
+        assert_eq!(s.slot_at(100), Some((1, 50)));
+        assert_eq!(s.slot_at(160), Some((0, 90)));
+        assert!(s.runs(1, 1) && !s.runs(1, 0));
+        assert_eq!(GangSchedule::end().slot_at(5), None);
+    }
+
+    #[test]
+    fn inconsistent_schedules_are_refused() {
+        let mut s = two_slots();
+        assert_eq!(s.validate(), Ok(()));
+        s.groups[1].tasks.push(task(1));
+        assert!(s.validate().unwrap_err().contains("more than one"));
+        let mut s = two_slots();
+        s.slots[0].run.push(7);
+        assert!(s.validate().unwrap_err().contains("names group 7"));
+        let mut s = two_slots();
+        s.groups[0].name = "../etc".into();
+        assert!(s.validate().is_err());
     }
 }

@@ -91,8 +91,11 @@ pub fn check_plan(plan: &Plan, topology: &Topology, allowed: &CpuSet) -> Result<
     for (task, set) in &plan.task_cpus {
         check_set(format!("task {task}"), set)?;
     }
+    if let Some(schedule) = &plan.gang_schedule {
+        schedule.validate().map_err(PlatformError::InvalidPlan)?;
+    }
     for (&domain, setting) in &plan.frequency {
-        let Some(dom) = topology.freq_domains.get(domain) else {
+        let Some(dom) = topology.freq_domain(domain) else {
             return Err(PlatformError::InvalidPlan(format!(
                 "frequency domain {domain} does not exist (the machine has {})",
                 topology.freq_domains.len()

@@ -3,7 +3,7 @@
 //! measure them (no PMU, no RAPL): absent is never reported as zero.
 
 use crate::cpuset::{CpuId, CpuSet};
-use crate::task::{TaskId, TaskState};
+use crate::task::{ProcessId, TaskId, TaskState};
 use serde::{Deserialize, Serialize};
 
 /// A counter a platform may provide (used to declare capabilities).
@@ -138,6 +138,8 @@ impl Counters {
 pub struct TaskSample {
     /// Identity.
     pub id: TaskId,
+    /// The process it belongs to.
+    pub process: ProcessId,
     /// Human name (command, or the scenario's task name).
     pub name: String,
     /// Whether ecosched manages it (policies act only on managed tasks).
@@ -168,7 +170,26 @@ pub struct CpuSample {
     /// Fraction of the interval it was busy, in [0, 1].
     pub utilisation: f64,
     /// Runnable tasks queued on it (including the running one), if known.
+    /// Linux exposes no per-CPU run-queue length to user space without
+    /// debugfs, so `--observe linux` leaves it `None`.
     pub nr_running: Option<u32>,
+}
+
+/// The system load as `/proc/loadavg` gives it: exponentially damped means
+/// of runnable (and uninterruptible) tasks, sampled every 5 s, over one,
+/// five and fifteen minutes, plus the instantaneous runnable count.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LoadAvg {
+    /// One-minute load average.
+    pub one: f64,
+    /// Five-minute load average.
+    pub five: f64,
+    /// Fifteen-minute load average.
+    pub fifteen: f64,
+    /// Tasks runnable right now (field 4's numerator).
+    pub runnable: u32,
+    /// Tasks that exist (field 4's denominator).
+    pub total: u32,
 }
 
 /// Where an energy figure comes from.

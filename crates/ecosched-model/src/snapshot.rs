@@ -1,6 +1,6 @@
 //! What a policy sees at each control-loop step.
 
-use crate::sample::{CpuSample, PowerSample, TaskSample};
+use crate::sample::{CpuSample, LoadAvg, PowerSample, TaskSample};
 use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -21,6 +21,9 @@ pub struct Snapshot {
     pub cpus: Vec<CpuSample>,
     /// Energy over the interval.
     pub power: PowerSample,
+    /// The system load (`/proc/loadavg`), when the platform knows it.
+    #[serde(default)]
+    pub load_avg: Option<LoadAvg>,
     /// The parallelism the managed application declared, if it did
     /// (Richling et al. §IV-B "support by application"): on Linux from
     /// `ecosched run --parallelism N` or the hint file the platform watches,

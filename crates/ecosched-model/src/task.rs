@@ -20,6 +20,34 @@ impl fmt::Display for TaskId {
     }
 }
 
+/// A process (thread group): its leader's PID and start time. Every task
+/// sample names its process, so policies that reason per program (Patel
+/// §5.1 averages over a process's threads) can group threads, and a reused
+/// TGID is never taken for the old process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ProcessId {
+    /// Thread-group id (the leader's PID).
+    pub tgid: u32,
+    /// The leader's start time in clock ticks since boot.
+    pub start_ticks: u64,
+}
+
+impl fmt::Display for ProcessId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}@{}", self.tgid, self.start_ticks)
+    }
+}
+
+impl TaskId {
+    /// The process a task leads (for a single-threaded process, its own).
+    pub fn as_process(self) -> ProcessId {
+        ProcessId {
+            tgid: self.pid,
+            start_ticks: self.start_ticks,
+        }
+    }
+}
+
 /// Scheduler state of a task at observation time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -14,8 +14,32 @@
 //!                    whose voltage the highest requested P-state sets.
 //! ```
 
+use crate::calibration::Calibration;
 use crate::cpuset::{CpuId, CpuSet};
 use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Index of a frequency domain in [`Topology::freq_domains`]. A newtype so
+/// that a domain can never be confused with a CPU number or a dense CPU
+/// index, and so that "no domain" is `None` rather than a sentinel.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
+)]
+#[serde(transparent)]
+pub struct FreqDomainId(pub usize);
+
+impl FreqDomainId {
+    /// The index into [`Topology::freq_domains`].
+    pub fn index(self) -> usize {
+        self.0
+    }
+}
+
+impl fmt::Display for FreqDomainId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
 
 /// One hardware thread.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -32,8 +56,9 @@ pub struct Cpu {
     pub numa_node: u32,
     /// Whether the CPU is online.
     pub online: bool,
-    /// Index into [`Topology::freq_domains`].
-    pub freq_domain: usize,
+    /// Its frequency domain; `None` when the machine exposes no frequency
+    /// control (no cpufreq) or the CPU is offline without a policy.
+    pub freq_domain: Option<FreqDomainId>,
 }
 
 /// Data, instruction or unified cache.
@@ -109,8 +134,8 @@ impl FreqDomain {
 /// Frequency domains whose CPUs share one supply voltage.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VoltageDomain {
-    /// Indices into [`Topology::freq_domains`].
-    pub freq_domains: Vec<usize>,
+    /// The frequency domains it supplies.
+    pub freq_domains: Vec<FreqDomainId>,
 }
 
 /// A CPU idle state.
@@ -143,12 +168,18 @@ pub struct Topology {
     /// NUMA nodes.
     pub numa_nodes: Vec<NumaNode>,
     /// Frequency domains. Empty when the machine exposes no frequency
-    /// control (no cpufreq); [`Cpu::freq_domain`] is then meaningless.
+    /// control (no cpufreq); every [`Cpu::freq_domain`] is then `None`.
     pub freq_domains: Vec<FreqDomain>,
     /// Voltage domains.
     pub voltage_domains: Vec<VoltageDomain>,
     /// Idle states, shallowest first.
     pub idle_states: Vec<IdleState>,
+    /// Per-machine calibration data (translation vectors, EDP coefficients,
+    /// cpuset partitions): measured facts about this machine that some
+    /// policies need and that discovery cannot read. Empty when none is
+    /// known; the policies that need it say so.
+    #[serde(default)]
+    pub calibration: Calibration,
 }
 
 /// A topology that breaks an invariant.
@@ -198,12 +229,12 @@ pub enum TopologyError {
         prev_mv: u32,
     },
     /// A CPU pointing at a missing frequency domain, or domains that overlap.
-    #[error("CPU {cpu} and frequency domain {domain} disagree")]
+    #[error("CPU {cpu} and frequency domain {domain:?} disagree")]
     FreqDomainMismatch {
         /// The CPU.
         cpu: CpuId,
-        /// The domain index.
-        domain: usize,
+        /// The domain it names, if any.
+        domain: Option<FreqDomainId>,
     },
     /// A voltage domain index out of range.
     #[error(
@@ -235,6 +266,24 @@ impl Topology {
     /// The CPU record for an id.
     pub fn cpu(&self, id: CpuId) -> Option<&Cpu> {
         self.cpus.iter().find(|c| c.id == id)
+    }
+
+    /// A frequency domain by id.
+    pub fn freq_domain(&self, id: FreqDomainId) -> Option<&FreqDomain> {
+        self.freq_domains.get(id.0)
+    }
+
+    /// Every frequency domain with its id.
+    pub fn freq_domain_ids(&self) -> impl Iterator<Item = (FreqDomainId, &FreqDomain)> {
+        self.freq_domains
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (FreqDomainId(i), d))
+    }
+
+    /// The frequency domain of a CPU, if it has one.
+    pub fn domain_of(&self, cpu: CpuId) -> Option<FreqDomainId> {
+        self.cpu(cpu).and_then(|c| c.freq_domain)
     }
 
     /// Number of distinct packages.
@@ -317,9 +366,9 @@ impl Topology {
             .iter()
             .filter(|c| c.online && !self.freq_domains.is_empty())
         {
-            let ok = self
-                .freq_domains
-                .get(cpu.freq_domain)
+            let ok = cpu
+                .freq_domain
+                .and_then(|d| self.freq_domain(d))
                 .is_some_and(|d| d.cpus.contains(cpu.id));
             if !ok {
                 return Err(TopologyError::FreqDomainMismatch {
@@ -344,7 +393,7 @@ mod tests {
             core: i,
             numa_node: 0,
             online: true,
-            freq_domain: 0,
+            freq_domain: Some(FreqDomainId(0)),
         };
         Topology {
             cpus: vec![cpu(0, 0), cpu(1, 0)],
@@ -371,9 +420,10 @@ mod tests {
                 voltage_domain: 0,
             }],
             voltage_domains: vec![VoltageDomain {
-                freq_domains: vec![0],
+                freq_domains: vec![FreqDomainId(0)],
             }],
             idle_states: vec![],
+            calibration: Calibration::default(),
         }
     }
 

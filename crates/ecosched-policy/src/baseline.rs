@@ -6,7 +6,9 @@
 
 use crate::params::{ParamSpec, Params};
 use crate::{Policy, PolicyError};
-use ecosched_model::{CpuSet, FreqSetting, Governor, Plan, Requirements, Snapshot, Topology};
+use ecosched_model::{
+    CpuSet, FreqDomainId, FreqSetting, Governor, Plan, Requirements, Snapshot, Topology,
+};
 use std::time::Duration;
 
 /// How often the baselines are woken. They change nothing after `init`, so
@@ -163,7 +165,7 @@ impl Policy for StaticPolicy {
                     });
                 }
                 plan.frequency
-                    .insert(i, FreqSetting::Fixed { freq_khz: khz });
+                    .insert(FreqDomainId(i), FreqSetting::Fixed { freq_khz: khz });
             }
         }
         if let Some(cpus) = &self.cpus {

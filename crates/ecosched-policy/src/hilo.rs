@@ -61,8 +61,8 @@
 use crate::params::{ParamSpec, Params};
 use crate::{Policy, PolicyError};
 use ecosched_model::{
-    CounterKind, CpuId, CpuSet, FreqSetting, Governor, Plan, Requirements, Snapshot, TaskId,
-    TaskState, Topology,
+    CounterKind, CpuId, CpuSet, FreqDomainId, FreqSetting, Governor, Plan, Requirements, Snapshot,
+    TaskId, TaskState, Topology,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -398,7 +398,7 @@ impl Hilo {
                 };
                 let setting = FreqSetting::Fixed { freq_khz };
                 if self.applied_freq.get(&d) != Some(&setting) {
-                    plan.frequency.insert(d, setting);
+                    plan.frequency.insert(FreqDomainId(d), setting);
                     self.applied_freq.insert(d, setting);
                 }
             }
@@ -506,7 +506,7 @@ impl Policy for Hilo {
         let mut plan = self.plan(None);
         if self.config.mode == FreqMode::Ondemand {
             plan.frequency = (0..self.domains.len())
-                .map(|d| (d, FreqSetting::Governor(Governor::Ondemand)))
+                .map(|d| (FreqDomainId(d), FreqSetting::Governor(Governor::Ondemand)))
                 .collect();
         }
         Ok(plan)
@@ -544,7 +544,7 @@ mod tests {
                     core: i,
                     numa_node: i / 4,
                     online: true,
-                    freq_domain: i as usize,
+                    freq_domain: Some(FreqDomainId(i as usize)),
                 })
                 .collect(),
             caches: (0..2)
@@ -580,6 +580,10 @@ mod tests {
         TaskSample {
             id: TaskId {
                 pid,
+                start_ticks: 0,
+            },
+            process: ecosched_model::ProcessId {
+                tgid: pid,
                 start_ticks: 0,
             },
             name: format!("cc{pid}"),
@@ -619,6 +623,7 @@ mod tests {
                 .collect(),
             power: PowerSample::default(),
             parallelism_hint: hint,
+            load_avg: None,
         }
     }
 
@@ -629,7 +634,7 @@ mod tests {
         )
     }
 
-    fn high_count(plan_freq: &BTreeMap<usize, FreqSetting>) -> usize {
+    fn high_count(plan_freq: &BTreeMap<FreqDomainId, FreqSetting>) -> usize {
         plan_freq
             .values()
             .filter(|s| {
@@ -648,7 +653,7 @@ mod tests {
         assert_eq!(plan.frequency.len(), 8);
         assert_eq!(high_count(&plan.frequency), 2);
         assert_eq!(
-            plan.frequency[&5],
+            plan.frequency[&FreqDomainId(5)],
             FreqSetting::Fixed {
                 freq_khz: 1_050_000
             }
@@ -795,7 +800,7 @@ mod tests {
         assert_eq!(
             plan.frequency.into_iter().collect::<Vec<_>>(),
             vec![(
-                2,
+                FreqDomainId(2),
                 FreqSetting::Fixed {
                     freq_khz: 2_100_000
                 }

@@ -127,7 +127,7 @@ pub fn build(name: &str, params: &Params) -> Result<Box<dyn Policy>, PolicyError
 mod tests {
     use super::*;
     use ecosched_model::topology::{Cpu, FreqDomain, PState, VoltageDomain};
-    use ecosched_model::{CpuId, CpuSet, FreqSetting, Topology};
+    use ecosched_model::{CpuId, CpuSet, FreqDomainId, FreqSetting, Topology};
 
     fn machine() -> Topology {
         Topology {
@@ -139,7 +139,7 @@ mod tests {
                     core: i,
                     numa_node: 0,
                     online: true,
-                    freq_domain: 0,
+                    freq_domain: Some(FreqDomainId(0)),
                 })
                 .collect(),
             freq_domains: vec![FreqDomain {
@@ -158,7 +158,7 @@ mod tests {
                 voltage_domain: 0,
             }],
             voltage_domains: vec![VoltageDomain {
-                freq_domains: vec![0],
+                freq_domains: vec![FreqDomainId(0)],
             }],
             ..Topology::default()
         }
@@ -196,7 +196,7 @@ mod tests {
         let mut p = build("fixed", &Params::default().with("freq_mhz", 1600)).unwrap();
         let plan = p.init(&machine()).unwrap();
         assert_eq!(
-            plan.frequency[&0],
+            plan.frequency[&FreqDomainId(0)],
             FreqSetting::Fixed {
                 freq_khz: 1_600_000
             }

@@ -11,7 +11,7 @@ use crate::error::SimError;
 use ecosched_model::topology::{
     CacheDomain, CacheKind, Cpu, FreqDomain, IdleState, NumaNode, PState, VoltageDomain,
 };
-use ecosched_model::{CpuId, CpuSet, Topology};
+use ecosched_model::{CpuId, CpuSet, FreqDomainId, Topology};
 use serde::Deserialize;
 
 /// Which level of the hierarchy a cache, frequency domain, voltage domain
@@ -262,6 +262,8 @@ pub struct Machine {
     pub package_of: Vec<usize>,
     /// Core of each CPU (SMT siblings share it).
     pub core_of: Vec<usize>,
+    /// Frequency domain (index into the topology's) of each CPU.
+    pub domain_of: Vec<usize>,
     /// Scheduling domains for balancing, innermost level first.
     pub sched_levels: Vec<Vec<SchedDomain>>,
 }
@@ -450,7 +452,9 @@ impl Machine {
             vdom_count
         ];
         for (i, d) in freq_domains.iter().enumerate() {
-            voltage_domains[d.voltage_domain].freq_domains.push(i);
+            voltage_domains[d.voltage_domain]
+                .freq_domains
+                .push(FreqDomainId(i));
         }
         let numa_scope = if m.domain == Scope::Package {
             Scope::Package
@@ -465,7 +469,7 @@ impl Machine {
                 core: group(Scope::Core, i) as u32,
                 numa_node: group(numa_scope, i) as u32,
                 online: true,
-                freq_domain: group(f.domain, i),
+                freq_domain: Some(FreqDomainId(group(f.domain, i))),
             })
             .collect();
         let mut caches = Vec::new();
@@ -503,6 +507,7 @@ impl Machine {
             freq_domains,
             voltage_domains,
             idle_states,
+            calibration: Default::default(),
         };
         topology.validate().map_err(|e| bad(e.to_string()))?;
 
@@ -558,6 +563,7 @@ impl Machine {
         Ok(Machine {
             package_of: (0..n).map(|i| group(Scope::Package, i)).collect(),
             core_of: (0..n).map(|i| group(Scope::Core, i)).collect(),
+            domain_of: (0..n).map(|i| group(f.domain, i)).collect(),
             spec,
             topology,
             llc_of,

@@ -475,8 +475,7 @@ impl SimPlatform {
 
     /// Time per instruction of a phase running alone at the highest frequency.
     fn alone_tpi_ns(&self, phase: &crate::profile::Phase) -> f64 {
-        let ghz =
-            self.topology.freq_domains[self.topology.cpus[0].freq_domain].max_khz() as f64 / 1e6;
+        let ghz = self.topology.freq_domains[self.machine.domain_of[0]].max_khz() as f64 / 1e6;
         let d = [Demand {
             phase,
             cpu: 0,
@@ -581,7 +580,7 @@ impl SimPlatform {
 
     /// Frequency (GHz) a CPU runs at now; zero while its domain stalls in a transition.
     fn cpu_ghz(&self, c: usize) -> f64 {
-        let d = &self.domains[self.topology.cpus[c].freq_domain];
+        let d = &self.domains[self.machine.domain_of[c]];
         if self.now < d.stall_until {
             0.0
         } else {
@@ -590,13 +589,13 @@ impl SimPlatform {
     }
 
     fn volts(&self, c: usize) -> f64 {
-        let vd = self.topology.freq_domains[self.topology.cpus[c].freq_domain].voltage_domain;
+        let vd = self.topology.freq_domains[self.machine.domain_of[c]].voltage_domain;
         self.topology.voltage_domains[vd]
             .freq_domains
             .iter()
             .filter_map(|&fd| {
-                let dom = &self.topology.freq_domains[fd];
-                dom.pstate(self.domains[fd].cur_khz)
+                let dom = &self.topology.freq_domains[fd.index()];
+                dom.pstate(self.domains[fd.index()].cur_khz)
                     .and_then(|p| p.voltage_mv)
             })
             .max()
@@ -616,9 +615,7 @@ impl SimPlatform {
                 Some(t) => {
                     let task = &self.tasks[t];
                     key.push(task.phase_ids[task.phase]);
-                    key.push(
-                        (self.domains[self.topology.cpus[c].freq_domain].cur_khz / 1000) as u32,
-                    );
+                    key.push((self.domains[self.machine.domain_of[c]].cur_khz / 1000) as u32);
                 }
                 None => key.extend([0, 0]),
             }
@@ -638,7 +635,7 @@ impl SimPlatform {
                         && self.machine.core_of[o] == self.machine.core_of[c]
                         && self.kernel.rqs[o].current.is_some()
                 });
-                let khz = self.domains[self.topology.cpus[c].freq_domain].cur_khz;
+                let khz = self.domains[self.machine.domain_of[c]].cur_khz;
                 demands.push(Demand {
                     phase: &task.profile.phases[task.phase],
                     cpu: c,
@@ -745,7 +742,7 @@ impl SimPlatform {
         for c in 0..self.machine.cpus() {
             let volts = self.volts(c);
             let ghz = self.cpu_ghz(c);
-            let fd = self.topology.cpus[c].freq_domain;
+            let fd = self.machine.domain_of[c];
             let max_khz = self.topology.freq_domains[fd].max_khz();
             let local = self.topology.freq_domains[fd]
                 .cpus
@@ -1153,6 +1150,7 @@ impl Platform for SimPlatform {
             }
         }
         for (&d, setting) in &plan.frequency {
+            let d = d.index();
             let cur = self.domains[d]
                 .pending
                 .map_or(self.domains[d].cur_khz, |p| p.0);
@@ -1238,6 +1236,7 @@ impl Platform for SimPlatform {
             };
             tasks.push(TaskSample {
                 id: task.id,
+                process: task.id.as_process(),
                 name: task.name.clone(),
                 managed: task.managed,
                 state,
@@ -1258,7 +1257,7 @@ impl Platform for SimPlatform {
         let cpus = (0..self.machine.cpus())
             .map(|c| CpuSample {
                 id: CpuId(c as u32),
-                freq_khz: Some(self.domains[self.topology.cpus[c].freq_domain].cur_khz),
+                freq_khz: Some(self.domains[self.machine.domain_of[c]].cur_khz),
                 utilisation: (self.busy_ns[c] / interval).min(1.0),
                 nr_running: Some(self.kernel.rqs[c].nr() as u32),
             })
@@ -1279,6 +1278,7 @@ impl Platform for SimPlatform {
             cpus,
             power,
             parallelism_hint: self.scenario.spec.parallelism_hint,
+            load_avg: None,
         };
         self.last_observe = self.now;
         Ok(snapshot)

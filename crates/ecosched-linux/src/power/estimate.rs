@@ -116,7 +116,9 @@ impl Estimator {
         for cpu in topology.cpus.iter().filter(|c| c.online) {
             packages.insert(cpu.package);
             let freq_domain = if has_cpufreq {
-                topology.freq_domains.get(cpu.freq_domain).cloned()
+                cpu.freq_domain
+                    .and_then(|d| topology.freq_domain(d))
+                    .cloned()
             } else {
                 None
             };
@@ -250,7 +252,7 @@ mod tests {
                     core,
                     numa_node: 0,
                     online: true,
-                    freq_domain: 0,
+                    freq_domain: Some(ecosched_model::FreqDomainId(0)),
                 });
             }
         }
@@ -277,7 +279,7 @@ mod tests {
             cpus,
             freq_domains,
             voltage_domains: vec![VoltageDomain {
-                freq_domains: vec![0],
+                freq_domains: vec![ecosched_model::FreqDomainId(0)],
             }],
             ..Topology::default()
         }

@@ -4,7 +4,7 @@
 
 use super::*;
 use ecosched_model::topology::{CacheDomain, CacheKind, Cpu};
-use ecosched_model::{Capabilities, Counters, CpuSample, PowerSample, TaskSample};
+use ecosched_model::{Capabilities, Counters, CpuSample, FreqDomainId, PowerSample, TaskSample};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -19,7 +19,7 @@ pub(super) fn xeon() -> Arc<Topology> {
                 core: i,
                 numa_node: 0,
                 online: true,
-                freq_domain: 0,
+                freq_domain: Some(FreqDomainId(0)),
             })
             .collect(),
         caches: (0..4)
@@ -58,6 +58,10 @@ fn task(pid: u32, cpu: u32, c: Counters) -> TaskSample {
     TaskSample {
         id: TaskId {
             pid,
+            start_ticks: 0,
+        },
+        process: ecosched_model::ProcessId {
+            tgid: pid,
             start_ticks: 0,
         },
         name: format!("t{pid}"),
@@ -104,6 +108,7 @@ fn mixed(time_s: f64, sensitive_cpi: f64, power_w: f64) -> Snapshot {
             source: None,
         },
         parallelism_hint: None,
+        load_avg: None,
     }
 }
 

@@ -1,0 +1,144 @@
+//! What a machine's performance-monitoring unit offers, as a machine preset
+//! declares it: which hardware events exist (perf's generic events, or the
+//! vendor's own with their raw `perf_event_attr.config` encoding), and how
+//! many general-purpose counters there are to count them at once.
+//!
+//! The same description serves both worlds. The simulator's `--observe
+//! linux` model shows a policy only these events, multiplexed as perf would
+//! multiplex them when more are open than there are counters; `LinuxPlatform`
+//! opens the raw ones for real when the running CPU matches [`PmuSpec::cpuid`].
+
+use crate::sample::CounterKind;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+/// Counters read from procfs or perf software events: every Linux machine
+/// has them, PMU or not.
+pub const SOFTWARE_COUNTERS: [CounterKind; 4] = [
+    CounterKind::OnCpuTime,
+    CounterKind::RunqueueWait,
+    CounterKind::ContextSwitches,
+    CounterKind::Migrations,
+];
+
+/// A machine's PMU.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PmuSpec {
+    /// The CPU as the kernel's pmu-events map names it
+    /// (`<vendor>-<family>-<model>` from `/proc/cpuinfo`, e.g.
+    /// `GenuineIntel-6-0F` for Core 2), so a real machine can be matched to
+    /// the preset and its raw events opened.
+    #[serde(default)]
+    pub cpuid: Option<String>,
+    /// General-purpose counters per CPU. More events than this are
+    /// multiplexed (time-shared and scaled by perf).
+    pub counters: u32,
+    /// Events counted on dedicated fixed counters (they never multiplex).
+    #[serde(default)]
+    pub fixed: Vec<CounterKind>,
+    /// Every hardware event the machine can count.
+    pub events: Vec<PmuEvent>,
+}
+
+/// One hardware event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PmuEvent {
+    /// What it counts.
+    pub kind: CounterKind,
+    /// The vendor's name (`L2_LINES_IN.SELF.ANY`), or perf's generic name.
+    pub name: String,
+    /// The raw `perf_event_attr.config` (`PERF_TYPE_RAW`); `None` for one of
+    /// perf's generic hardware or cache events.
+    #[serde(default)]
+    pub raw: Option<u64>,
+}
+
+impl PmuSpec {
+    /// The hardware event for a counter kind, if the PMU has one.
+    pub fn event(&self, kind: CounterKind) -> Option<&PmuEvent> {
+        self.events.iter().find(|e| e.kind == kind)
+    }
+
+    /// Every counter a Linux platform could fill on this machine: the
+    /// PMU's events plus the software ones.
+    pub fn observable(&self) -> BTreeSet<CounterKind> {
+        self.events
+            .iter()
+            .map(|e| e.kind)
+            .chain(SOFTWARE_COUNTERS)
+            .collect()
+    }
+
+    /// Split `open` hardware events into the groups perf rotates through:
+    /// events on fixed counters are always counted (they appear in every
+    /// group); the others share the general-purpose counters, `counters`
+    /// at a time. One group means no multiplexing.
+    pub fn multiplex_groups(&self, open: &[CounterKind]) -> Vec<Vec<CounterKind>> {
+        let (fixed, general): (Vec<CounterKind>, Vec<CounterKind>) =
+            open.iter().partition(|k| self.fixed.contains(k));
+        let per = self.counters.max(1) as usize;
+        if general.is_empty() {
+            return vec![fixed];
+        }
+        general
+            .chunks(per)
+            .map(|chunk| fixed.iter().chain(chunk).copied().collect())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn core2() -> PmuSpec {
+        let ev = |kind, name: &str, raw| PmuEvent {
+            kind,
+            name: name.into(),
+            raw,
+        };
+        PmuSpec {
+            cpuid: Some("GenuineIntel-6-0F".into()),
+            counters: 2,
+            fixed: vec![CounterKind::Instructions, CounterKind::Cycles],
+            events: vec![
+                ev(CounterKind::Instructions, "instructions", None),
+                ev(CounterKind::Cycles, "cycles", None),
+                ev(CounterKind::LlcReferences, "cache-references", None),
+                ev(CounterKind::LlcMisses, "cache-misses", None),
+                ev(CounterKind::LinesIn, "L2_LINES_IN.SELF.ANY", Some(0x7024)),
+            ],
+        }
+    }
+
+    #[test]
+    fn three_general_events_on_two_counters_take_two_groups() {
+        let pmu = core2();
+        let groups = pmu.multiplex_groups(&[
+            CounterKind::Instructions,
+            CounterKind::Cycles,
+            CounterKind::LlcReferences,
+            CounterKind::LlcMisses,
+            CounterKind::LinesIn,
+        ]);
+        assert_eq!(groups.len(), 2);
+        for g in &groups {
+            assert!(g.contains(&CounterKind::Instructions));
+        }
+        assert_eq!(
+            pmu.multiplex_groups(&[CounterKind::Instructions, CounterKind::LlcMisses])
+                .len(),
+            1
+        );
+    }
+
+    #[test]
+    fn observable_includes_software_counters() {
+        let obs = core2().observable();
+        assert!(obs.contains(&CounterKind::OnCpuTime));
+        assert!(obs.contains(&CounterKind::LinesIn));
+        assert!(!obs.contains(&CounterKind::MemTransactions));
+    }
+}
