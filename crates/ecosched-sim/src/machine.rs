@@ -11,7 +11,7 @@ use crate::error::SimError;
 use ecosched_model::topology::{
     CacheDomain, CacheKind, Cpu, FreqDomain, IdleState, NumaNode, PState, VoltageDomain,
 };
-use ecosched_model::{CpuId, CpuSet, FreqDomainId, Topology};
+use ecosched_model::{Calibration, CpuId, CpuSet, FreqDomainId, PmuSpec, Topology};
 use serde::Deserialize;
 
 /// Which level of the hierarchy a cache, frequency domain, voltage domain
@@ -226,6 +226,15 @@ pub struct MachineSpec {
     /// Governor tunables.
     #[serde(default)]
     pub governor: GovernorSpec,
+    /// The PMU as perf would see it on the real machine: what `--observe
+    /// linux` shows a policy, and which raw events `LinuxPlatform` opens
+    /// when it runs on this CPU. `None`: no hardware counters.
+    #[serde(default)]
+    pub pmu: Option<PmuSpec>,
+    /// Calibration data for policies (translation vectors, EDP factor,
+    /// cpuset partition), each entry with its source.
+    #[serde(default)]
+    pub calibration: Calibration,
 }
 
 fn one() -> u32 {
@@ -507,9 +516,14 @@ impl Machine {
             freq_domains,
             voltage_domains,
             idle_states,
-            calibration: Default::default(),
+            calibration: spec.calibration.clone(),
         };
         topology.validate().map_err(|e| bad(e.to_string()))?;
+        if let Some(partition) = &topology.calibration.partition {
+            partition
+                .validate(&topology)
+                .map_err(|e| bad(format!("calibration: {e}")))?;
+        }
 
         let llc_spec = spec
             .caches
