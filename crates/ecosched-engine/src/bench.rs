@@ -4,8 +4,8 @@
 //! same thing. Also PAM's decision time (`ecosched bench pam`), on the
 //! same synthetic instance as the policy crate's criterion benchmark.
 
-use crate::engine::EngineError;
 use crate::experiment::simulate;
+use crate::EngineError;
 use ecosched_policy::pam::search::SearchConfig;
 use ecosched_policy::pam::{bench_decide, bench_instance, BENCH_SEED};
 use ecosched_policy::{Params, PolicyError};
@@ -75,7 +75,7 @@ const BENCH_PAM_BUDGET_S: f64 = 0.5;
 /// a synthetic machine of `cpus` CPUs.
 pub fn bench_pam(cpus: usize) -> Result<PamBenchReport, EngineError> {
     if cpus == 0 || cpus > BENCH_PAM_MAX_CPUS {
-        return Err(EngineError::Policy(PolicyError::BadParam {
+        return Err(EngineError::from(PolicyError::BadParam {
             key: "cpus".into(),
             value: cpus.to_string(),
             reason: format!("must lie between 1 and {BENCH_PAM_MAX_CPUS}"),

@@ -2,25 +2,68 @@
 //! several policies against a baseline (`ecosched compare`), with alone
 //! runs for the figures that need them.
 
-use crate::engine::{run, EngineError};
 use crate::report::{CompareReport, SimReport};
+use crate::EngineError;
+use ecosched_control::run;
+use ecosched_model::trace::{MemorySink, NullSink, TraceSink};
 use ecosched_model::{Comparison, RunMetrics, Trace};
 use ecosched_policy::{build, Params};
 use ecosched_sim::{Scenario, SimPlatform};
 use std::collections::BTreeMap;
 
-/// One finished simulated run.
+/// How a simulated run is set up beyond its scenario and policy.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SimOptions {
+    /// Overrides the scenario's seed.
+    pub seed: Option<u64>,
+}
+
+impl SimOptions {
+    /// Options with only a seed override.
+    pub fn seeded(seed: Option<u64>) -> Self {
+        SimOptions { seed }
+    }
+}
+
+/// One finished simulated run. Its steps went to the sink it ran with.
 #[derive(Debug, Clone)]
 pub struct SimRun {
-    /// The full trace.
-    pub trace: Trace,
-    /// Metrics from the trace.
+    /// Metrics of the run.
     pub metrics: RunMetrics,
     /// The report in the command-line contract's shape.
     pub report: SimReport,
 }
 
-/// Run `policy` (with `params`) on `scenario`; `seed` overrides the scenario's.
+/// Run `policy` (with `params`) on `scenario`, streaming every step to `sink`.
+pub fn simulate_into(
+    scenario: &Scenario,
+    policy: &str,
+    params: &Params,
+    options: &SimOptions,
+    sink: &mut dyn TraceSink,
+    progress: &mut dyn FnMut(f64),
+) -> Result<SimRun, EngineError> {
+    let mut policy = build(policy, params)?;
+    let seed = options.seed.unwrap_or(scenario.spec.seed);
+    let mut platform = SimPlatform::new(scenario, seed)?;
+    let outcome = run(
+        &mut platform,
+        policy.as_mut(),
+        &scenario.spec.name,
+        Some(seed),
+        sink,
+        progress,
+    )?;
+    let mut report = SimReport::new(&scenario.spec.name, &outcome.header, &outcome.metrics, seed);
+    report.policy_notes = policy.notes();
+    Ok(SimRun {
+        metrics: outcome.metrics,
+        report,
+    })
+}
+
+/// Run `policy` on `scenario` keeping nothing but the figures; `seed`
+/// overrides the scenario's.
 pub fn simulate(
     scenario: &Scenario,
     policy: &str,
@@ -28,24 +71,28 @@ pub fn simulate(
     seed: Option<u64>,
     progress: &mut dyn FnMut(f64),
 ) -> Result<SimRun, EngineError> {
-    let mut policy = build(policy, params)?;
-    let seed = seed.unwrap_or(scenario.spec.seed);
-    let mut platform = SimPlatform::new(scenario, seed)?;
-    let trace = run(
-        &mut platform,
-        policy.as_mut(),
-        &scenario.spec.name,
-        Some(seed),
-        progress,
-    )?;
-    let metrics = RunMetrics::from_trace(&trace);
-    let mut report = SimReport::new(&scenario.spec.name, &trace, &metrics, seed);
-    report.policy_notes = policy.notes();
-    Ok(SimRun {
-        trace,
-        metrics,
-        report,
-    })
+    let options = SimOptions::seeded(seed);
+    simulate_into(scenario, policy, params, &options, &mut NullSink, progress)
+}
+
+/// Run `policy` on `scenario` and keep every step in memory, for checks
+/// that read the steps afterwards (validation rows, tests). Memory grows
+/// with the run: not for long runs.
+pub fn simulate_traced(
+    scenario: &Scenario,
+    policy: &str,
+    params: &Params,
+    seed: Option<u64>,
+) -> Result<(SimRun, Trace), EngineError> {
+    let mut sink = MemorySink::default();
+    let options = SimOptions::seeded(seed);
+    let run = simulate_into(scenario, policy, params, &options, &mut sink, &mut |_| {})?;
+    let trace = sink.trace.ok_or_else(|| {
+        EngineError::Control(ecosched_control::ControlError::Sink(std::io::Error::other(
+            "the run recorded no trace",
+        )))
+    })?;
+    Ok((run, trace))
 }
 
 /// Each managed instance's run time alone on the machine under `policy`.
@@ -79,7 +126,7 @@ pub fn compare(
     progress: &mut dyn FnMut(usize, f64),
 ) -> Result<CompareReport, EngineError> {
     let Some((_, base_params)) = policies.iter().find(|(n, _)| n == baseline) else {
-        return Err(EngineError::Policy(
+        return Err(EngineError::from(
             ecosched_policy::PolicyError::Incompatible(format!(
                 "the baseline {baseline:?} must be one of the compared policies ({})",
                 policies

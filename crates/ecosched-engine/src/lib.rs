@@ -1,9 +1,8 @@
 //! # ecosched-engine
 //!
-//! The control loop that joins a [`Platform`](ecosched_model::Platform) and
-//! a [`Policy`](ecosched_policy::Policy), and the experiments built on it:
-//! simulated runs, comparisons against a baseline, validation against the
-//! papers' published figures, and the simulator benchmark.
+//! The experiments built on the control loop (`ecosched-control`) and the
+//! simulator: simulated runs, comparisons against a baseline, validation
+//! against the papers' published figures, and the simulator benchmark.
 //!
 //! ```
 //! use ecosched_engine::experiment::simulate;
@@ -16,9 +15,36 @@
 //! ```
 
 pub mod bench;
-pub mod engine;
 pub mod experiment;
 pub mod report;
 pub mod validate;
 
-pub use engine::{run, EngineError};
+pub use ecosched_control::{run, ControlError};
+
+/// Why an experiment stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The control loop failed (policy, platform, capabilities, trace).
+    #[error(transparent)]
+    Control(#[from] ControlError),
+    /// The simulator could not load the scenario.
+    #[error(transparent)]
+    Sim(#[from] ecosched_sim::SimError),
+}
+
+impl From<ecosched_policy::PolicyError> for EngineError {
+    fn from(e: ecosched_policy::PolicyError) -> Self {
+        EngineError::Control(ControlError::Policy(e))
+    }
+}
+
+impl EngineError {
+    /// Whether the user can fix it in the input (a policy, parameter or
+    /// scenario), as opposed to a failure of the platform or the trace.
+    pub fn is_input(&self) -> bool {
+        match self {
+            EngineError::Control(ControlError::Platform(_) | ControlError::Sink(_)) => false,
+            EngineError::Control(_) | EngineError::Sim(_) => true,
+        }
+    }
+}

@@ -2,7 +2,10 @@
 //! Other tools parse these: field names are a contract (issue #2,
 //! "Command-line contract"); add fields, never rename them.
 
-use ecosched_model::{Comparison, Counters, Meter, PowerSource, RunMetrics, TaskMetrics, Trace};
+use ecosched_control::RunOutcome;
+use ecosched_model::{
+    Comparison, Counters, Meter, PowerSource, RunMetrics, TaskMetrics, TraceHeader,
+};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -48,12 +51,12 @@ pub struct SimReport {
 }
 
 impl SimReport {
-    /// Build from a trace and its metrics.
-    pub fn new(scenario: &str, trace: &Trace, m: &RunMetrics, seed: u64) -> Self {
+    /// Build from a run's header and metrics.
+    pub fn new(scenario: &str, header: &TraceHeader, m: &RunMetrics, seed: u64) -> Self {
         SimReport {
             scenario: scenario.to_string(),
-            policy: trace.header.policy.clone(),
-            machine: trace.header.machine.clone(),
+            policy: header.policy.clone(),
+            machine: header.machine.clone(),
             seed,
             simulated_s: m.duration_s,
             makespan_s: m.makespan_s,
@@ -63,7 +66,7 @@ impl SimReport {
             instructions: m.instructions,
             migrations: m.migrations,
             migrations_per_s: m.migrations_per_s,
-            energy_meter: trace.header.meter,
+            energy_meter: header.meter,
             instructions_per_s_per_w: m.instructions_per_s_per_w,
             mean_task_edp_js: m.mean_task_edp_js,
             tasks: m.tasks.clone(),
@@ -149,23 +152,6 @@ pub struct RunReport {
     pub notices: Vec<String>,
 }
 
-/// Each managed task's counter totals over a trace, by name.
-pub fn counter_totals(trace: &Trace) -> Vec<TaskCounters> {
-    let mut totals: BTreeMap<String, Counters> = BTreeMap::new();
-    for step in &trace.steps {
-        for t in step.snapshot.tasks.iter().filter(|t| t.managed) {
-            totals
-                .entry(t.name.clone())
-                .or_default()
-                .accumulate(&t.counters);
-        }
-    }
-    totals
-        .into_iter()
-        .map(|(name, counters)| TaskCounters { name, counters })
-        .collect()
-}
-
 /// The parts of a [`RunReport`] that come from outside the trace.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunContext {
@@ -184,19 +170,27 @@ pub struct RunContext {
 }
 
 impl RunReport {
-    /// Build from a trace of a real run.
-    pub fn new(trace: &Trace, context: RunContext) -> Self {
-        let m = RunMetrics::from_trace(trace);
-        let task_counters = counter_totals(trace);
+    /// Build from the outcome of a real run.
+    pub fn new(outcome: &RunOutcome, context: RunContext) -> Self {
+        let m = outcome.metrics.clone();
+        let header = &outcome.header;
+        let task_counters: Vec<TaskCounters> = outcome
+            .counter_totals
+            .iter()
+            .map(|(name, counters)| TaskCounters {
+                name: name.clone(),
+                counters: counters.clone(),
+            })
+            .collect();
         let cpu_ns = task_counters
             .iter()
             .filter_map(|t| t.counters.on_cpu_ns)
             .reduce(|a, b| a + b);
         RunReport {
             command: context.command,
-            policy: trace.header.policy.clone(),
-            machine: trace.header.machine.clone(),
-            platform: trace.header.platform.clone(),
+            policy: header.policy.clone(),
+            machine: header.machine.clone(),
+            platform: header.platform.clone(),
             exit_code: context.exit_code,
             exit_signal: context.exit_signal,
             wall_s: m.duration_s,
@@ -211,7 +205,7 @@ impl RunReport {
             instructions: m.instructions,
             migrations: m.migrations,
             migrations_per_s: m.migrations_per_s,
-            energy_meter: trace.header.meter,
+            energy_meter: header.meter,
             tasks: m.tasks,
             task_counters,
             notices: context.notices,

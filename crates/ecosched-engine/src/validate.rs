@@ -13,8 +13,8 @@
 //! variants run with N declared as the application's parallelism hint;
 //! `hilo` is also checked with its own 20 ms parallelism measurement.
 
-use crate::engine::EngineError;
-use crate::experiment::{compare, simulate};
+use crate::experiment::{compare, simulate, simulate_traced};
+use crate::EngineError;
 use ecosched_model::{RunMetrics, TaskMetrics, Trace};
 use ecosched_policy::pam::model::CpiModel;
 use ecosched_policy::Params;
@@ -541,7 +541,7 @@ pub fn pam_samples(trace: &Trace) -> Vec<Vec<PamSample>> {
 
 fn trace_of(scenario: &str, policy: &str, params: Params) -> Result<Trace, EngineError> {
     let s = Scenario::load(scenario)?;
-    Ok(simulate(&s, policy, &params, None, &mut |_| {})?.trace)
+    Ok(simulate_traced(&s, policy, &params, None)?.1)
 }
 
 /// Mean relative error of eq. 14 on samples whose name starts with one of
@@ -586,8 +586,8 @@ pub fn pam_checks() -> Result<Vec<Check>, EngineError> {
     let pair = Scenario::load("pam-bzip2-libq")?;
     for name in ["bzip2", "libquantum"] {
         if let Some(alone) = pair.alone(name) {
-            let run = simulate(&alone, "ondemand", &Params::default(), None, &mut |_| {})?;
-            fit.extend(pam_samples(&run.trace));
+            let (_, trace) = simulate_traced(&alone, "ondemand", &Params::default(), None)?;
+            fit.extend(pam_samples(&trace));
         }
     }
     let fit_error = eq14_error(&fit, &["bzip2", "libquantum"]);

@@ -2,7 +2,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use ecosched_engine::experiment::{compare, simulate};
+use ecosched_engine::experiment::{compare, simulate, simulate_traced};
 use ecosched_model::RunMetrics;
 use ecosched_policy::Params;
 use ecosched_sim::Scenario;
@@ -24,15 +24,9 @@ fn same_seed_same_result() {
 #[test]
 fn static_policy_confines_managed_tasks() {
     let s = Scenario::load("merkel-4-aluadd").unwrap();
-    let r = simulate(
-        &s,
-        "static",
-        &Params::default().with("cpus", "0-1"),
-        None,
-        &mut |_| {},
-    )
-    .unwrap();
-    for step in &r.trace.steps {
+    let (r, trace) =
+        simulate_traced(&s, "static", &Params::default().with("cpus", "0-1"), None).unwrap();
+    for step in &trace.steps {
         for t in step.snapshot.tasks.iter().filter(|t| t.managed) {
             assert_eq!(t.allowed.to_list(), "0-1");
             if let Some(cpu) = t.cpu {
@@ -87,8 +81,8 @@ fn compare_reports_ratios_against_the_baseline() {
 #[test]
 fn energy_only_grows() {
     let s = Scenario::load("bench-8c24t-short").unwrap();
-    let r = simulate(&s, "ondemand", &Params::default(), None, &mut |_| {}).unwrap();
-    for step in &r.trace.steps {
+    let (_, trace) = simulate_traced(&s, "ondemand", &Params::default(), None).unwrap();
+    for step in &trace.steps {
         assert!(step.snapshot.power.package_j.unwrap() >= 0.0);
         assert!(step.snapshot.power.system_j.unwrap() >= step.snapshot.power.package_j.unwrap());
     }

@@ -20,9 +20,10 @@ fn pam_power_cap_row() {
     report(&pam_power_cap().unwrap());
 }
 
-use ecosched_engine::engine::run;
-use ecosched_engine::experiment::{compare, simulate};
+use ecosched_engine::experiment::{compare, simulate, simulate_traced};
+use ecosched_engine::run;
 use ecosched_engine::validate::{cap_figures, pam_samples};
+use ecosched_model::trace::{MemorySink, NullSink};
 use ecosched_model::{RunMetrics, TaskId, Trace};
 use ecosched_policy::pam::model::CpiModel;
 use ecosched_policy::pam::{Pam, PamConfig};
@@ -81,11 +82,11 @@ fn power_cap_holds_on_the_suite() {
     let params = Params::default()
         .with("goal", "power-cap")
         .with("power_cap_w", cap_w);
-    let capped = simulate(&scenario, "pam", &params, None, &mut |_| {}).unwrap();
-    let free = simulate(&scenario, "ondemand", &Params::default(), None, &mut |_| {}).unwrap();
+    let (capped, capped_trace) = simulate_traced(&scenario, "pam", &params, None).unwrap();
+    let (_, free_trace) = simulate_traced(&scenario, "ondemand", &Params::default(), None).unwrap();
     let (c, f) = (
-        cap_figures(&capped.trace, cap_w),
-        cap_figures(&free.trace, cap_w),
+        cap_figures(&capped_trace, cap_w),
+        cap_figures(&free_trace, cap_w),
     );
     println!(
         "pam power-cap 260 W: {:.1} % of intervals above the cap, worst overshoot {:.1} W (first interval, before any measurement) and {:.1} W after it, mean {:.1} W, mean CPUs {:.2}",
@@ -170,15 +171,16 @@ fn wrong_model_costs_at_most_m_of_every_n_intervals() {
     };
     let mut pam = Pam::new(config);
     let mut platform = SimPlatform::new(&scenario, seed).unwrap();
-    let trace = run(
+    let metrics = run(
         &mut platform,
         &mut pam,
         "pam-separated",
         Some(seed),
+        &mut NullSink,
         &mut |_| {},
     )
-    .unwrap();
-    let metrics = RunMetrics::from_trace(&trace);
+    .unwrap()
+    .metrics;
     let ratio = throughput_ratio(&metrics, &base.metrics);
     let bound = f64::from(n - m) / f64::from(n);
     let stats = pam.stats();
@@ -274,7 +276,17 @@ fn model_predicts_co_run_cpis_on_scenarios_it_was_not_fitted_on() {
         let seed = scenario.spec.seed;
         let mut pam = Pam::new(PamConfig::default());
         let mut platform = SimPlatform::new(&scenario, seed).unwrap();
-        let trace = run(&mut platform, &mut pam, name, Some(seed), &mut |_| {}).unwrap();
+        let mut sink = MemorySink::default();
+        run(
+            &mut platform,
+            &mut pam,
+            name,
+            Some(seed),
+            &mut sink,
+            &mut |_| {},
+        )
+        .unwrap();
+        let trace = sink.trace.unwrap();
         let (interval, predicted) = pam.stats().predictions.first().cloned().unwrap();
         // The plan is applied after step `interval − 1`; its second full
         // interval (after the migration's refill) is step `interval + 1`.
@@ -304,8 +316,8 @@ fn model_predicts_co_run_cpis_on_scenarios_it_was_not_fitted_on() {
 #[test]
 fn samples_cover_every_running_task() {
     let scenario = Scenario::load("pam-bzip2-libq").unwrap();
-    let run = simulate(&scenario, "ondemand", &Params::default(), None, &mut |_| {}).unwrap();
-    let samples = pam_samples(&run.trace);
+    let (_, trace) = simulate_traced(&scenario, "ondemand", &Params::default(), None).unwrap();
+    let samples = pam_samples(&trace);
     assert!(samples[0].iter().any(|s| s.name == "bzip2"));
     assert!(samples[0].iter().any(|s| s.name == "libquantum"));
     // Lines in count prefetched lines too: libquantum's exceed its misses.
@@ -373,6 +385,7 @@ fn engine_refuses_pam_without_a_pmu_naming_the_events() {
         &mut pam,
         "pam-libq-xalancbmk",
         None,
+        &mut NullSink,
         &mut |_| {},
     )
     .unwrap_err();

@@ -1,4 +1,5 @@
-//! Figures of merit, computed only from a [`Trace`].
+//! Figures of merit, computed only from a run's steps (a [`Trace`], or
+//! step by step with [`MetricsAccumulator`] while the run streams).
 //!
 //! - energy, average power, EDP = energy × makespan (Merkel §3);
 //! - per-task energy: each interval's energy is shared among the tasks that
@@ -8,7 +9,9 @@
 //! - AW perf/W against a baseline using alone run times (Dhiman eq. 2);
 //! - instructions per second per watt and time × watts (Patel ch. 9 (a), (b)).
 
-use crate::sample::PowerSource;
+use crate::sample::{Counters, Meter, PowerSource};
+use crate::snapshot::Snapshot;
+use crate::task::TaskId;
 use crate::trace::Trace;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -72,90 +75,164 @@ fn add(acc: &mut Option<u64>, v: Option<u64>) {
     }
 }
 
-#[derive(Default)]
+/// A running mean: constant memory however many values it sees.
+#[derive(Debug, Default, Clone, Copy)]
+struct Mean {
+    sum: f64,
+    n: u32,
+}
+
+impl Mean {
+    fn push(&mut self, x: f64) {
+        self.sum += x;
+        self.n += 1;
+    }
+    fn get(&self) -> Option<f64> {
+        (self.n > 0).then(|| self.sum / f64::from(self.n))
+    }
+}
+
+#[derive(Debug, Default, Clone)]
 struct TaskAcc {
-    runtimes: Vec<f64>,
+    runtimes: Mean,
     alive_s: f64,
     instructions: Option<u64>,
     migrations: Option<u64>,
-    /// Energy of each completed instance.
-    done_energy_j: Vec<f64>,
+    /// Energy of completed instances.
+    done_energy_j: Mean,
     /// Energy of the instance still running, if any.
     live_energy_j: Option<f64>,
+    /// Every counter's total, for run reports.
+    counters: Counters,
 }
 
-impl RunMetrics {
-    /// Compute every figure from a trace.
-    pub fn from_trace(trace: &Trace) -> Self {
-        let meter = trace.header.meter;
-        let duration_s = trace.duration_s();
-        let mut energy: Option<f64> = None;
-        let mut source = None;
-        let mut per_task: BTreeMap<String, TaskAcc> = BTreeMap::new();
-        let mut makespan_s: f64 = 0.0;
-        let mut unfinished = false;
-        let mut last_alive: BTreeMap<crate::task::TaskId, (String, f64, f64)> = BTreeMap::new();
-        let mut instance_j: BTreeMap<crate::task::TaskId, f64> = BTreeMap::new();
+/// A live instance: its name, start, last sighting and energy so far.
+#[derive(Debug, Clone)]
+struct Live {
+    name: String,
+    started_s: f64,
+    seen_s: f64,
+    /// `None` until an interval with energy and on-CPU time is seen.
+    energy_j: Option<f64>,
+}
 
-        for step in &trace.steps {
-            let snap = &step.snapshot;
-            let e = snap.power.energy_j(meter);
-            if let Some(e) = e {
-                energy = Some(energy.unwrap_or(0.0) + e);
-                source = source.or(snap.power.source);
-            }
-            let total_on_cpu: u64 = snap.tasks.iter().filter_map(|t| t.counters.on_cpu_ns).sum();
-            for t in snap.tasks.iter().filter(|t| t.managed) {
-                let acc = per_task.entry(t.name.clone()).or_default();
-                add(&mut acc.instructions, t.counters.instructions);
-                add(&mut acc.migrations, t.counters.migrations);
-                if let (Some(e), Some(on)) = (e, t.counters.on_cpu_ns) {
-                    if total_on_cpu > 0 {
-                        *instance_j.entry(t.id).or_insert(0.0) +=
-                            e * on as f64 / total_on_cpu as f64;
+/// Metrics computed step by step, so a run never has to keep its trace.
+/// Memory is bounded by the number of distinct task names plus the tasks
+/// alive at once; it does not grow with run length or with the number of
+/// instances that came and went.
+#[derive(Debug, Clone)]
+pub struct MetricsAccumulator {
+    meter: Meter,
+    duration_s: f64,
+    energy: Option<f64>,
+    source: Option<PowerSource>,
+    per_task: BTreeMap<String, TaskAcc>,
+    makespan_s: f64,
+    live: BTreeMap<TaskId, Live>,
+}
+
+impl MetricsAccumulator {
+    /// Start accumulating figures from `meter`.
+    pub fn new(meter: Meter) -> Self {
+        MetricsAccumulator {
+            meter,
+            duration_s: 0.0,
+            energy: None,
+            source: None,
+            per_task: BTreeMap::new(),
+            makespan_s: 0.0,
+            live: BTreeMap::new(),
+        }
+    }
+
+    /// Take one observation into account.
+    pub fn record(&mut self, snap: &Snapshot) {
+        self.duration_s = snap.time_s;
+        let e = snap.power.energy_j(self.meter);
+        if let Some(e) = e {
+            self.energy = Some(self.energy.unwrap_or(0.0) + e);
+            self.source = self.source.or(snap.power.source);
+        }
+        let total_on_cpu: u64 = snap.tasks.iter().filter_map(|t| t.counters.on_cpu_ns).sum();
+        for t in snap.tasks.iter().filter(|t| t.managed) {
+            let acc = match self.per_task.get_mut(&t.name) {
+                Some(acc) => acc,
+                None => self.per_task.entry(t.name.clone()).or_default(),
+            };
+            add(&mut acc.instructions, t.counters.instructions);
+            add(&mut acc.migrations, t.counters.migrations);
+            acc.counters.accumulate(&t.counters);
+            let share = match (e, t.counters.on_cpu_ns) {
+                (Some(e), Some(on)) if total_on_cpu > 0 => {
+                    Some(e * on as f64 / total_on_cpu as f64)
+                }
+                _ => None,
+            };
+            match t.finished_s {
+                Some(end) => {
+                    acc.runtimes.push(end - t.started_s);
+                    let before = self.live.remove(&t.id).and_then(|l| l.energy_j);
+                    let total = match (before, share) {
+                        (None, None) => None,
+                        (b, s) => Some(b.unwrap_or(0.0) + s.unwrap_or(0.0)),
+                    };
+                    if let Some(j) = total {
+                        acc.done_energy_j.push(j);
+                    }
+                    self.makespan_s = self.makespan_s.max(end);
+                }
+                None => {
+                    let live = self.live.entry(t.id).or_insert_with(|| Live {
+                        name: t.name.clone(),
+                        started_s: t.started_s,
+                        seen_s: snap.time_s,
+                        energy_j: None,
+                    });
+                    live.seen_s = snap.time_s;
+                    if let Some(j) = share {
+                        live.energy_j = Some(live.energy_j.unwrap_or(0.0) + j);
                     }
                 }
-                match t.finished_s {
-                    Some(end) => {
-                        acc.runtimes.push(end - t.started_s);
-                        if let Some(j) = instance_j.remove(&t.id) {
-                            acc.done_energy_j.push(j);
-                        }
-                        makespan_s = makespan_s.max(end);
-                        last_alive.remove(&t.id);
-                    }
-                    None => {
-                        last_alive.insert(t.id, (t.name.clone(), t.started_s, snap.time_s));
-                    }
-                }
             }
         }
-        for (id, (name, started, seen)) in last_alive {
-            unfinished = true;
-            if let Some(acc) = per_task.get_mut(&name) {
-                acc.alive_s = acc.alive_s.max(seen - started);
-                acc.live_energy_j = instance_j.get(&id).copied().or(acc.live_energy_j);
+    }
+
+    /// Each managed task name's counter totals (only the counters the
+    /// platform had; absent ones stay `None`).
+    pub fn counter_totals(&self) -> impl Iterator<Item = (&str, &Counters)> {
+        self.per_task
+            .iter()
+            .map(|(name, acc)| (name.as_str(), &acc.counters))
+    }
+
+    /// The figures so far.
+    pub fn metrics(&self) -> RunMetrics {
+        let duration_s = self.duration_s;
+        let mut per_task = self.per_task.clone();
+        for live in self.live.values() {
+            if let Some(acc) = per_task.get_mut(&live.name) {
+                acc.alive_s = acc.alive_s.max(live.seen_s - live.started_s);
+                acc.live_energy_j = live.energy_j.or(acc.live_energy_j);
             }
         }
-        if unfinished || makespan_s == 0.0 {
-            makespan_s = duration_s;
-        }
+        let makespan_s = if !self.live.is_empty() || self.makespan_s == 0.0 {
+            duration_s
+        } else {
+            self.makespan_s
+        };
+        let energy = self.energy;
 
         let tasks: Vec<TaskMetrics> = per_task
             .into_iter()
             .map(|(name, acc)| {
-                let runtime_s = if acc.runtimes.is_empty() {
-                    acc.alive_s
-                } else {
-                    acc.runtimes.iter().sum::<f64>() / acc.runtimes.len() as f64
-                };
+                let runtime_s = acc.runtimes.get().unwrap_or(acc.alive_s);
                 // Per instance, like the run time: the mean over completed
                 // instances, or the one still running if none completed.
-                let energy_j = mean(acc.done_energy_j.iter().copied()).or(acc.live_energy_j);
+                let energy_j = acc.done_energy_j.get().or(acc.live_energy_j);
                 TaskMetrics {
                     name,
                     runtime_s,
-                    completions: acc.runtimes.len() as u32,
+                    completions: acc.runtimes.n,
                     instructions: acc.instructions,
                     migrations: acc.migrations,
                     energy_j,
@@ -181,7 +258,7 @@ impl RunMetrics {
             duration_s,
             makespan_s,
             energy_j: energy,
-            energy_source: source,
+            energy_source: self.source,
             avg_power_w,
             edp_js: energy.map(|e| e * makespan_s),
             instructions,
@@ -204,6 +281,17 @@ impl RunMetrics {
             },
             tasks,
         }
+    }
+}
+
+impl RunMetrics {
+    /// Compute every figure from a kept trace.
+    pub fn from_trace(trace: &Trace) -> Self {
+        let mut acc = MetricsAccumulator::new(trace.header.meter);
+        for step in &trace.steps {
+            acc.record(&step.snapshot);
+        }
+        acc.metrics()
     }
 
     /// A task's figures by name.

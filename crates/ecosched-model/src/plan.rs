@@ -84,10 +84,12 @@ pub struct Plan {
     /// (a cgroup cpuset on Linux). `None` leaves it unchanged.
     pub managed_cpus: Option<CpuSet>,
     /// Per-task CPU sets (affinity), within `managed_cpus`.
+    #[serde(with = "task_keyed")]
     pub task_cpus: BTreeMap<TaskId, CpuSet>,
     /// Per frequency domain.
     pub frequency: BTreeMap<FreqDomainId, FreqSetting>,
     /// Gang stop/continue, once, now.
+    #[serde(with = "task_keyed")]
     pub gang: BTreeMap<TaskId, GangAction>,
     /// A timed gang schedule the platform carries out by itself until a
     /// later plan replaces it; `Some` of an empty schedule ends it.
@@ -203,6 +205,27 @@ impl GangSchedule {
     }
 }
 
+/// Maps keyed by a task, written as a list of `[task, value]` pairs: JSON
+/// object keys must be strings, and a task is a (pid, start time) pair.
+mod task_keyed {
+    use super::TaskId;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use std::collections::BTreeMap;
+
+    pub fn serialize<V: Serialize, S: Serializer>(
+        map: &BTreeMap<TaskId, V>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.collect_seq(map.iter())
+    }
+
+    pub fn deserialize<'de, V: Deserialize<'de>, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<BTreeMap<TaskId, V>, D::Error> {
+        Ok(Vec::<(TaskId, V)>::deserialize(d)?.into_iter().collect())
+    }
+}
+
 impl Plan {
     /// A plan that changes nothing.
     pub fn unchanged() -> Self {
@@ -261,6 +284,22 @@ mod tests {
                 },
             ],
         }
+    }
+
+    #[test]
+    fn plans_round_trip_through_json() {
+        let mut plan = Plan::all_domains(
+            2,
+            FreqSetting::Fixed {
+                freq_khz: 1_600_000,
+            },
+        );
+        plan.task_cpus.insert(task(7), CpuSet::first_n(2));
+        plan.gang.insert(task(8), GangAction::Stop);
+        plan.gang_schedule = Some(two_slots());
+        let text = serde_json::to_string(&plan).unwrap();
+        let back: Plan = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, plan);
     }
 
     #[test]

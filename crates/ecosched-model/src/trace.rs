@@ -1,6 +1,12 @@
 //! The record of a run: every snapshot and every plan, in order. Metrics
 //! and reports are computed from it and nothing else, so a real run and a
 //! simulated one are measured the same way.
+//!
+//! A run does not keep its trace: the control loop hands each step to a
+//! [`TraceSink`] as it happens, so a day-long `ecosched run` or daemon uses
+//! the memory of one step. Sinks write JSON lines, feed incremental
+//! metrics, or (for tests and validation, which need the steps afterwards)
+//! keep everything in a [`Trace`].
 
 use crate::plan::Plan;
 use crate::sample::Meter;
@@ -66,5 +72,76 @@ impl Trace {
     /// Seconds from the start to the last observation.
     pub fn duration_s(&self) -> f64 {
         self.steps.last().map_or(0.0, |s| s.snapshot.time_s)
+    }
+}
+
+/// Where the control loop sends a run's record as it happens.
+pub trait TraceSink {
+    /// The run starts: what it is, and the plan applied before the first
+    /// interval.
+    fn begin(&mut self, header: &TraceHeader, initial_plan: &Plan) -> std::io::Result<()>;
+    /// One control-loop step.
+    fn step(&mut self, step: &Step) -> std::io::Result<()>;
+    /// The run ended; flush whatever is buffered.
+    fn end(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A sink that keeps nothing: the run's metrics are all that is wanted.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NullSink;
+
+impl TraceSink for NullSink {
+    fn begin(&mut self, _: &TraceHeader, _: &Plan) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn step(&mut self, _: &Step) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A sink that keeps every step in memory. Its memory grows with the run:
+/// meant for tests and validation rows that read the steps afterwards, not
+/// for long runs.
+#[derive(Debug, Default, Clone)]
+pub struct MemorySink {
+    /// The trace, once the run has begun.
+    pub trace: Option<Trace>,
+}
+
+impl TraceSink for MemorySink {
+    fn begin(&mut self, header: &TraceHeader, initial_plan: &Plan) -> std::io::Result<()> {
+        self.trace = Some(Trace::new(header.clone(), initial_plan.clone()));
+        Ok(())
+    }
+    fn step(&mut self, step: &Step) -> std::io::Result<()> {
+        if let Some(t) = &mut self.trace {
+            t.steps.push(step.clone());
+        }
+        Ok(())
+    }
+}
+
+/// Two sinks fed with the same steps, in order.
+pub struct Tee<'a> {
+    /// The first sink.
+    pub first: &'a mut dyn TraceSink,
+    /// The second sink.
+    pub second: &'a mut dyn TraceSink,
+}
+
+impl TraceSink for Tee<'_> {
+    fn begin(&mut self, header: &TraceHeader, initial_plan: &Plan) -> std::io::Result<()> {
+        self.first.begin(header, initial_plan)?;
+        self.second.begin(header, initial_plan)
+    }
+    fn step(&mut self, step: &Step) -> std::io::Result<()> {
+        self.first.step(step)?;
+        self.second.step(step)
+    }
+    fn end(&mut self) -> std::io::Result<()> {
+        self.first.end()?;
+        self.second.end()
     }
 }

@@ -77,13 +77,32 @@ pub trait Policy {
     fn name(&self) -> &str;
     /// What it needs from the platform.
     fn requirements(&self) -> Requirements;
-    /// How often the control loop should call [`Policy::decide`].
+    /// How often the control loop should call [`Policy::decide`] (its
+    /// shortest period).
     fn interval(&self) -> Duration;
+    /// The policy's periods. A policy that does different work at different
+    /// cadences (parallelism every 20 ms, rebalancing every second) names
+    /// each; the loop wakes whenever one is due and passes the names of the
+    /// due ones to [`Policy::decide_due`]. Each snapshot's deltas cover the
+    /// time since the previous wake-up, whichever period it was for. By
+    /// default: one period, [`Policy::interval`], named `decide`.
+    fn periods(&self) -> Vec<Period> {
+        vec![Period {
+            name: "decide",
+            every: self.interval(),
+        }]
+    }
     /// Check the machine and return the plan to apply before the first
     /// interval.
     fn init(&mut self, topology: &Topology) -> Result<Plan, PolicyError>;
     /// Decide from one observation.
     fn decide(&mut self, snapshot: &Snapshot) -> Plan;
+    /// Decide from one observation at a wake-up where the periods named in
+    /// `due` are due. By default every wake-up is a [`Policy::decide`].
+    fn decide_due(&mut self, snapshot: &Snapshot, due: &[&'static str]) -> Plan {
+        let _ = due;
+        self.decide(snapshot)
+    }
     /// What the policy reports about its run so far (which search it
     /// used, how many plans it applied …), for run reports; none by default.
     fn notes(&self) -> BTreeMap<String, String> {
@@ -91,8 +110,18 @@ pub trait Policy {
     }
 }
 
+/// One of a policy's cadences.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Period {
+    /// Its name, passed to [`Policy::decide_due`] when it is due.
+    pub name: &'static str,
+    /// How often it is due (must be positive).
+    pub every: Duration,
+}
+
 /// A policy run at another cadence than its own (`ecosched run
-/// --interval-ms`): everything else is the wrapped policy's.
+/// --interval-ms`): every one of its periods is due at each wake-up;
+/// everything else is the wrapped policy's.
 pub struct Retimed {
     inner: Box<dyn Policy>,
     interval: Duration,
@@ -119,6 +148,10 @@ impl Policy for Retimed {
         self.inner.init(topology)
     }
     fn decide(&mut self, snapshot: &Snapshot) -> Plan {
-        self.inner.decide(snapshot)
+        let due: Vec<&'static str> = self.inner.periods().iter().map(|p| p.name).collect();
+        self.inner.decide_due(snapshot, &due)
+    }
+    fn notes(&self) -> BTreeMap<String, String> {
+        self.inner.notes()
     }
 }

@@ -67,6 +67,10 @@ pub struct RunArgs {
     /// Name of the cpuset cgroup ecosched creates its runs under.
     #[arg(long, value_name = "NAME", default_value = "ecosched")]
     pub cgroup_name: String,
+    /// Stream every control-loop step to FILE as JSON lines (first line:
+    /// the header and initial plan; then one step per line).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<std::path::PathBuf>,
     /// Print the summary as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -135,6 +139,10 @@ pub struct SimArgs {
     /// Random seed (default: the scenario's).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// Stream every control-loop step to FILE as JSON lines (first line:
+    /// the header and initial plan; then one step per line).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<std::path::PathBuf>,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,

@@ -8,6 +8,7 @@ use crate::output::{self, PolicyEntry, ScenarioEntry, ValidateReport};
 use crate::progress::{self, Progress};
 use crate::settings::{CompareSettings, SimSettings};
 use crate::topology_view;
+use crate::trace_file;
 use anyhow::{Context, Result};
 use ecosched_engine::{bench, experiment, validate};
 use ecosched_policy::catalogue;
@@ -82,10 +83,17 @@ fn load_scenario(name: &str) -> Result<Scenario> {
 fn sim(args: &SimArgs) -> Result<Outcome> {
     let s = SimSettings::from_args(args)?;
     let scenario = load_scenario(&s.scenario)?;
+    let mut sink = trace_file::open(s.trace.as_deref())?;
+    let options = experiment::SimOptions::seeded(s.seed);
     let mut bar = Progress::simulation(progress::wanted(s.json), scenario.spec.duration_s);
-    let run = experiment::simulate(&scenario, &s.policy, &s.params, s.seed, &mut |t| {
-        bar.update(t)
-    })
+    let run = experiment::simulate_into(
+        &scenario,
+        &s.policy,
+        &s.params,
+        &options,
+        sink.as_mut(),
+        &mut |t| bar.update(t),
+    )
     .with_context(|| {
         format!(
             "simulating {} under policy {}",

@@ -7,6 +7,7 @@ use crate::commands::Outcome;
 use crate::output;
 use crate::settings::{RunSettings, UsageError};
 use crate::table::{count, num, opt, opt_count, Align, Table};
+use crate::trace_file;
 use anyhow::{Context, Result};
 use ecosched_engine::report::{RunContext, RunReport};
 use ecosched_linux::journal::RestoreOutcome;
@@ -37,16 +38,24 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     for notice in platform.notices() {
         eprintln!("ecosched: {notice}");
     }
+    let mut sink = trace_file::open(s.trace.as_deref())?;
     let label = s.command.join(" ");
     platform
         .start(&s.command)
         .with_context(|| format!("starting {label:?}"))?;
-    let result = ecosched_engine::run(&mut platform, policy.as_mut(), &label, None, &mut |_| {});
+    let result = ecosched_control::run(
+        &mut platform,
+        policy.as_mut(),
+        &label,
+        None,
+        sink.as_mut(),
+        &mut |_| {},
+    );
     let power_description = platform.power_description();
     let frequency_control = platform.frequency_description();
     let notices = platform.notices().to_vec();
-    let trace = match result {
-        Ok(trace) => trace,
+    let outcome = match result {
+        Ok(outcome) => outcome,
         Err(e) => {
             // Nothing stays half-applied, and the command does not go on
             // unmanaged behind the user's back.
@@ -72,7 +81,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         );
     }
     let report = RunReport::new(
-        &trace,
+        &outcome,
         RunContext {
             command: s.command.clone(),
             exit_code: end.status.code(),

@@ -17,6 +17,7 @@ mod progress;
 mod settings;
 mod table;
 mod topology_view;
+mod trace_file;
 
 use clap::Parser;
 use ecosched_engine::EngineError;
@@ -86,7 +87,7 @@ fn exit_status(e: &anyhow::Error) -> u8 {
             || c.is::<PolicyError>()
             || c.is::<SimError>()
             || c.downcast_ref::<EngineError>()
-                .is_some_and(|e| !matches!(e, EngineError::Platform(_)))
+                .is_some_and(EngineError::is_input)
     });
     if input {
         USAGE

@@ -81,6 +81,8 @@ pub struct SimSettings {
     pub params: Params,
     /// Seed override.
     pub seed: Option<u64>,
+    /// Where to stream the trace, if anywhere.
+    pub trace: Option<std::path::PathBuf>,
     /// JSON output.
     pub json: bool,
 }
@@ -129,6 +131,7 @@ impl SimSettings {
             policy,
             params,
             seed: args.seed,
+            trace: args.trace.clone(),
             json: args.json,
         })
     }
@@ -255,6 +258,8 @@ pub struct RunSettings {
     pub options: ecosched_linux::platform::LinuxOptions,
     /// The command.
     pub command: Vec<String>,
+    /// Where to stream the trace, if anywhere.
+    pub trace: Option<std::path::PathBuf>,
     /// JSON output.
     pub json: bool,
 }
@@ -290,6 +295,7 @@ impl RunSettings {
                 parallelism: args.parallelism,
             },
             command: args.command.clone(),
+            trace: args.trace.clone(),
             json: args.json,
         })
     }
@@ -416,6 +422,7 @@ mod tests {
                 policy: policy.into(),
                 params: params.iter().map(|s| s.to_string()).collect(),
                 seed: Some(3),
+                trace: None,
                 json: true,
             })
         };

@@ -501,3 +501,57 @@ fn compare_shows_pam_gain_on_libquantum_with_xalancbmk() {
     let speedup = v["ratios"]["pam"]["speedup_geomean"].as_f64().unwrap();
     assert!(speedup > 1.08, "{v}");
 }
+
+/// `sim --trace FILE` streams the run as JSON lines: a header line with the
+/// initial plan, then one step per line whose times rise, ending at the
+/// simulated time the report gives.
+#[test]
+fn sim_trace_streams_one_json_line_per_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.jsonl");
+    let report = json(&[
+        "sim",
+        "--scenario",
+        "merkel-1-aluadd",
+        "--policy",
+        "performance",
+        "--trace",
+        path.to_str().unwrap(),
+        "--json",
+    ]);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(lines.len() > 2, "{} lines", lines.len());
+    assert_eq!(lines[0]["header"]["policy"], "performance");
+    assert!(lines[0].get("initial_plan").is_some());
+    let times: Vec<f64> = lines[1..]
+        .iter()
+        .map(|l| l["snapshot"]["time_s"].as_f64().unwrap())
+        .collect();
+    assert!(times.windows(2).all(|w| w[1] > w[0]), "{times:?}");
+    let last = *times.last().unwrap();
+    assert!((last - report["simulated_s"].as_f64().unwrap()).abs() < 1e-9);
+    assert!(lines[1]["snapshot"]["tasks"][0]["process"]["tgid"].is_u64());
+}
+
+#[test]
+fn an_unwritable_trace_path_is_refused_before_simulating() {
+    ecosched()
+        .args([
+            "sim",
+            "--scenario",
+            "merkel-1-aluadd",
+            "--policy",
+            "performance",
+            "--trace",
+            "/nonexistent-dir/run.jsonl",
+        ])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains(
+            "cannot create the trace file /nonexistent-dir/run.jsonl",
+        ));
+}
