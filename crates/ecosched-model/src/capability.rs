@@ -27,6 +27,11 @@ pub struct Capabilities {
 pub struct Requirements {
     /// Counters it reads.
     pub counters: BTreeSet<CounterKind>,
+    /// Counters it uses when the machine has them but can do without (PAM
+    /// prefers lines-in to LLC misses). A platform that must choose which
+    /// events to open opens these too.
+    #[serde(default)]
+    pub wanted: BTreeSet<CounterKind>,
     /// Whether it needs energy figures.
     pub power: bool,
     /// Whether it sets affinity.

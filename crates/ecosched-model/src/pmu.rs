@@ -75,9 +75,13 @@ impl PmuSpec {
     /// events on fixed counters are always counted (they appear in every
     /// group); the others share the general-purpose counters, `counters`
     /// at a time. One group means no multiplexing.
+    /// Events whose ratio policies read (references and misses of one
+    /// cache) are kept in one group, so the ratio comes from one window.
     pub fn multiplex_groups(&self, open: &[CounterKind]) -> Vec<Vec<CounterKind>> {
-        let (fixed, general): (Vec<CounterKind>, Vec<CounterKind>) =
+        let (fixed, mut general): (Vec<CounterKind>, Vec<CounterKind>) =
             open.iter().partition(|k| self.fixed.contains(k));
+        general.sort_by_key(|k| pairing_order(*k));
+        general.dedup();
         let per = self.counters.max(1) as usize;
         if general.is_empty() {
             return vec![fixed];
@@ -86,6 +90,22 @@ impl PmuSpec {
             .chunks(per)
             .map(|chunk| fixed.iter().chain(chunk).copied().collect())
             .collect()
+    }
+}
+
+/// Where an event goes when general-purpose events are packed into groups:
+/// each cache's references next to its misses.
+fn pairing_order(kind: CounterKind) -> u8 {
+    match kind {
+        CounterKind::Instructions => 0,
+        CounterKind::Cycles => 1,
+        CounterKind::LlcReferences => 2,
+        CounterKind::LlcMisses => 3,
+        CounterKind::L1dReferences => 4,
+        CounterKind::L1dMisses => 5,
+        CounterKind::LinesIn => 6,
+        CounterKind::MemTransactions => 7,
+        _ => 8,
     }
 }
 
@@ -127,6 +147,9 @@ mod tests {
         for g in &groups {
             assert!(g.contains(&CounterKind::Instructions));
         }
+        // References and misses of the LLC share a window.
+        assert!(groups[0].contains(&CounterKind::LlcReferences));
+        assert!(groups[0].contains(&CounterKind::LlcMisses));
         assert_eq!(
             pmu.multiplex_groups(&[CounterKind::Instructions, CounterKind::LlcMisses])
                 .len(),

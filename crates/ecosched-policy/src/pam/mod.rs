@@ -704,6 +704,9 @@ impl Policy for Pam {
             ]
             .into_iter()
             .collect(),
+            // Eq. 5's L counts prefetched lines too; LLC misses stand in
+            // where the PMU has no lines-in event.
+            wanted: [CounterKind::LinesIn].into(),
             power: !matches!(self.config.goal, Goal::Performance),
             affinity: true,
             ..Requirements::default()
