@@ -266,6 +266,116 @@ pub struct MuxAcc {
     pub running_ns: [f64; MAX_GROUPS],
 }
 
+/// Everything the simulator needs to show a policy what it may see: the
+/// mode, the PMU's multiplexing, and the per-CPU `/proc/stat` readings
+/// already reported. The platform calls it at the few places where truth
+/// would leak: accounting a span's counts, building a task's counters,
+/// a CPU's utilisation and run-queue length, and choosing which tasks
+/// appear at all.
+#[derive(Debug, Clone)]
+pub struct Observer {
+    mode: Observe,
+    mux: Multiplexer,
+    /// Cumulative busy ns per CPU at the previous observation.
+    busy_reported_ns: Vec<f64>,
+}
+
+impl Observer {
+    /// An observer of a machine with `cpus` CPUs and `pmu`, for a policy
+    /// that needs `required` counters and wants `wanted` ones.
+    pub fn new(
+        mode: Observe,
+        cpus: usize,
+        pmu: Option<&PmuSpec>,
+        required: &BTreeSet<CounterKind>,
+        wanted: &BTreeSet<CounterKind>,
+    ) -> Self {
+        Observer {
+            mode,
+            mux: Multiplexer::for_policy(pmu, required, wanted),
+            busy_reported_ns: vec![0.0; cpus],
+        }
+    }
+
+    /// The mode.
+    pub fn mode(&self) -> Observe {
+        self.mode
+    }
+
+    /// How the open events share the PMU.
+    pub fn multiplexer(&self) -> &Multiplexer {
+        &self.mux
+    }
+
+    /// The counters a policy can be given.
+    pub fn counters(&self) -> BTreeSet<CounterKind> {
+        match self.mode {
+            Observe::Full => CounterKind::ALL.into_iter().collect(),
+            Observe::Linux => self.mux.observable(),
+        }
+    }
+
+    /// Whether a task appears in snapshots: Linux sees the command's own
+    /// tasks only.
+    pub fn shows_task(&self, managed: bool) -> bool {
+        managed || self.mode == Observe::Full
+    }
+
+    /// A CPU's run-queue length, where it can be read.
+    pub fn nr_running(&self, truth: u32) -> Option<u32> {
+        (self.mode == Observe::Full).then_some(truth)
+    }
+
+    /// CPU `cpu`'s utilisation over an interval of `interval_ns`, given
+    /// its cumulative busy time now and the exact busy time in the
+    /// interval.
+    pub fn utilisation(
+        &mut self,
+        cpu: usize,
+        busy_total_ns: f64,
+        busy_ns: f64,
+        interval_ns: f64,
+    ) -> f64 {
+        let before = std::mem::replace(&mut self.busy_reported_ns[cpu], busy_total_ns);
+        match self.mode {
+            Observe::Full => (busy_ns / interval_ns.max(1.0)).min(1.0),
+            Observe::Linux => proc_stat_utilisation(before, busy_total_ns, interval_ns),
+        }
+    }
+
+    /// Count a running task's true increments over `[from_ns, to_ns)` into
+    /// its multiplexed accumulators (nothing to do when showing truth).
+    pub fn account(&self, acc: &mut MuxAcc, from_ns: u64, to_ns: u64, increments: &HwValues) {
+        if self.mode == Observe::Linux {
+            self.mux.account(acc, from_ns, to_ns, increments);
+        }
+    }
+
+    /// Replace a task's exact hardware counts with what perf would report
+    /// (Linux mode); `now` and `before` are its multiplexed accumulators
+    /// at this and the previous observation.
+    pub fn hardware_counters(
+        &self,
+        counters: &mut ecosched_model::Counters,
+        now: &MuxAcc,
+        before: &MuxAcc,
+    ) {
+        if self.mode == Observe::Full {
+            return;
+        }
+        let d = self.mux.scaled_deltas(now, before);
+        let get = |k: CounterKind| slot(k).and_then(|i| d[i]);
+        counters.instructions = get(CounterKind::Instructions);
+        counters.cycles = get(CounterKind::Cycles);
+        counters.llc_references = get(CounterKind::LlcReferences);
+        counters.llc_misses = get(CounterKind::LlcMisses);
+        counters.lines_in = get(CounterKind::LinesIn);
+        counters.l1d_references = get(CounterKind::L1dReferences);
+        counters.l1d_misses = get(CounterKind::L1dMisses);
+        counters.mem_transactions = get(CounterKind::MemTransactions);
+    }
+}
+
 /// Per-CPU busy time as `/proc/stat` reports it: cumulative, in whole
 /// `USER_HZ` ticks. Returns the utilisation over an interval from the
 /// cumulative busy nanoseconds before and after it.
@@ -384,6 +494,34 @@ mod tests {
             mux.observable(),
             SOFTWARE_COUNTERS.into_iter().collect::<BTreeSet<_>>()
         );
+    }
+
+    #[test]
+    fn the_linux_observer_hides_what_linux_cannot_read() {
+        let required = [CounterKind::Instructions, CounterKind::MemTransactions].into();
+        let mut linux = Observer::new(
+            Observe::Linux,
+            2,
+            Some(&core2()),
+            &required,
+            &BTreeSet::new(),
+        );
+        assert!(!linux.shows_task(false) && linux.shows_task(true));
+        assert_eq!(linux.nr_running(3), None);
+        // The preset has no memory-transaction event: not offered.
+        assert!(!linux.counters().contains(&CounterKind::MemTransactions));
+        assert!((linux.utilisation(0, 25e6, 25e6, 100e6) - 0.2).abs() < 1e-12);
+        let mut full = Observer::new(
+            Observe::Full,
+            2,
+            Some(&core2()),
+            &required,
+            &BTreeSet::new(),
+        );
+        assert!(full.shows_task(false));
+        assert_eq!(full.nr_running(3), Some(3));
+        assert!(full.counters().contains(&CounterKind::MemTransactions));
+        assert!((full.utilisation(0, 25e6, 25e6, 100e6) - 0.25).abs() < 1e-12);
     }
 
     #[test]
