@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use ecosched_engine::experiment::simulate;
+use ecosched_engine::experiment::{simulate, SimOptions};
 use ecosched_policy::Params;
 use ecosched_sim::Scenario;
 
@@ -20,7 +20,7 @@ fn bench_sim(c: &mut Criterion) {
                 &scenario,
                 ecosched_engine::bench::BENCH_POLICY,
                 &Params::default(),
-                None,
+                &SimOptions::default(),
                 &mut |_| {},
             )
             .unwrap()

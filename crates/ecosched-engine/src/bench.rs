@@ -4,7 +4,7 @@
 //! same thing. Also PAM's decision time (`ecosched bench pam`), on the
 //! same synthetic instance as the policy crate's criterion benchmark.
 
-use crate::experiment::simulate;
+use crate::experiment::{simulate, SimOptions};
 use crate::EngineError;
 use ecosched_policy::pam::search::SearchConfig;
 use ecosched_policy::pam::{bench_decide, bench_instance, BENCH_SEED};
@@ -41,7 +41,7 @@ pub fn bench_sim() -> Result<BenchReport, EngineError> {
         &scenario,
         BENCH_POLICY,
         &Params::default(),
-        None,
+        &SimOptions::default(),
         &mut |_| {},
     )?;
     let wall_s = start.elapsed().as_secs_f64();

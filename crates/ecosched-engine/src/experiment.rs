@@ -8,7 +8,7 @@ use ecosched_control::run;
 use ecosched_model::trace::{MemorySink, NullSink, TraceSink};
 use ecosched_model::{Comparison, RunMetrics, Trace};
 use ecosched_policy::{build, Params};
-use ecosched_sim::{Scenario, SimPlatform};
+use ecosched_sim::{Observe, Scenario, SimPlatform};
 use std::collections::BTreeMap;
 
 /// How a simulated run is set up beyond its scenario and policy.
@@ -16,12 +16,25 @@ use std::collections::BTreeMap;
 pub struct SimOptions {
     /// Overrides the scenario's seed.
     pub seed: Option<u64>,
+    /// What the policy is shown (default: what Linux could read).
+    pub observe: Observe,
 }
 
 impl SimOptions {
     /// Options with only a seed override.
     pub fn seeded(seed: Option<u64>) -> Self {
-        SimOptions { seed }
+        SimOptions {
+            seed,
+            ..SimOptions::default()
+        }
+    }
+
+    /// Options with only an observation model.
+    pub fn observing(observe: Observe) -> Self {
+        SimOptions {
+            observe,
+            ..SimOptions::default()
+        }
     }
 }
 
@@ -55,6 +68,7 @@ pub fn simulate_into(
         progress,
     )?;
     let mut report = SimReport::new(&scenario.spec.name, &outcome.header, &outcome.metrics, seed);
+    report.observe = Some(options.observe);
     report.policy_notes = policy.notes();
     Ok(SimRun {
         metrics: outcome.metrics,
@@ -62,17 +76,15 @@ pub fn simulate_into(
     })
 }
 
-/// Run `policy` on `scenario` keeping nothing but the figures; `seed`
-/// overrides the scenario's.
+/// Run `policy` on `scenario` keeping nothing but the figures.
 pub fn simulate(
     scenario: &Scenario,
     policy: &str,
     params: &Params,
-    seed: Option<u64>,
+    options: &SimOptions,
     progress: &mut dyn FnMut(f64),
 ) -> Result<SimRun, EngineError> {
-    let options = SimOptions::seeded(seed);
-    simulate_into(scenario, policy, params, &options, &mut NullSink, progress)
+    simulate_into(scenario, policy, params, options, &mut NullSink, progress)
 }
 
 /// Run `policy` on `scenario` and keep every step in memory, for checks
@@ -82,11 +94,10 @@ pub fn simulate_traced(
     scenario: &Scenario,
     policy: &str,
     params: &Params,
-    seed: Option<u64>,
+    options: &SimOptions,
 ) -> Result<(SimRun, Trace), EngineError> {
     let mut sink = MemorySink::default();
-    let options = SimOptions::seeded(seed);
-    let run = simulate_into(scenario, policy, params, &options, &mut sink, &mut |_| {})?;
+    let run = simulate_into(scenario, policy, params, options, &mut sink, &mut |_| {})?;
     let trace = sink.trace.ok_or_else(|| {
         EngineError::Control(ecosched_control::ControlError::Sink(std::io::Error::other(
             "the run recorded no trace",
@@ -100,14 +111,14 @@ pub fn alone_times(
     scenario: &Scenario,
     policy: &str,
     params: &Params,
-    seed: Option<u64>,
+    options: &SimOptions,
 ) -> Result<BTreeMap<String, f64>, EngineError> {
     let mut out = BTreeMap::new();
     for name in scenario.instance_names() {
         let Some(alone) = scenario.alone(&name) else {
             continue;
         };
-        let run = simulate(&alone, policy, params, seed, &mut |_| {})?;
+        let run = simulate(&alone, policy, params, options, &mut |_| {})?;
         if let Some(t) = run.metrics.task(&name) {
             out.insert(name, t.runtime_s);
         }
@@ -122,7 +133,7 @@ pub fn compare(
     scenario: &Scenario,
     policies: &[(String, Params)],
     baseline: &str,
-    seed: Option<u64>,
+    options: &SimOptions,
     progress: &mut dyn FnMut(usize, f64),
 ) -> Result<CompareReport, EngineError> {
     let Some((_, base_params)) = policies.iter().find(|(n, _)| n == baseline) else {
@@ -139,11 +150,11 @@ pub fn compare(
     };
     let mut runs = Vec::new();
     for (i, (name, params)) in policies.iter().enumerate() {
-        runs.push(simulate(scenario, name, params, seed, &mut |t| {
+        runs.push(simulate(scenario, name, params, options, &mut |t| {
             progress(i, t)
         })?);
     }
-    let alone = alone_times(scenario, baseline, base_params, seed)?;
+    let alone = alone_times(scenario, baseline, base_params, options)?;
     let base_idx = policies
         .iter()
         .position(|(n, _)| n == baseline)
@@ -157,6 +168,7 @@ pub fn compare(
     Ok(CompareReport {
         scenario: scenario.spec.name.clone(),
         baseline: baseline.to_string(),
+        observe: options.observe,
         results: runs.into_iter().map(|r| r.report).collect(),
         ratios,
         alone_s: alone,

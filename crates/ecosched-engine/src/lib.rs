@@ -10,7 +10,7 @@
 //! use ecosched_sim::Scenario;
 //!
 //! let scenario = Scenario::load("merkel-1-aluadd").unwrap();
-//! let run = simulate(&scenario, "performance", &Params::default(), None, &mut |_| {}).unwrap();
+//! let run = simulate(&scenario, "performance", &Params::default(), &SimOptions::default(), &mut |_| {}).unwrap();
 //! assert!(run.report.makespan_s > 0.0);
 //! ```
 

@@ -6,6 +6,7 @@ use ecosched_control::RunOutcome;
 use ecosched_model::{
     Comparison, Counters, Meter, PowerSource, RunMetrics, TaskMetrics, TraceHeader,
 };
+use ecosched_sim::Observe;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -20,6 +21,9 @@ pub struct SimReport {
     pub machine: String,
     /// Seed.
     pub seed: u64,
+    /// What the policy was shown: `linux` (what a Linux machine could
+    /// read) or `full` (simulator truth; never evidence of a gain).
+    pub observe: Option<Observe>,
     /// Simulated seconds.
     pub simulated_s: f64,
     /// Makespan, s.
@@ -58,6 +62,7 @@ impl SimReport {
             policy: header.policy.clone(),
             machine: header.machine.clone(),
             seed,
+            observe: None,
             simulated_s: m.duration_s,
             makespan_s: m.makespan_s,
             energy_j: m.energy_j,
@@ -82,6 +87,8 @@ pub struct CompareReport {
     pub scenario: String,
     /// Baseline policy.
     pub baseline: String,
+    /// What the policies were shown (see [`SimReport::observe`]).
+    pub observe: Observe,
     /// One report per policy, in the order given.
     pub results: Vec<SimReport>,
     /// Per policy, ratios to the baseline.

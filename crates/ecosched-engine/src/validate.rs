@@ -13,11 +13,12 @@
 //! variants run with N declared as the application's parallelism hint;
 //! `hilo` is also checked with its own 20 ms parallelism measurement.
 
-use crate::experiment::{compare, simulate, simulate_traced};
+use crate::experiment::{compare, simulate, simulate_traced, SimOptions};
 use crate::EngineError;
 use ecosched_model::{RunMetrics, TaskMetrics, Trace};
 use ecosched_policy::pam::model::CpiModel;
 use ecosched_policy::Params;
+use ecosched_sim::Observe;
 use ecosched_sim::Scenario;
 use serde::Serialize;
 
@@ -61,14 +62,20 @@ impl Check {
     }
 }
 
-fn run(scenario: &str, policy: &str, params: Params) -> Result<RunMetrics, EngineError> {
+fn run(
+    o: Observe,
+    scenario: &str,
+    policy: &str,
+    params: Params,
+) -> Result<RunMetrics, EngineError> {
     let s = Scenario::load(scenario)?;
-    Ok(simulate(&s, policy, &params, None, &mut |_| {})?.metrics)
+    Ok(simulate(&s, policy, &params, &SimOptions::observing(o), &mut |_| {})?.metrics)
 }
 
 /// `policy` on `scenario` with the application declaring `hint` as its
 /// parallelism (`None`: no hint, the policy measures it).
 fn run_hinted(
+    o: Observe,
     scenario: &str,
     policy: &str,
     params: Params,
@@ -76,11 +83,16 @@ fn run_hinted(
 ) -> Result<RunMetrics, EngineError> {
     let mut s = Scenario::load(scenario)?;
     s.spec.parallelism_hint = hint;
-    Ok(simulate(&s, policy, &params, None, &mut |_| {})?.metrics)
+    Ok(simulate(&s, policy, &params, &SimOptions::observing(o), &mut |_| {})?.metrics)
 }
 
-fn at_mhz(scenario: &str, mhz: u64) -> Result<RunMetrics, EngineError> {
-    run(scenario, "fixed", Params::default().with("freq_mhz", mhz))
+fn at_mhz(o: Observe, scenario: &str, mhz: u64) -> Result<RunMetrics, EngineError> {
+    run(
+        o,
+        scenario,
+        "fixed",
+        Params::default().with("freq_mhz", mhz),
+    )
 }
 
 /// Mean of one per-task figure over the tasks whose name starts with `prefix`.
@@ -119,14 +131,14 @@ const TAB1: &str = "Merkel et al. EuroSys'10 §3.2, Table 1";
 const TAB2: &str = "Merkel et al. EuroSys'10 §3.2, Table 2";
 
 /// Merkel Fig. 1: slowdown of co-running instances relative to one alone.
-pub fn merkel_fig1() -> Result<Vec<Check>, EngineError> {
+pub fn merkel_fig1(o: Observe) -> Result<Vec<Check>, EngineError> {
     // "shared" scenarios are confined to the two cores of one die; the
     // default scheduler spreads the others across both L2s.
     let perf = |s: &str| {
         if s.ends_with("-shared") {
-            run(s, "static", Params::default().with("cpus", "0-1"))
+            run(o, s, "static", Params::default().with("cpus", "0-1"))
         } else {
-            run(s, "performance", Params::default())
+            run(o, s, "performance", Params::default())
         }
     };
     let slowdown = |many: &str, one: &str, prefix: &str| -> Result<f64, EngineError> {
@@ -177,10 +189,10 @@ pub fn merkel_fig1() -> Result<Vec<Check>, EngineError> {
 }
 
 /// Merkel Table 1: 1.6 GHz relative to 2.4 GHz for the microbenchmark mixes.
-pub fn merkel_table1() -> Result<Vec<Check>, EngineError> {
+pub fn merkel_table1(o: Observe) -> Result<Vec<Check>, EngineError> {
     let mut checks = Vec::new();
     let ratio = |scenario: &str| -> Result<(RunMetrics, RunMetrics), EngineError> {
-        Ok((at_mhz(scenario, 1600)?, at_mhz(scenario, 2400)?))
+        Ok((at_mhz(o, scenario, 1600)?, at_mhz(o, scenario, 2400)?))
     };
     let (lo, hi) = ratio("merkel-4-aluadd")?;
     let t = mean_runtime(&lo, "aluadd") / mean_runtime(&hi, "aluadd");
@@ -264,14 +276,14 @@ pub fn merkel_table1() -> Result<Vec<Check>, EngineError> {
 
 /// Merkel Table 2: hmmer and soplex, like-with-like at each type's best
 /// frequency vs mixed at 2.4 GHz vs mixed at 1.6 GHz.
-pub fn merkel_table2() -> Result<Vec<Check>, EngineError> {
+pub fn merkel_table2(o: Observe) -> Result<Vec<Check>, EngineError> {
     // Scenario 1: 4 soplex at 1.6 GHz, then 4 hmmer at 2.4 GHz.
-    let soplex = at_mhz("merkel-4soplex", 1600)?;
-    let hmmer = at_mhz("merkel-4hmmer", 2400)?;
+    let soplex = at_mhz(o, "merkel-4soplex", 1600)?;
+    let hmmer = at_mhz(o, "merkel-4hmmer", 2400)?;
     let separate = (mean_edp(&soplex, "soplex") + mean_edp(&hmmer, "hmmer")) / 2.0;
     // Scenarios 2 and 3: 2 hmmer + 2 soplex together.
-    let mixed_hi = at_mhz("merkel-2hmmer-2soplex", 2400)?;
-    let mixed_lo = at_mhz("merkel-2hmmer-2soplex", 1600)?;
+    let mixed_hi = at_mhz(o, "merkel-2hmmer-2soplex", 2400)?;
+    let mixed_lo = at_mhz(o, "merkel-2hmmer-2soplex", 1600)?;
     let avg = |m: &RunMetrics| (mean_edp(m, "hmmer") + mean_edp(m, "soplex")) / 2.0;
     let note = "average per-instance EDP (energy attributed by running time × runtime)";
     Ok(vec![
@@ -315,14 +327,14 @@ const RTAB1: &str = "Richling et al. §V-D, Table I";
 
 /// Richling Fig. 1–2: `make -jN` on the dual Opteron 2352 under the
 /// performance and ondemand governors and the high/low variants.
-pub fn richling_fig2() -> Result<Vec<Check>, EngineError> {
+pub fn richling_fig2(o: Observe) -> Result<Vec<Check>, EngineError> {
     let mut checks = Vec::new();
     let mut ondemand_slowdown = Vec::new();
     let mut b_over_c = Vec::new();
     for n in 1..=8u32 {
         let scenario = format!("richling-make-j{n}");
         let time = |policy: &str, hint: Option<u32>| -> Result<f64, EngineError> {
-            Ok(run_hinted(&scenario, policy, Params::default(), hint)?.makespan_s)
+            Ok(run_hinted(o, &scenario, policy, Params::default(), hint)?.makespan_s)
         };
         let perf = time("performance", None)?;
         let ondemand = time("ondemand", None)? / perf;
@@ -388,9 +400,9 @@ pub fn richling_fig2() -> Result<Vec<Check>, EngineError> {
 }
 
 /// Richling Table I: `make -j1` on the Phenom 9750 under five policies.
-pub fn richling_table1() -> Result<Vec<Check>, EngineError> {
+pub fn richling_table1(o: Observe) -> Result<Vec<Check>, EngineError> {
     let scenario = "richling-phenom-j1";
-    let run1 = |policy: &str, params: Params| run_hinted(scenario, policy, params, Some(1));
+    let run1 = |policy: &str, params: Params| run_hinted(o, scenario, policy, params, Some(1));
     let perf = run1("performance", Params::default())?;
     let hilo = run1("hilo-nospare", Params::default())?;
     let spare = run1("hilo", Params::default())?;
@@ -539,9 +551,14 @@ pub fn pam_samples(trace: &Trace) -> Vec<Vec<PamSample>> {
         .collect()
 }
 
-fn trace_of(scenario: &str, policy: &str, params: Params) -> Result<Trace, EngineError> {
+fn trace_of(
+    o: Observe,
+    scenario: &str,
+    policy: &str,
+    params: Params,
+) -> Result<Trace, EngineError> {
     let s = Scenario::load(scenario)?;
-    Ok(simulate_traced(&s, policy, &params, None)?.1)
+    Ok(simulate_traced(&s, policy, &params, &SimOptions::observing(o))?.1)
 }
 
 /// Mean relative error of eq. 14 on samples whose name starts with one of
@@ -560,9 +577,10 @@ pub fn eq14_error(samples: &[Vec<PamSample>], prefixes: &[&str]) -> f64 {
 /// PAM's rows of SIMULATOR.md §6: the CPI fit, the occupancies of bzip2
 /// and libquantum sharing an L2, and the gain of separating
 /// cache-sensitive from streaming tasks.
-pub fn pam_checks() -> Result<Vec<Check>, EngineError> {
+pub fn pam_checks(o: Observe) -> Result<Vec<Check>, EngineError> {
     // bzip2 and libquantum confined to the two CPUs of one L2.
     let shared = pam_samples(&trace_of(
+        o,
         "pam-bzip2-libq",
         "static",
         Params::default().with("cpus", "0-1"),
@@ -586,7 +604,12 @@ pub fn pam_checks() -> Result<Vec<Check>, EngineError> {
     let pair = Scenario::load("pam-bzip2-libq")?;
     for name in ["bzip2", "libquantum"] {
         if let Some(alone) = pair.alone(name) {
-            let (_, trace) = simulate_traced(&alone, "ondemand", &Params::default(), None)?;
+            let (_, trace) = simulate_traced(
+                &alone,
+                "ondemand",
+                &Params::default(),
+                &SimOptions::observing(o),
+            )?;
             fit.extend(pam_samples(&trace));
         }
     }
@@ -601,7 +624,7 @@ pub fn pam_checks() -> Result<Vec<Check>, EngineError> {
             ("pam".into(), Params::default()),
         ],
         "ondemand",
-        None,
+        &SimOptions::observing(o),
         &mut |_, _| {},
     )?;
     let gain = report
@@ -666,8 +689,9 @@ pub fn pam_checks() -> Result<Vec<Check>, EngineError> {
 
 /// The power cap of §V-G: the CINT2006-like suite under 260 W keeps 4–5
 /// CPUs in use.
-pub fn pam_power_cap() -> Result<Vec<Check>, EngineError> {
+pub fn pam_power_cap(o: Observe) -> Result<Vec<Check>, EngineError> {
     let trace = trace_of(
+        o,
         "pam-powercap",
         "pam",
         Params::default()
@@ -742,13 +766,13 @@ pub fn cap_figures(trace: &Trace, cap_w: f64) -> CapFigures {
 }
 
 /// Every check, in a stable order.
-pub fn all_checks() -> Result<Vec<Check>, EngineError> {
-    let mut out = merkel_fig1()?;
-    out.extend(merkel_table1()?);
-    out.extend(merkel_table2()?);
-    out.extend(richling_fig2()?);
-    out.extend(richling_table1()?);
-    out.extend(pam_checks()?);
-    out.extend(pam_power_cap()?);
+pub fn all_checks(o: Observe) -> Result<Vec<Check>, EngineError> {
+    let mut out = merkel_fig1(o)?;
+    out.extend(merkel_table1(o)?);
+    out.extend(merkel_table2(o)?);
+    out.extend(richling_fig2(o)?);
+    out.extend(richling_table1(o)?);
+    out.extend(pam_checks(o)?);
+    out.extend(pam_power_cap(o)?);
     Ok(out)
 }

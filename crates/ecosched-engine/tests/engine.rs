@@ -2,14 +2,14 @@
 
 #![allow(clippy::unwrap_used)]
 
-use ecosched_engine::experiment::{compare, simulate, simulate_traced};
+use ecosched_engine::experiment::{compare, simulate, simulate_traced, SimOptions};
 use ecosched_model::RunMetrics;
 use ecosched_policy::Params;
 use ecosched_sim::Scenario;
 
 fn run(scenario: &str, policy: &str, params: Params, seed: Option<u64>) -> RunMetrics {
     let s = Scenario::load(scenario).unwrap();
-    simulate(&s, policy, &params, seed, &mut |_| {})
+    simulate(&s, policy, &params, &SimOptions::seeded(seed), &mut |_| {})
         .unwrap()
         .metrics
 }
@@ -24,8 +24,13 @@ fn same_seed_same_result() {
 #[test]
 fn static_policy_confines_managed_tasks() {
     let s = Scenario::load("merkel-4-aluadd").unwrap();
-    let (r, trace) =
-        simulate_traced(&s, "static", &Params::default().with("cpus", "0-1"), None).unwrap();
+    let (r, trace) = simulate_traced(
+        &s,
+        "static",
+        &Params::default().with("cpus", "0-1"),
+        &SimOptions::default(),
+    )
+    .unwrap();
     for step in &trace.steps {
         for t in step.snapshot.tasks.iter().filter(|t| t.managed) {
             assert_eq!(t.allowed.to_list(), "0-1");
@@ -70,7 +75,14 @@ fn compare_reports_ratios_against_the_baseline() {
             Params::default().with("freq_mhz", 1600),
         ),
     ];
-    let report = compare(&s, &policies, "performance", None, &mut |_, _| {}).unwrap();
+    let report = compare(
+        &s,
+        &policies,
+        "performance",
+        &SimOptions::default(),
+        &mut |_, _| {},
+    )
+    .unwrap();
     assert_eq!(report.ratios["performance"].makespan, 1.0);
     let fixed = &report.ratios["fixed"];
     assert!(fixed.avg_power.unwrap() < 1.0);
@@ -81,7 +93,8 @@ fn compare_reports_ratios_against_the_baseline() {
 #[test]
 fn energy_only_grows() {
     let s = Scenario::load("bench-8c24t-short").unwrap();
-    let (_, trace) = simulate_traced(&s, "ondemand", &Params::default(), None).unwrap();
+    let (_, trace) =
+        simulate_traced(&s, "ondemand", &Params::default(), &SimOptions::default()).unwrap();
     for step in &trace.steps {
         assert!(step.snapshot.power.package_j.unwrap() >= 0.0);
         assert!(step.snapshot.power.system_j.unwrap() >= step.snapshot.power.package_j.unwrap());

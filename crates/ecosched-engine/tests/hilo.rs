@@ -7,10 +7,11 @@
 
 #![allow(clippy::unwrap_used)]
 
-use ecosched_engine::experiment::simulate;
+use ecosched_engine::experiment::{simulate, SimOptions};
 use ecosched_engine::validate::{richling_fig2, richling_table1};
 use ecosched_model::RunMetrics;
 use ecosched_policy::Params;
+use ecosched_sim::Observe;
 use ecosched_sim::Scenario;
 
 mod common;
@@ -18,20 +19,26 @@ use common::report;
 
 #[test]
 fn richling_fig2_ondemand_slow_and_spare_recovers() {
-    report(&richling_fig2().unwrap());
+    report(&richling_fig2(Observe::Linux).unwrap());
 }
 
 #[test]
 fn richling_table1_energy_ordering() {
-    report(&richling_table1().unwrap());
+    report(&richling_table1(Observe::Linux).unwrap());
 }
 
 fn run(n: u32, policy: &str, hint: Option<u32>) -> RunMetrics {
     let mut s = Scenario::load(&format!("richling-make-j{n}")).unwrap();
     s.spec.parallelism_hint = hint;
-    simulate(&s, policy, &Params::default(), None, &mut |_| {})
-        .unwrap()
-        .metrics
+    simulate(
+        &s,
+        policy,
+        &Params::default(),
+        &SimOptions::default(),
+        &mut |_| {},
+    )
+    .unwrap()
+    .metrics
 }
 
 /// The closing table of the issue: N = 1 … 8 on the dual Opteron, with
@@ -104,7 +111,7 @@ length_s = 20
 "#;
     let s = Scenario::from_toml("green-mix", text, None).unwrap();
     let run = |params: Params| {
-        simulate(&s, "hilo", &params, None, &mut |_| {})
+        simulate(&s, "hilo", &params, &SimOptions::default(), &mut |_| {})
             .unwrap()
             .metrics
     };

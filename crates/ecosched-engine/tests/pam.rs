@@ -12,15 +12,15 @@ use common::report;
 
 #[test]
 fn pam_validation_rows() {
-    report(&pam_checks().unwrap());
+    report(&pam_checks(Observe::Linux).unwrap());
 }
 
 #[test]
 fn pam_power_cap_row() {
-    report(&pam_power_cap().unwrap());
+    report(&pam_power_cap(Observe::Linux).unwrap());
 }
 
-use ecosched_engine::experiment::{compare, simulate, simulate_traced};
+use ecosched_engine::experiment::{compare, simulate, simulate_traced, SimOptions};
 use ecosched_engine::run;
 use ecosched_engine::validate::{cap_figures, pam_samples};
 use ecosched_model::trace::{MemorySink, NullSink};
@@ -28,6 +28,7 @@ use ecosched_model::{RunMetrics, TaskId, Trace};
 use ecosched_policy::pam::model::CpiModel;
 use ecosched_policy::pam::{Pam, PamConfig};
 use ecosched_policy::Params;
+use ecosched_sim::Observe;
 use ecosched_sim::{Scenario, SimPlatform};
 use std::collections::BTreeMap;
 
@@ -52,7 +53,7 @@ fn pam_separates_libquantum_from_xalancbmk_and_gains() {
             ("pam".into(), Params::default()),
         ],
         "ondemand",
-        None,
+        &SimOptions::default(),
         &mut |_, _| {},
     )
     .unwrap();
@@ -82,8 +83,15 @@ fn power_cap_holds_on_the_suite() {
     let params = Params::default()
         .with("goal", "power-cap")
         .with("power_cap_w", cap_w);
-    let (capped, capped_trace) = simulate_traced(&scenario, "pam", &params, None).unwrap();
-    let (_, free_trace) = simulate_traced(&scenario, "ondemand", &Params::default(), None).unwrap();
+    let (capped, capped_trace) =
+        simulate_traced(&scenario, "pam", &params, &SimOptions::default()).unwrap();
+    let (_, free_trace) = simulate_traced(
+        &scenario,
+        "ondemand",
+        &Params::default(),
+        &SimOptions::default(),
+    )
+    .unwrap();
     let (c, f) = (
         cap_figures(&capped_trace, cap_w),
         cap_figures(&free_trace, cap_w),
@@ -156,7 +164,14 @@ fn throughput_ratio(run: &RunMetrics, base: &RunMetrics) -> f64 {
 fn wrong_model_costs_at_most_m_of_every_n_intervals() {
     let scenario = Scenario::from_toml("pam-separated", SEPARATED, None).unwrap();
     let seed = scenario.spec.seed;
-    let base = simulate(&scenario, "ondemand", &Params::default(), None, &mut |_| {}).unwrap();
+    let base = simulate(
+        &scenario,
+        "ondemand",
+        &Params::default(),
+        &SimOptions::default(),
+        &mut |_| {},
+    )
+    .unwrap();
     // A model that believes shared-cache misses make code faster.
     let (m, n) = (3u32, 60u32);
     let mut config = PamConfig {
@@ -227,13 +242,27 @@ miss = { m0 = 0.9, s0_kib = 2048, alpha = 0.8, m_max = 1.0, m_floor = 0.3, ws_ki
 #[test]
 fn max_degradation_095_keeps_every_task_at_95_percent_of_default() {
     let scenario = floor_scenario();
-    let base = simulate(&scenario, "ondemand", &Params::default(), None, &mut |_| {}).unwrap();
-    let free = simulate(&scenario, "pam", &Params::default(), None, &mut |_| {}).unwrap();
+    let base = simulate(
+        &scenario,
+        "ondemand",
+        &Params::default(),
+        &SimOptions::default(),
+        &mut |_| {},
+    )
+    .unwrap();
+    let free = simulate(
+        &scenario,
+        "pam",
+        &Params::default(),
+        &SimOptions::default(),
+        &mut |_| {},
+    )
+    .unwrap();
     let floored = simulate(
         &scenario,
         "pam",
         &Params::default().with("max_degradation", 0.95),
-        None,
+        &SimOptions::default(),
         &mut |_| {},
     )
     .unwrap();
@@ -316,7 +345,13 @@ fn model_predicts_co_run_cpis_on_scenarios_it_was_not_fitted_on() {
 #[test]
 fn samples_cover_every_running_task() {
     let scenario = Scenario::load("pam-bzip2-libq").unwrap();
-    let (_, trace) = simulate_traced(&scenario, "ondemand", &Params::default(), None).unwrap();
+    let (_, trace) = simulate_traced(
+        &scenario,
+        "ondemand",
+        &Params::default(),
+        &SimOptions::default(),
+    )
+    .unwrap();
     let samples = pam_samples(&trace);
     assert!(samples[0].iter().any(|s| s.name == "bzip2"));
     assert!(samples[0].iter().any(|s| s.name == "libquantum"));

@@ -5,21 +5,22 @@
 #![allow(clippy::unwrap_used)]
 
 use ecosched_engine::validate::{merkel_fig1, merkel_table1, merkel_table2};
+use ecosched_sim::Observe;
 
 mod common;
 use common::report;
 
 #[test]
 fn merkel_fig1_contention() {
-    report(&merkel_fig1().unwrap());
+    report(&merkel_fig1(Observe::Linux).unwrap());
 }
 
 #[test]
 fn merkel_table1_frequency_scaling() {
-    report(&merkel_table1().unwrap());
+    report(&merkel_table1(Observe::Linux).unwrap());
 }
 
 #[test]
 fn merkel_table2_mixing_beats_frequency_scaling() {
-    report(&merkel_table2().unwrap());
+    report(&merkel_table2(Observe::Linux).unwrap());
 }

@@ -29,7 +29,7 @@ pub enum Command {
     /// Simulate several policies on one scenario and compare them with a baseline.
     Compare(CompareArgs),
     /// Check the simulator against the papers' published figures (exit 1 if any check fails).
-    Validate(ListArgs),
+    Validate(ValidateArgs),
     /// Benchmarks.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -124,6 +124,19 @@ pub struct ListArgs {
     pub json: bool,
 }
 
+/// `ecosched validate`.
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// What the policy is shown: `linux`, what a Linux machine could read
+    /// (perf's events of the machine's PMU, multiplexed; procfs), or `full`,
+    /// simulator truth (labelled; never evidence of a gain).
+    #[arg(long, value_name = "linux|full", default_value = "linux")]
+    pub observe: ecosched_sim::Observe,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// `ecosched sim`.
 #[derive(Debug, Args)]
 pub struct SimArgs {
@@ -139,6 +152,11 @@ pub struct SimArgs {
     /// Random seed (default: the scenario's).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// What the policy is shown: `linux`, what a Linux machine could read
+    /// (perf's events of the machine's PMU, multiplexed; procfs), or `full`,
+    /// simulator truth (labelled; never evidence of a gain).
+    #[arg(long, value_name = "linux|full", default_value = "linux")]
+    pub observe: ecosched_sim::Observe,
     /// Stream every control-loop step to FILE as JSON lines (first line:
     /// the header and initial plan; then one step per line).
     #[arg(long, value_name = "FILE")]
@@ -167,6 +185,11 @@ pub struct CompareArgs {
     /// Random seed (default: the scenario's).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// What the policy is shown: `linux`, what a Linux machine could read
+    /// (perf's events of the machine's PMU, multiplexed; procfs), or `full`,
+    /// simulator truth (labelled; never evidence of a gain).
+    #[arg(long, value_name = "linux|full", default_value = "linux")]
+    pub observe: ecosched_sim::Observe,
     /// Print the comparison as one JSON object.
     #[arg(long)]
     pub json: bool,

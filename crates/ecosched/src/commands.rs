@@ -2,7 +2,9 @@
 //! result as JSON or as a human-readable table. Returns the text for
 //! stdout; printing and exit codes are `main`'s.
 
-use crate::cli::{BenchCommand, BenchPamArgs, Cli, Command, CompareArgs, ListArgs, SimArgs};
+use crate::cli::{
+    BenchCommand, BenchPamArgs, Cli, Command, CompareArgs, ListArgs, SimArgs, ValidateArgs,
+};
 use crate::linux_commands;
 use crate::output::{self, PolicyEntry, ScenarioEntry, ValidateReport};
 use crate::progress::{self, Progress};
@@ -84,7 +86,10 @@ fn sim(args: &SimArgs) -> Result<Outcome> {
     let s = SimSettings::from_args(args)?;
     let scenario = load_scenario(&s.scenario)?;
     let mut sink = trace_file::open(s.trace.as_deref())?;
-    let options = experiment::SimOptions::seeded(s.seed);
+    let options = experiment::SimOptions {
+        seed: s.seed,
+        observe: s.observe,
+    };
     let mut bar = Progress::simulation(progress::wanted(s.json), scenario.spec.duration_s);
     let run = experiment::simulate_into(
         &scenario,
@@ -119,13 +124,23 @@ fn compare(args: &CompareArgs) -> Result<Outcome> {
     let mut bar = Progress::simulation(progress::wanted(s.json), scenario.spec.duration_s);
     bar.stage(&label(0));
     let mut current = 0;
-    let report = experiment::compare(&scenario, &s.policies, &s.baseline, s.seed, &mut |i, t| {
-        if i != current {
-            current = i;
-            bar.stage(&label(i));
-        }
-        bar.update(t);
-    })
+    let options = experiment::SimOptions {
+        seed: s.seed,
+        observe: s.observe,
+    };
+    let report = experiment::compare(
+        &scenario,
+        &s.policies,
+        &s.baseline,
+        &options,
+        &mut |i, t| {
+            if i != current {
+                current = i;
+                bar.stage(&label(i));
+            }
+            bar.update(t);
+        },
+    )
     .with_context(|| format!("comparing policies on {}", scenario.spec.name))?;
     drop(bar);
     Ok(Outcome::ok(if s.json {
@@ -135,18 +150,21 @@ fn compare(args: &CompareArgs) -> Result<Outcome> {
     }))
 }
 
-fn run_validate(args: &ListArgs) -> Result<Outcome> {
+fn run_validate(args: &ValidateArgs) -> Result<Outcome> {
     let bar = Progress::spinner(
         progress::wanted(args.json),
         "running the validation scenarios",
     );
-    let checks = validate::all_checks().context("running the validation checks")?;
+    let checks = validate::all_checks(args.observe).context("running the validation checks")?;
     drop(bar);
     let failed = checks.iter().any(|c| !c.pass);
     let stdout = if args.json {
-        output::json(&ValidateReport { checks: &checks })?
+        output::json(&ValidateReport {
+            observe: args.observe,
+            checks: &checks,
+        })?
     } else {
-        output::validate(&checks)
+        output::validate(args.observe, &checks)
     };
     Ok(Outcome {
         stdout,

@@ -61,6 +61,8 @@ impl From<&PolicyInfo> for PolicyEntry {
 /// `validate --json`.
 #[derive(Debug, Serialize)]
 pub struct ValidateReport<'a> {
+    /// What the policies were shown.
+    pub observe: ecosched_sim::Observe,
     /// Every check.
     pub checks: &'a [Check],
 }
@@ -100,6 +102,17 @@ fn meter_name(m: Meter) -> &'static str {
     }
 }
 
+/// How an observation model is named in tables: truth is flagged, so that
+/// nobody mistakes it for what a machine could measure.
+pub fn observe_label(o: ecosched_sim::Observe) -> String {
+    match o {
+        ecosched_sim::Observe::Linux => "linux (what a Linux machine could read)".into(),
+        ecosched_sim::Observe::Full => {
+            "FULL: simulator truth, not what a real machine shows".into()
+        }
+    }
+}
+
 /// `sim`: the summary, then one row per task.
 pub fn sim(r: &SimReport) -> String {
     let mut summary = Table::plain(&[Align::Left, Align::Left]);
@@ -112,11 +125,12 @@ pub fn sim(r: &SimReport) -> String {
         Some(e) => format!("{} ({} meter)", num(e), meter_name(r.energy_meter)),
         None => format!("- ({} meter unavailable)", meter_name(r.energy_meter)),
     };
-    let rows: [(&str, String); 11] = [
+    let rows: [(&str, String); 12] = [
         ("scenario", r.scenario.clone()),
         ("machine", r.machine.clone()),
         ("policy", r.policy.clone()),
         ("seed", r.seed.to_string()),
+        ("observed", r.observe.map_or("-".into(), observe_label)),
         ("simulated (s)", num(r.simulated_s)),
         ("makespan (s)", num(r.makespan_s)),
         ("energy (J)", energy),
@@ -213,15 +227,16 @@ pub fn compare(r: &CompareReport, policies: &[(String, Params)]) -> String {
     }
     let meter = r.results.first().map_or("", |x| meter_name(x.energy_meter));
     format!(
-        "scenario {}, baseline {} (*); energy from the {meter} meter; × = ratio to the baseline\n\n{}",
+        "scenario {}, baseline {} (*); energy from the {meter} meter; × = ratio to the baseline\nobserved: {}\n\n{}",
         r.scenario,
         r.baseline,
+        observe_label(r.observe),
         t.render()
     )
 }
 
 /// `validate`: checks grouped by source, failures' notes, then the tally.
-pub fn validate(checks: &[Check]) -> String {
+pub fn validate(observe: ecosched_sim::Observe, checks: &[Check]) -> String {
     let mut t = Table::new(
         &["check", "paper", "simulated", "tolerance", "result"],
         &[
@@ -246,7 +261,7 @@ pub fn validate(checks: &[Check]) -> String {
             if c.pass { "PASS" } else { "FAIL" }.to_string(),
         ]);
     }
-    let mut out = t.render();
+    let mut out = format!("observed: {}\n{}", observe_label(observe), t.render());
     let failed: Vec<&Check> = checks.iter().filter(|c| !c.pass).collect();
     if !failed.is_empty() {
         out.push_str("\nfailed:\n");
@@ -300,7 +315,10 @@ mod tests {
 
     #[test]
     fn validate_tallies() {
-        let text = validate(&[check("a", true), check("b", false)]);
+        let text = validate(
+            ecosched_sim::Observe::Linux,
+            &[check("a", true), check("b", false)],
+        );
         assert!(text.contains("[Paper §1]"), "{text}");
         assert!(text.contains("FAIL"), "{text}");
         assert!(text.lines().any(|l| l == "1 passed, 1 failed"), "{text}");

@@ -83,6 +83,8 @@ pub struct SimSettings {
     pub seed: Option<u64>,
     /// Where to stream the trace, if anywhere.
     pub trace: Option<std::path::PathBuf>,
+    /// What the policy is shown.
+    pub observe: ecosched_sim::Observe,
     /// JSON output.
     pub json: bool,
 }
@@ -98,6 +100,8 @@ pub struct CompareSettings {
     pub baseline: String,
     /// Seed override.
     pub seed: Option<u64>,
+    /// What the policies are shown.
+    pub observe: ecosched_sim::Observe,
     /// JSON output.
     pub json: bool,
 }
@@ -132,6 +136,7 @@ impl SimSettings {
             params,
             seed: args.seed,
             trace: args.trace.clone(),
+            observe: args.observe,
             json: args.json,
         })
     }
@@ -219,6 +224,7 @@ impl CompareSettings {
             policies,
             baseline,
             seed: args.seed,
+            observe: args.observe,
             json: args.json,
         })
     }
@@ -345,6 +351,7 @@ mod tests {
             baseline: baseline.map(str::to_string),
             params: params.iter().map(|s| s.to_string()).collect(),
             seed: None,
+            observe: ecosched_sim::Observe::Linux,
             json: false,
         })
     }
@@ -422,6 +429,7 @@ mod tests {
                 policy: policy.into(),
                 params: params.iter().map(|s| s.to_string()).collect(),
                 seed: Some(3),
+                observe: ecosched_sim::Observe::Linux,
                 trace: None,
                 json: true,
             })
