@@ -5,12 +5,13 @@
 //! against the papers' published figures, and the simulator benchmark.
 //!
 //! ```
-//! use ecosched_engine::experiment::simulate;
+//! use ecosched_engine::experiment::{simulate, SimOptions};
 //! use ecosched_policy::Params;
 //! use ecosched_sim::Scenario;
 //!
 //! let scenario = Scenario::load("merkel-1-aluadd").unwrap();
-//! let run = simulate(&scenario, "performance", &Params::default(), &SimOptions::default(), &mut |_| {}).unwrap();
+//! let options = SimOptions::default();
+//! let run = simulate(&scenario, "performance", &Params::default(), &options, &mut |_| {}).unwrap();
 //! assert!(run.report.makespan_s > 0.0);
 //! ```
 
