@@ -172,6 +172,7 @@ macro_rules! builtin_files {
 /// Built-in machine presets: (name, TOML).
 pub const PRESETS: &[(&str, &str)] = builtin_files!("../machines":
     "q6600", "xeon-e5345", "opteron-2352", "phenom-9750", "xeon-e5430", "opteron-6134",
+    "bench-64c",
 );
 
 /// Built-in scenarios: (name, TOML).
@@ -182,7 +183,7 @@ pub const SCENARIOS: &[(&str, &str)] = builtin_files!("../scenarios":
     "merkel-4-aluadd", "merkel-4-stream",
     "merkel-1stream-3alu", "merkel-2stream-2alu", "merkel-3stream-1alu",
     "merkel-4hmmer", "merkel-4soplex", "merkel-2hmmer-2soplex",
-    "bench-8c24t", "bench-8c24t-short",
+    "bench-8c24t", "bench-8c24t-short", "bench-64c512t",
     "richling-make-j1", "richling-make-j2", "richling-make-j3", "richling-make-j4",
     "richling-make-j5", "richling-make-j6", "richling-make-j7", "richling-make-j8",
     "richling-make-j9", "richling-make-j10", "richling-make-j11", "richling-make-j12",

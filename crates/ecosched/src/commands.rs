@@ -2,7 +2,7 @@
 //! result as JSON or as a human-readable table. Returns the text for
 //! stdout; printing and exit codes are `main`'s.
 
-use crate::cli::{BenchCommand, BenchPamArgs, Cli, Command, CompareArgs, ListArgs, SimArgs};
+use crate::cli::{BenchCommand, BenchPamArgs, BenchSimArgs, Cli, Command, CompareArgs, ListArgs, SimArgs};
 use crate::linux_commands;
 use crate::output::{self, PolicyEntry, ScenarioEntry, ValidateReport};
 use crate::progress::{self, Progress};
@@ -147,12 +147,12 @@ fn run_validate(args: &ListArgs) -> Result<Outcome> {
     })
 }
 
-fn bench_sim(args: &ListArgs) -> Result<Outcome> {
+fn bench_sim(args: &BenchSimArgs) -> Result<Outcome> {
     let bar = Progress::spinner(
         progress::wanted(args.json),
-        &format!("simulating {}", bench::BENCH_SCENARIO),
+        &format!("simulating {}", args.scenario),
     );
-    let report = bench::bench_sim().context("running the simulator benchmark")?;
+    let report = bench::bench_sim(&args.scenario).context("running the simulator benchmark")?;
     drop(bar);
     Ok(Outcome::ok(if args.json {
         output::json(&report)?

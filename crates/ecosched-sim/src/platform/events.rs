@@ -30,11 +30,11 @@ impl SimPlatform {
         self.waiting_after.is_empty() && self.live_managed == 0
     }
 
-    /// `now + span_ns`, rounded up to a whole nanosecond (at least one, so
+    /// `now + span_ns` (`headroom` = `Ns::MAX − now`, as a float), rounded up to a whole nanosecond (at least one, so
     /// time always advances) and saturating for spans that never end.
-    fn after(&self, span_ns: f64) -> Ns {
+    fn after(&self, span_ns: f64, headroom: f64) -> Ns {
         let span = ceil(span_ns).max(1.0);
-        if span >= (Ns::MAX - self.now) as f64 {
+        if span >= headroom {
             Ns::MAX
         } else {
             self.now + span as Ns
@@ -64,7 +64,7 @@ impl SimPlatform {
     /// The earliest time something happens, capped at `target`.
     fn next_event(&self, target: Ns) -> Ns {
         let mut next = target;
-        let spec = &self.machine.spec.governor;
+        let headroom = (Ns::MAX - self.now) as f64;
         for (c, rq) in self.kernel.rqs.iter().enumerate() {
             if !rq.queue.is_empty() {
                 next = next.min(rq.slice_end.max(self.now));
@@ -74,10 +74,10 @@ impl SimPlatform {
                 let rate = self.rate(c);
                 if rate > 0.0 {
                     let instr = task.remaining.min(task.phase_left);
-                    next = next.min(self.after(instr / rate));
+                    next = next.min(self.after(instr / rate, headroom));
                 }
                 if task.burst_left_ns.is_finite() && self.cpu_ghz(c) > 0.0 {
-                    next = next.min(self.after(task.burst_left_ns));
+                    next = next.min(self.after(task.burst_left_ns, headroom));
                 }
             }
         }
@@ -88,7 +88,7 @@ impl SimPlatform {
             if let Some((_, at)) = d.pending {
                 next = next.min(at);
             }
-            if let Some(at) = d.governor.next_eval(spec) {
+            if let Some(at) = d.next_eval {
                 next = next.min(at);
             }
         }
@@ -153,18 +153,15 @@ impl SimPlatform {
                 self.schedule(c);
             }
         }
-        let spec = self.machine.spec.governor.clone();
         for d in 0..self.domains.len() {
-            if self.domains[d]
-                .governor
-                .next_eval(&spec)
-                .is_some_and(|at| at <= now)
-            {
-                let cur = self.domains[d]
-                    .pending
-                    .map_or(self.domains[d].cur_khz, |p| p.0);
-                let dom = &self.topology.freq_domains[d];
-                if let Some(khz) = self.domains[d].governor.evaluate(&spec, dom, now, cur) {
+            if self.domains[d].next_eval.is_some_and(|at| at <= now) {
+                let spec = &self.machine.spec.governor;
+                let dom = &mut self.domains[d];
+                let cur = dom.pending.map_or(dom.cur_khz, |p| p.0);
+                let fd = &self.topology.freq_domains[d];
+                let khz = dom.governor.evaluate(spec, fd, now, cur);
+                dom.next_eval = dom.governor.next_eval(spec);
+                if let Some(khz) = khz {
                     self.set_freq(d, khz);
                 }
             }

@@ -161,6 +161,9 @@ struct Domain {
     pending: Option<(u64, Ns)>,
     stall_until: Ns,
     governor: DomainGovernor,
+    /// When the governor next samples (`governor.next_eval`, kept here
+    /// because the event loop asks for it on every event).
+    next_eval: Option<Ns>,
 }
 
 /// Figures about the simulator's own work, for benchmarks and tests.
@@ -424,6 +427,7 @@ impl SimPlatform {
             cur,
         );
         let khz = governor.initial_khz(&self.topology.freq_domains[d], cur);
+        self.domains[d].next_eval = governor.next_eval(&self.machine.spec.governor);
         self.domains[d].governor = governor;
         self.set_freq(d, khz);
     }

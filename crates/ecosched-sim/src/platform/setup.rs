@@ -105,6 +105,7 @@ impl SimPlatform {
                 cur_khz: cur,
                 pending: None,
                 stall_until: 0,
+                next_eval: governor.next_eval(&machine.spec.governor),
                 governor,
             });
         }
