@@ -2,7 +2,9 @@
 //! result as JSON or as a human-readable table. Returns the text for
 //! stdout; printing and exit codes are `main`'s.
 
-use crate::cli::{BenchCommand, BenchPamArgs, BenchSimArgs, Cli, Command, CompareArgs, ListArgs, SimArgs};
+use crate::cli::{
+    BenchCommand, BenchPamArgs, BenchSimArgs, Cli, Command, CompareArgs, ListArgs, SimArgs,
+};
 use crate::linux_commands;
 use crate::output::{self, PolicyEntry, ScenarioEntry, ValidateReport};
 use crate::progress::{self, Progress};
