@@ -6,25 +6,13 @@
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use ecosched_engine::experiment::{simulate, SimOptions};
-use ecosched_policy::Params;
-use ecosched_sim::Scenario;
+use ecosched_engine::bench::bench_sim as run_bench;
 
 fn bench_sim(c: &mut Criterion) {
-    let scenario = Scenario::load(ecosched_engine::bench::BENCH_SCENARIO).unwrap();
     let mut group = c.benchmark_group("sim");
     group.sample_size(10);
     group.bench_function("bench-8c24t one simulated hour", |b| {
-        b.iter(|| {
-            simulate(
-                &scenario,
-                ecosched_engine::bench::BENCH_POLICY,
-                &Params::default(),
-                &SimOptions::default(),
-                &mut |_| {},
-            )
-            .unwrap()
-        })
+        b.iter(|| run_bench(ecosched_engine::bench::BENCH_SCENARIO).unwrap())
     });
     group.finish();
 }

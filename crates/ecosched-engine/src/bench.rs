@@ -1,20 +1,26 @@
-//! Simulator speed: simulated seconds per wall second on the built-in
-//! `bench-8c24t` scenario (8 cores, 24 tasks, 1 ms tick). Shared by
+//! Simulator speed: simulated seconds per wall second on a built-in
+//! scenario — `bench-8c24t` (8 cores, 24 tasks, 1 ms tick) by default,
+//! `bench-64c512t` (64 cores, 512 tasks) for a large machine — with the
+//! simulator's own work counters (events, contention solves, memo hit
+//! rate) so a slowdown can be traced to its cause. Shared by
 //! `ecosched bench sim` and the criterion benchmark so both measure the
 //! same thing. Also PAM's decision time (`ecosched bench pam`), on the
 //! same synthetic instance as the policy crate's criterion benchmark.
 
-use crate::experiment::{simulate, SimOptions};
 use crate::EngineError;
+use ecosched_control::run;
+use ecosched_model::trace::NullSink;
 use ecosched_policy::pam::search::SearchConfig;
 use ecosched_policy::pam::{bench_decide, bench_instance, BENCH_SEED};
-use ecosched_policy::{Params, PolicyError};
-use ecosched_sim::Scenario;
+use ecosched_policy::{build, Params, PolicyError};
+use ecosched_sim::{Scenario, SimPlatform};
 use serde::Serialize;
 use std::time::Instant;
 
-/// The scenario the benchmark runs.
+/// The scenario the benchmark runs by default.
 pub const BENCH_SCENARIO: &str = "bench-8c24t";
+/// The large-machine scenario.
+pub const BENCH_SCENARIO_LARGE: &str = "bench-64c512t";
 /// The policy it runs under (exercises the governor model as well).
 pub const BENCH_POLICY: &str = "ondemand";
 
@@ -31,26 +37,41 @@ pub struct BenchReport {
     pub realtime_factor: f64,
     /// Scheduler tick, ms.
     pub tick_ms: f64,
+    /// Events the simulator handled (spans integrated).
+    pub events: u64,
+    /// Contention solves computed (memo misses).
+    pub solves: u64,
+    /// Share of contention look-ups answered by the memo.
+    pub memo_hit_rate: f64,
 }
 
-/// Run the benchmark scenario once and time it.
-pub fn bench_sim() -> Result<BenchReport, EngineError> {
-    let scenario = Scenario::load(BENCH_SCENARIO)?;
+/// Run a benchmark scenario (`bench-8c24t`, `bench-64c512t` or any other)
+/// once under [`BENCH_POLICY`] and time it, engine and trace included.
+pub fn bench_sim(scenario: &str) -> Result<BenchReport, EngineError> {
+    let scenario = Scenario::load(scenario)?;
+    let mut policy = build(BENCH_POLICY, &Params::default())?;
     let start = Instant::now();
-    let run = simulate(
-        &scenario,
-        BENCH_POLICY,
-        &Params::default(),
-        &SimOptions::default(),
+    let mut platform = SimPlatform::new(&scenario, scenario.spec.seed)?;
+    run(
+        &mut platform,
+        policy.as_mut(),
+        &scenario.spec.name,
+        Some(scenario.spec.seed),
+        &mut NullSink,
         &mut |_| {},
     )?;
     let wall_s = start.elapsed().as_secs_f64();
+    let stats = platform.stats();
+    let simulated_s = platform.now_s();
     Ok(BenchReport {
-        scenario: BENCH_SCENARIO.to_string(),
-        simulated_s: run.metrics.duration_s,
+        scenario: scenario.spec.name.clone(),
+        simulated_s,
         wall_s,
-        realtime_factor: run.metrics.duration_s / wall_s.max(1e-9),
+        realtime_factor: simulated_s / wall_s.max(1e-9),
         tick_ms: scenario.spec.tick_ms,
+        events: stats.spans,
+        solves: stats.solves,
+        memo_hit_rate: stats.memo_hit_rate(),
     })
 }
 

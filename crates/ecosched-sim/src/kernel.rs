@@ -40,6 +40,33 @@ pub struct Sched {
     pub switches: u64,
     /// Migrations so far.
     pub migrations: u64,
+    /// Creation order: breaks ties between equal candidates, so that which
+    /// slot of the platform's task table a task occupies (slots are reused
+    /// once exited tasks are pruned) never changes a decision.
+    pub seq: u64,
+    /// Since when it has waited in a run queue, if it is waiting now.
+    pub queued_since: Option<Ns>,
+    /// Run-queue wait accrued by finished waits, ns. Waiting is accounted
+    /// when a task leaves a queue rather than per span, so an event costs
+    /// nothing per waiting task; integer nanoseconds keep it exact.
+    pub wait_ns: u64,
+}
+
+impl Sched {
+    /// Run-queue wait so far, including a wait still in progress at `now`.
+    pub fn wait_at(&self, now: Ns) -> u64 {
+        self.wait_ns + self.queued_since.map_or(0, |s| now.saturating_sub(s))
+    }
+
+    fn enter_queue(&mut self, now: Ns) {
+        self.queued_since = Some(now);
+    }
+
+    fn leave_queue(&mut self, now: Ns) {
+        if let Some(s) = self.queued_since.take() {
+            self.wait_ns += now.saturating_sub(s);
+        }
+    }
 }
 
 /// One CPU's run queue.
@@ -128,6 +155,7 @@ impl Kernel {
         } else {
             s.vruntime.max(rq.min_vruntime - latency / 2.0)
         };
+        s.enter_queue(now);
         match rq.current {
             None => {
                 rq.queue.push(t);
@@ -142,15 +170,18 @@ impl Kernel {
         }
     }
 
-    /// Remove a task from wherever it is queued or running on CPU `c`.
-    /// Returns true if it was the running task.
-    pub fn dequeue(&mut self, t: usize, c: usize) -> bool {
+    /// Remove a task from wherever it is queued or running on CPU `c` at
+    /// `now`. Returns true if it was the running task.
+    pub fn dequeue(&mut self, tasks: &mut [Sched], t: usize, c: usize, now: Ns) -> bool {
         let rq = &mut self.rqs[c];
         if rq.current == Some(t) {
             rq.current = None;
             return true;
         }
-        rq.queue.retain(|&x| x != t);
+        if let Some(i) = rq.queue.iter().position(|&x| x == t) {
+            rq.queue.remove(i);
+            tasks[t].leave_queue(now);
+        }
         false
     }
 
@@ -165,6 +196,7 @@ impl Kernel {
         let rq = &mut self.rqs[c];
         if let Some(cur) = rq.current.take() {
             rq.queue.push(cur);
+            tasks[cur].enter_queue(now);
         }
         let best = rq
             .queue
@@ -174,7 +206,7 @@ impl Kernel {
                 tasks[*a.1]
                     .vruntime
                     .total_cmp(&tasks[*b.1].vruntime)
-                    .then(a.1.cmp(b.1))
+                    .then(tasks[*a.1].seq.cmp(&tasks[*b.1].seq))
             })
             .map(|(i, &t)| (i, t));
         let Some((i, t)) = best else {
@@ -186,6 +218,7 @@ impl Kernel {
         };
         rq.idle = false;
         rq.queue.swap_remove(i);
+        tasks[t].leave_queue(now);
         let total_w: f64 = rq.queue.iter().map(|&x| tasks[x].weight).sum::<f64>() + tasks[t].weight;
         let slice = (latency * tasks[t].weight / total_w).max(min_gran);
         rq.slice_end = (now + slice as Ns).div_ceil(tick) * tick;
@@ -210,7 +243,7 @@ impl Kernel {
                     .iter()
                     .copied()
                     .filter(|&t| tasks[t].allowed[c])
-                    .min()?;
+                    .min_by_key(|&t| tasks[t].seq)?;
                 Some((self.rqs[o].nr(), o, t))
             })
             .max_by_key(|&(nr, o, _)| (nr, std::cmp::Reverse(o)))
@@ -223,7 +256,9 @@ impl Kernel {
     pub fn balance(&self, machine: &Machine, tasks: &[Sched]) -> Vec<(usize, usize, usize)> {
         let mut nr: Vec<usize> = self.rqs.iter().map(RunQueue::nr).collect();
         let mut moves = Vec::new();
-        let mut moved = vec![false; tasks.len()];
+        // Moves per pass are few (at most one per domain), so a list beats
+        // a flag per task.
+        let mut moved: Vec<usize> = Vec::new();
         for level in &machine.sched_levels {
             for domain in level {
                 let count = |g: &Vec<usize>, nr: &[usize]| g.iter().map(|&c| nr[c]).sum::<usize>();
@@ -254,15 +289,15 @@ impl Kernel {
                         .queue
                         .iter()
                         .copied()
-                        .filter(|&t| tasks[t].allowed[to] && !moved[t])
-                        .min();
-                    let running = rq
-                        .current
-                        .filter(|&t| tasks[t].allowed[to] && !moved[t] && rq.queue.is_empty());
+                        .filter(|&t| tasks[t].allowed[to] && !moved.contains(&t))
+                        .min_by_key(|&t| tasks[t].seq);
+                    let running = rq.current.filter(|&t| {
+                        tasks[t].allowed[to] && !moved.contains(&t) && rq.queue.is_empty()
+                    });
                     queued.or(running).map(|t| (t, from))
                 });
                 if let Some((t, from)) = pick {
-                    moved[t] = true;
+                    moved.push(t);
                     nr[from] -= 1;
                     nr[to] += 1;
                     moves.push((t, from, to));
@@ -298,13 +333,16 @@ mod tests {
             cpu: None,
             switches: 0,
             migrations: 0,
+            seq: 0,
+            queued_since: None,
+            wait_ns: 0,
         }];
         for c in 0..8 {
             assert_eq!(k.pick_next(&mut tasks, c, 0), None);
         }
         k.enqueue(&mut tasks, 0, 0, 5, true);
         assert_eq!(k.pick_next(&mut tasks, 0, 5), Some(0));
-        k.dequeue(0, 0);
+        k.dequeue(&mut tasks, 0, 0, 10);
         assert_eq!(k.pick_next(&mut tasks, 0, 10), None);
         // Asking the idle CPUs again later changes nothing …
         for c in 0..8 {

@@ -150,6 +150,19 @@ fn default_governor() -> Governor {
     Governor::Performance
 }
 
+/// Longest time a scenario may name (a duration, a task's length, an
+/// arrival), s: about three years. Simulated time is kept in 64-bit
+/// nanoseconds (584 years), and sums of these stay far below that.
+pub const MAX_SECONDS: f64 = 1e8;
+
+/// Most instructions a task may be given: per-task counters are 64-bit,
+/// and this leaves room for restarts.
+pub const MAX_INSTRUCTIONS: f64 = 1e18;
+
+fn too_long(s: f64) -> String {
+    format!("{s:e} s is longer than the simulator represents (at most {MAX_SECONDS:e} s)")
+}
+
 /// A scenario ready to simulate.
 #[derive(Debug, Clone)]
 pub struct Scenario {
@@ -172,6 +185,7 @@ macro_rules! builtin_files {
 /// Built-in machine presets: (name, TOML).
 pub const PRESETS: &[(&str, &str)] = builtin_files!("../machines":
     "q6600", "xeon-e5345", "opteron-2352", "phenom-9750", "xeon-e5430", "opteron-6134",
+    "bench-64c",
 );
 
 /// Built-in scenarios: (name, TOML).
@@ -182,7 +196,7 @@ pub const SCENARIOS: &[(&str, &str)] = builtin_files!("../scenarios":
     "merkel-4-aluadd", "merkel-4-stream",
     "merkel-1stream-3alu", "merkel-2stream-2alu", "merkel-3stream-1alu",
     "merkel-4hmmer", "merkel-4soplex", "merkel-2hmmer-2soplex",
-    "bench-8c24t", "bench-8c24t-short",
+    "bench-8c24t", "bench-8c24t-short", "bench-64c512t",
     "richling-make-j1", "richling-make-j2", "richling-make-j3", "richling-make-j4",
     "richling-make-j5", "richling-make-j6", "richling-make-j7", "richling-make-j8",
     "richling-make-j9", "richling-make-j10", "richling-make-j11", "richling-make-j12",
@@ -288,14 +302,22 @@ impl Scenario {
     /// Parse and validate a scenario text. `dir` resolves relative machine paths.
     pub fn from_toml(origin: &str, text: &str, dir: Option<&Path>) -> Result<Scenario, SimError> {
         let spec: ScenarioSpec = parse_toml(origin, text)?;
-        let at = |key: String, message: String| SimError::Input {
-            location: Location {
-                file: origin.to_string(),
-                line: find_key_line(text, &key),
-                column: None,
-                key: Some(key),
-            },
-            message,
+        let at = |key: String, message: String| {
+            let line = find_key_line(text, &key);
+            // The column where the key is written on that line.
+            let column = line.and_then(|l| text.lines().nth(l - 1)).map(|l| {
+                let indent = l.len() - l.trim_start().len();
+                l[..indent].chars().count() + 1
+            });
+            SimError::Input {
+                location: Location {
+                    file: origin.to_string(),
+                    line,
+                    column,
+                    key: Some(key),
+                },
+                message,
+            }
         };
         let machine = match preset(&spec.machine) {
             Some(m) => m?,
@@ -332,6 +354,9 @@ impl Scenario {
                     "duration_s".into(),
                     "must be a positive number of seconds".into(),
                 ));
+            }
+            if d > MAX_SECONDS {
+                return Err(at("duration_s".into(), too_long(d)));
             }
         }
         let mut known = builtin_profiles()?;
@@ -392,6 +417,18 @@ impl Scenario {
                 return Err(at(key("completions"), "must be at least 1".into()));
             }
             match (t.length_s, t.instructions) {
+                (Some(v), None) if v.is_finite() && v > MAX_SECONDS => {
+                    return Err(at(key("length_s"), too_long(v)))
+                }
+                (None, Some(v)) if v.is_finite() && v > MAX_INSTRUCTIONS => {
+                    return Err(at(
+                        key("instructions"),
+                        format!(
+                            "{v:e} instructions is more than the simulator represents \
+                             ({MAX_INSTRUCTIONS:e}: counters are 64-bit)"
+                        ),
+                    ))
+                }
                 (Some(v), None) | (None, Some(v)) if v.is_finite() && v > 0.0 => {}
                 (Some(_), Some(_)) => {
                     return Err(at(
@@ -405,10 +442,16 @@ impl Scenario {
                         "every task needs length_s or instructions".into(),
                     ))
                 }
+                (None, Some(_)) => {
+                    return Err(at(
+                        key("instructions"),
+                        "the length must be a positive, finite number".into(),
+                    ))
+                }
                 _ => {
                     return Err(at(
                         key("length_s"),
-                        "the length must be a positive number".into(),
+                        "the length must be a positive, finite number".into(),
                     ))
                 }
             }
@@ -421,6 +464,15 @@ impl Scenario {
                     key("start_s"),
                     "start_s and stagger_s must be ≥ 0".into(),
                 ));
+            }
+            let last_start = t.start_s + t.stagger_s * f64::from(t.count.saturating_sub(1));
+            if last_start > MAX_SECONDS {
+                let k = if t.stagger_s > 0.0 {
+                    "stagger_s"
+                } else {
+                    "start_s"
+                };
+                return Err(at(key(k), too_long(last_start)));
             }
             if !(-20..=19).contains(&t.nice) {
                 return Err(at(key("nice"), format!("{} is outside −20..19", t.nice)));

@@ -58,6 +58,50 @@ fn missing_length_is_refused() {
     assert!(load_err("no-length.toml").contains("length_s"));
 }
 
+/// Lengths the simulator cannot represent are refused where they are
+/// written: file:line:column and the key.
+#[test]
+fn unrepresentable_lengths_are_refused_with_their_place() {
+    for (file, place, key, what) in [
+        (
+            "huge-length.toml",
+            ":7:1",
+            "tasks[0].length_s",
+            "longer than",
+        ),
+        ("huge-duration.toml", ":4:1", "duration_s", "longer than"),
+        (
+            "huge-instructions.toml",
+            ":7:1",
+            "tasks[0].instructions",
+            "64-bit",
+        ),
+        (
+            "nan-instructions.toml",
+            ":7:1",
+            "tasks[0].instructions",
+            "finite",
+        ),
+        (
+            "negative-length.toml",
+            ":7:1",
+            "tasks[0].length_s",
+            "positive",
+        ),
+        (
+            "huge-stagger.toml",
+            ":9:1",
+            "tasks[0].stagger_s",
+            "longer than",
+        ),
+    ] {
+        let e = load_err(file);
+        assert!(e.contains(&format!("{file}{place}")), "{e}");
+        assert!(e.contains(&format!("`{key}`")), "{e}");
+        assert!(e.contains(what), "{e}");
+    }
+}
+
 #[test]
 fn bad_jobgraph_names_the_key_and_line() {
     let e = load_err("bad-jobgraph.toml");

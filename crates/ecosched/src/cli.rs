@@ -198,12 +198,25 @@ pub struct CompareArgs {
 /// `ecosched bench …`.
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
-    /// Simulator speed: simulated seconds per wall second on bench-8c24t.
-    Sim(ListArgs),
+    /// Simulator speed: simulated seconds per wall second on a benchmark scenario.
+    Sim(BenchSimArgs),
     /// The cost of observing N live threads once (procfs + perf software counters).
     Observe(ObserveBenchArgs),
     /// PAM's decision time (one Algorithm 2 call) on a synthetic machine.
     Pam(BenchPamArgs),
+}
+
+/// `ecosched bench sim`.
+#[derive(Debug, Args)]
+pub struct BenchSimArgs {
+    /// The scenario to time: bench-8c24t (8 cores, 24 tasks) or
+    /// bench-64c512t (64 cores, 512 tasks), or any scenario name or file.
+    #[arg(long, value_name = "NAME|FILE.toml", default_value = "bench-8c24t")]
+    pub scenario: String,
+    /// Print JSON: {"scenario", "simulated_s", "wall_s", "realtime_factor",
+    /// "tick_ms", "events", "solves", "memo_hit_rate"}.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `ecosched bench pam`.

@@ -3,7 +3,8 @@
 //! stdout; printing and exit codes are `main`'s.
 
 use crate::cli::{
-    BenchCommand, BenchPamArgs, Cli, Command, CompareArgs, ListArgs, SimArgs, ValidateArgs,
+    BenchCommand, BenchPamArgs, BenchSimArgs, Cli, Command, CompareArgs, ListArgs, SimArgs,
+    ValidateArgs,
 };
 use crate::linux_commands;
 use crate::output::{self, PolicyEntry, ScenarioEntry, ValidateReport};
@@ -173,12 +174,12 @@ fn run_validate(args: &ValidateArgs) -> Result<Outcome> {
     })
 }
 
-fn bench_sim(args: &ListArgs) -> Result<Outcome> {
+fn bench_sim(args: &BenchSimArgs) -> Result<Outcome> {
     let bar = Progress::spinner(
         progress::wanted(args.json),
-        &format!("simulating {}", bench::BENCH_SCENARIO),
+        &format!("simulating {}", args.scenario),
     );
-    let report = bench::bench_sim().context("running the simulator benchmark")?;
+    let report = bench::bench_sim(&args.scenario).context("running the simulator benchmark")?;
     drop(bar);
     Ok(Outcome::ok(if args.json {
         output::json(&report)?

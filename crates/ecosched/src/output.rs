@@ -288,12 +288,15 @@ pub fn validate(observe: ecosched_sim::Observe, checks: &[Check]) -> String {
 /// `bench sim`.
 pub fn bench(b: &BenchReport) -> String {
     format!(
-        "{}: {} simulated s in {} s wall = {}× real time (tick {} ms)\n",
+        "{}: {} simulated s in {} s wall = {}× real time (tick {} ms; {} events, {} solves, memo hit rate {})\n",
         b.scenario,
         num(b.simulated_s),
         num(b.wall_s),
         num(b.realtime_factor),
-        b.tick_ms
+        b.tick_ms,
+        b.events,
+        b.solves,
+        num(b.memo_hit_rate)
     )
 }
 
@@ -332,10 +335,13 @@ mod tests {
             wall_s: 2.0,
             realtime_factor: 300.0,
             tick_ms: 1.0,
+            events: 1200,
+            solves: 30,
+            memo_hit_rate: 0.975,
         };
         assert_eq!(
             bench(&b),
-            "bench-8c24t: 600.0 simulated s in 2.000 s wall = 300.0× real time (tick 1 ms)\n"
+            "bench-8c24t: 600.0 simulated s in 2.000 s wall = 300.0× real time (tick 1 ms; 1200 events, 30 solves, memo hit rate 0.9750)\n"
         );
     }
 }

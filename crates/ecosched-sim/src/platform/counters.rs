@@ -1,0 +1,76 @@
+//! Per-task cumulative counters: the truth a PMU and the scheduler's
+//! accounting would count, accrued span by span in `integrate` and read
+//! out as deltas in `observe`. Kept apart so that an observation model
+//! (what perf on a real machine could read: multiplexing, missing events)
+//! has one place to take the truth from and nothing else to know about.
+
+use crate::contention::Outcome;
+use crate::profile::Phase;
+use ecosched_model::Counters;
+
+/// Cumulative counters, kept as floats so nothing is lost to rounding.
+/// Run-queue wait, context switches and migrations are the kernel's own
+/// bookkeeping (`kernel::Sched`) and join these in [`Acc::delta`].
+#[derive(Debug, Clone, Default)]
+pub(super) struct Acc {
+    pub(super) instructions: f64,
+    pub(super) cycles: f64,
+    pub(super) llc_refs: f64,
+    pub(super) llc_misses: f64,
+    pub(super) lines_in: f64,
+    pub(super) l1d_refs: f64,
+    pub(super) l1d_misses: f64,
+    pub(super) on_cpu_ns: f64,
+}
+
+/// The kernel's counts for a task, cumulative.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct SchedCounts {
+    pub(super) wait_ns: u64,
+    pub(super) switches: u64,
+    pub(super) migrations: u64,
+}
+
+impl Acc {
+    /// Accrue `instr` instructions of `phase` run over `dtf` ns at `ghz`,
+    /// with the contention outcome `o`.
+    pub(super) fn run(&mut self, phase: &Phase, o: &Outcome, instr: f64, ghz: f64, dtf: f64) {
+        let (api, l1d) = (phase.api, phase.l1d_refs_per_instr);
+        let demand = 1.0 - phase.prefetch_coverage;
+        self.instructions += instr;
+        self.cycles += ghz * dtf;
+        self.l1d_refs += instr * l1d;
+        self.l1d_misses += instr * api;
+        self.llc_refs += instr * api;
+        // Every line brought in counts as a line in; only the ones the
+        // prefetcher did not cover are demand misses.
+        self.llc_misses += instr * api * o.miss_ratio * demand;
+        self.lines_in += instr * api * o.miss_ratio;
+        self.on_cpu_ns += dtf;
+    }
+
+    /// The counters between `before` (and `sched_before`) and now, as a
+    /// PMU and schedstat would report them: whole events, never negative.
+    pub(super) fn delta(
+        &self,
+        before: &Acc,
+        sched: SchedCounts,
+        sched_before: SchedCounts,
+    ) -> Counters {
+        let d = |x: f64, y: f64| Some((x.floor() - y.floor()).max(0.0) as u64);
+        Counters {
+            instructions: d(self.instructions, before.instructions),
+            cycles: d(self.cycles, before.cycles),
+            llc_references: d(self.llc_refs, before.llc_refs),
+            llc_misses: d(self.llc_misses, before.llc_misses),
+            lines_in: d(self.lines_in, before.lines_in),
+            l1d_references: d(self.l1d_refs, before.l1d_refs),
+            l1d_misses: d(self.l1d_misses, before.l1d_misses),
+            mem_transactions: d(self.lines_in, before.lines_in),
+            on_cpu_ns: d(self.on_cpu_ns, before.on_cpu_ns),
+            runqueue_wait_ns: Some(sched.wait_ns.saturating_sub(sched_before.wait_ns)),
+            context_switches: Some(sched.switches - sched_before.switches),
+            migrations: Some(sched.migrations - sched_before.migrations),
+        }
+    }
+}

@@ -1,0 +1,343 @@
+//! The event loop. `run_until` repeats: recall the running tasks' speeds,
+//! find the next event, integrate up to it, handle everything due then.
+//!
+//! Events are slice ends and completions (per CPU), arrivals and sleep ends
+//! (a timer heap, so an event costs nothing per sleeping task), DVFS
+//! transitions and governor samples (per domain), load balancing, and gang
+//! slot boundaries. Everything due at one instant is handled in a fixed
+//! order — CPUs by index, tasks by creation order — so a seed always gives
+//! the same run.
+
+use super::{Life, Role, SimPlatform, EPS_INSTR};
+use crate::kernel::Ns;
+use ecosched_model::CpuId;
+
+impl SimPlatform {
+    /// Run until `target` or until every managed task has finished.
+    pub(super) fn run_until(&mut self, target: Ns) {
+        while !self.workload_done() && self.now < target {
+            self.refresh_rates();
+            self.drop_stale_timers();
+            let next = self.next_event(target);
+            self.load.sample_span(self.now, next, &self.kernel);
+            self.integrate(next);
+            self.process_events();
+        }
+    }
+
+    /// Whether every managed task has finished and none is still to start.
+    pub(super) fn workload_done(&self) -> bool {
+        self.waiting_after.is_empty() && self.live_managed == 0
+    }
+
+    /// `now + span_ns` (`headroom` = `Ns::MAX − now`, as a float), rounded up to a whole nanosecond (at least one, so
+    /// time always advances) and saturating for spans that never end.
+    fn after(&self, span_ns: f64, headroom: f64) -> Ns {
+        let span = ceil(span_ns).max(1.0);
+        if span >= headroom {
+            Ns::MAX
+        } else {
+            self.now + span as Ns
+        }
+    }
+
+    /// Whether timer `(at, seq, slot)` still stands for its task.
+    fn timer_live(&self, at: Ns, seq: u64, slot: usize) -> bool {
+        self.sched.get(slot).is_some_and(|s| s.seq == seq)
+            && match self.tasks[slot].life {
+                Life::Pending => self.tasks[slot].arrival == at,
+                Life::Sleeping { until } => until == at,
+                _ => false,
+            }
+    }
+
+    /// Drop timers at the top of the heap whose task has moved on.
+    fn drop_stale_timers(&mut self) {
+        while let Some(&std::cmp::Reverse((at, seq, slot))) = self.timers.peek() {
+            if self.timer_live(at, seq, slot) {
+                break;
+            }
+            self.timers.pop();
+        }
+    }
+
+    /// The earliest time something happens, capped at `target`.
+    fn next_event(&self, target: Ns) -> Ns {
+        let mut next = target;
+        let headroom = (Ns::MAX - self.now) as f64;
+        for (c, rq) in self.kernel.rqs.iter().enumerate() {
+            if !rq.queue.is_empty() {
+                next = next.min(rq.slice_end.max(self.now));
+            }
+            if let Some(t) = rq.current {
+                let task = &self.tasks[t];
+                let rate = self.rate(c);
+                if rate > 0.0 {
+                    let instr = task.remaining.min(task.phase_left);
+                    next = next.min(self.after(instr / rate, headroom));
+                }
+                if task.burst_left_ns.is_finite() && self.cpu_ghz(c) > 0.0 {
+                    next = next.min(self.after(task.burst_left_ns, headroom));
+                }
+            }
+        }
+        if let Some(&std::cmp::Reverse((at, _, _))) = self.timers.peek() {
+            next = next.min(at);
+        }
+        for d in &self.domains {
+            if let Some((_, at)) = d.pending {
+                next = next.min(at);
+            }
+            if let Some(at) = d.next_eval {
+                next = next.min(at);
+            }
+        }
+        if let Some(at) = self.gang.as_ref().map(|g| g.slot_end) {
+            next = next.min(at);
+        }
+        next.min(self.next_balance).max(self.now)
+    }
+
+    /// Handle everything due now, in a fixed order: DVFS transitions,
+    /// per-CPU completions, phase changes and sleeps, arrivals and wake-ups,
+    /// slice ends, governor samples, gang slot boundaries, balancing.
+    fn process_events(&mut self) {
+        let now = self.now;
+        let mut freq_changed = false;
+        for d in 0..self.domains.len() {
+            if let Some((khz, at)) = self.domains[d].pending {
+                if at <= now {
+                    self.domains[d].cur_khz = khz;
+                    self.domains[d].pending = None;
+                    freq_changed = true;
+                }
+            }
+        }
+        if freq_changed {
+            self.refresh_volts();
+        }
+        for c in 0..self.machine.cpus() {
+            let Some(t) = self.kernel.rqs[c].current else {
+                continue;
+            };
+            if self.tasks[t].remaining <= EPS_INSTR {
+                if matches!(self.tasks[t].role, Role::Make { .. }) {
+                    self.make_burst_done(t, c);
+                } else {
+                    self.complete(t, c);
+                }
+            } else if self.tasks[t].phase_left <= EPS_INSTR {
+                let task = &mut self.tasks[t];
+                if task.phase + 1 < task.profile.phases.len() {
+                    task.phase += 1;
+                }
+                task.phase_left = task.profile.phases[task.phase]
+                    .instructions
+                    .unwrap_or(f64::INFINITY);
+                self.tasks[t].burst_left_ns = self.burst(t);
+            } else if self.tasks[t].burst_left_ns <= 0.5 {
+                let until = now + self.sleep_ns(t).max(1);
+                self.tasks[t].life = Life::Sleeping { until };
+                let seq = self.sched[t].seq;
+                self.timers.push(std::cmp::Reverse((until, seq, t)));
+                self.switch_out(t, c);
+            }
+        }
+        self.wake_due(now);
+        for c in 0..self.machine.cpus() {
+            let rq = &self.kernel.rqs[c];
+            if rq.current.is_none() || (!rq.queue.is_empty() && rq.slice_end <= now) {
+                if let Some(prev) = rq.current {
+                    self.sched[prev].switches += 1;
+                }
+                self.schedule(c);
+            }
+        }
+        for d in 0..self.domains.len() {
+            if self.domains[d].next_eval.is_some_and(|at| at <= now) {
+                let spec = &self.machine.spec.governor;
+                let dom = &mut self.domains[d];
+                let cur = dom.pending.map_or(dom.cur_khz, |p| p.0);
+                let fd = &self.topology.freq_domains[d];
+                let khz = dom.governor.evaluate(spec, fd, now, cur);
+                dom.next_eval = dom.governor.next_eval(spec);
+                if let Some(khz) = khz {
+                    self.set_freq(d, khz);
+                }
+            }
+        }
+        if self.gang.as_ref().is_some_and(|g| g.slot_end <= now) {
+            self.next_gang_slot();
+        }
+        if self.next_balance <= now {
+            for (t, from, to) in self.kernel.balance(&self.machine, &self.sched) {
+                let was_running = self.kernel.dequeue(&mut self.sched, t, from, now);
+                if was_running {
+                    self.sched[t].switches += 1;
+                }
+                if self.kernel.enqueue(&mut self.sched, t, to, now, false) {
+                    self.schedule(to);
+                }
+                if was_running {
+                    self.schedule(from);
+                }
+            }
+            self.next_balance =
+                now + super::ns(self.machine.spec.scheduler.balance_interval_ms / 1000.0).max(1);
+        }
+    }
+
+    /// Arrivals and sleep ends due by `now`, in creation order.
+    fn wake_due(&mut self, now: Ns) {
+        let mut due = Vec::new();
+        while let Some(&std::cmp::Reverse((at, seq, slot))) = self.timers.peek() {
+            if at > now {
+                break;
+            }
+            self.timers.pop();
+            if self.timer_live(at, seq, slot) {
+                due.push((seq, slot));
+            }
+        }
+        due.sort_unstable();
+        for (_, t) in due {
+            match self.tasks[t].life {
+                Life::Pending => {
+                    self.tasks[t].started = now;
+                    self.wake(t, true);
+                }
+                Life::Sleeping { .. } => {
+                    self.tasks[t].burst_left_ns = self.burst(t);
+                    self.wake(t, false);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Let CPU `c` pick its next task, pulling one from elsewhere if it would idle.
+    pub(super) fn schedule(&mut self, c: usize) {
+        if self
+            .kernel
+            .pick_next(&mut self.sched, c, self.now)
+            .is_some()
+        {
+            return;
+        }
+        if let Some((t, from)) = self.kernel.idle_pull(&self.sched, c) {
+            self.kernel.dequeue(&mut self.sched, t, from, self.now);
+            self.kernel.enqueue(&mut self.sched, t, c, self.now, false);
+            self.kernel.pick_next(&mut self.sched, c, self.now);
+        }
+    }
+
+    /// Task `t` leaves CPU `c` (blocks, stops, freezes or exits).
+    pub(super) fn switch_out(&mut self, t: usize, c: usize) {
+        if self.kernel.dequeue(&mut self.sched, t, c, self.now) {
+            self.sched[t].switches += 1;
+            self.schedule(c);
+        }
+    }
+
+    /// Task `t` becomes runnable (`fresh`: it has just arrived). A task
+    /// frozen by the gang schedule becomes runnable but stays off the run
+    /// queues until its group's slot.
+    pub(super) fn wake(&mut self, t: usize, fresh: bool) {
+        self.tasks[t].life = Life::Runnable;
+        if self.tasks[t].frozen {
+            return;
+        }
+        let Some(c) = self.kernel.select_cpu(&self.sched[t]) else {
+            return;
+        };
+        if self.kernel.enqueue(&mut self.sched, t, c, self.now, fresh) {
+            match self.kernel.rqs[c].current {
+                None => self.schedule(c),
+                Some(_) => self.kernel.rqs[c].slice_end = self.now,
+            }
+        }
+    }
+
+    /// Ask frequency domain `d` for `khz` (after its transition latency).
+    pub(super) fn set_freq(&mut self, d: usize, khz: u64) {
+        let dom = &mut self.domains[d];
+        let target = dom.pending.map_or(dom.cur_khz, |p| p.0);
+        if khz == target {
+            return;
+        }
+        let latency = u64::from(self.topology.freq_domains[d].transition_latency_us) * 1000;
+        if latency == 0 {
+            dom.cur_khz = khz;
+            dom.pending = None;
+            self.refresh_volts();
+        } else {
+            dom.pending = Some((khz, self.now + latency));
+            if self.machine.spec.frequency.stall_on_transition {
+                dom.stall_until = self.now + latency;
+            }
+        }
+    }
+
+    /// Re-derive each voltage domain's voltage: the highest any of its
+    /// frequency domains' current P-states needs.
+    pub(super) fn refresh_volts(&mut self) {
+        for (vd, v) in self.volts.iter_mut().enumerate() {
+            *v = self.topology.voltage_domains[vd]
+                .freq_domains
+                .iter()
+                .filter_map(|&fd| {
+                    let dom = &self.topology.freq_domains[fd.index()];
+                    dom.pstate(self.domains[fd.index()].cur_khz)
+                        .and_then(|p| p.voltage_mv)
+                })
+                .max()
+                .map_or(1.0, |mv| f64::from(mv) / 1000.0);
+        }
+    }
+
+    /// Re-derive a managed task's allowed CPUs and move it if it sits outside them.
+    pub(super) fn reconfine(&mut self, t: usize) {
+        let set = match &self.tasks[t].own_cpus {
+            Some(own) => {
+                let both = own.intersection(&self.managed_cpus);
+                if both.is_empty() {
+                    self.managed_cpus.clone()
+                } else {
+                    both
+                }
+            }
+            None => self.managed_cpus.clone(),
+        };
+        let allowed: Vec<bool> = (0..self.machine.cpus())
+            .map(|c| set.contains(CpuId(c as u32)))
+            .collect();
+        self.sched[t].allowed = allowed;
+        let runnable = self.tasks[t].life == Life::Runnable;
+        if let Some(c) = self.sched[t].cpu {
+            if runnable && !self.sched[t].allowed[c] {
+                let was_running = self.kernel.dequeue(&mut self.sched, t, c, self.now);
+                if was_running {
+                    self.sched[t].switches += 1;
+                    self.schedule(c);
+                }
+                self.wake(t, false);
+            }
+        }
+    }
+}
+
+/// `x.ceil()`, inlined for the spans the loop meets (below 2^52 ns, where
+/// truncation to an integer is exact); `f64::ceil` is a libm call on a
+/// baseline x86-64 target, and this runs several times per event.
+fn ceil(x: f64) -> f64 {
+    if (0.0..4_503_599_627_370_496.0).contains(&x) {
+        let t = x as u64 as f64;
+        if t < x {
+            t + 1.0
+        } else {
+            t
+        }
+    } else {
+        x.ceil()
+    }
+}

@@ -1,0 +1,434 @@
+//! [`SimPlatform`]: the simulator seen through the same [`Platform`] trait
+//! as a real machine.
+//!
+//! Time advances from event to event (slice ends, completions, wake-ups,
+//! governor samples, balancing, DVFS transitions, gang slot boundaries)
+//! rather than tick by tick: between two events nothing changes, so every
+//! counter and joule over the span is integrated in one step, and the
+//! contention solve for a given set of running tasks and frequencies is
+//! memoised. Scheduling decisions still fall on tick boundaries (slices are
+//! whole ticks), so results are those of a tick-driven simulation at a
+//! fraction of the cost.
+//!
+//! The platform is split by concern, so that each can be read (and later
+//! replaced) alone:
+//!
+//! ```text
+//!  setup.rs    scenario → machine tables, tasks, build, transients
+//!  jobs.rs     task life: spawn, complete, restart, `after`, make -jN
+//!  events.rs   the event loop: next_event, process_events, wake, schedule
+//!  rates.rs    memoised contention solve per memory domain
+//!  energy.rs   integrate one span: counters, energy, governor load
+//!  counters.rs per-task cumulative counters (the truth a PMU would count)
+//!  observe.rs  the truth Snapshot, and pruning of reported exits
+//!  gang.rs     timed gang schedules (Plan::gang_schedule)
+//!  loadavg.rs  /proc/loadavg's calc_load
+//! ```
+//!
+//! `integrate` (energy.rs) and `observe` (observe.rs) are the two seams an
+//! observation model hooks into: the first is where truth accrues, the
+//! second where it is read out as deltas.
+
+mod counters;
+mod energy;
+mod events;
+mod gang;
+mod jobs;
+mod loadavg;
+mod observe;
+mod rates;
+mod setup;
+
+use crate::governor::DomainGovernor;
+use crate::jobgraph::JobGraph;
+use crate::kernel::{Kernel, Ns, Sched};
+use crate::machine::Machine;
+use crate::profile::Profile;
+use crate::scenario::Scenario;
+use counters::{Acc, SchedCounts};
+use ecosched_model::platform::check_plan;
+use ecosched_model::{
+    ApplyReport, Capabilities, CounterKind, CpuSet, FreqDomainId, GangAction, Meter, Plan,
+    Platform, PlatformError, PowerSource, Snapshot, TaskId, Topology,
+};
+use gang::GangRun;
+use loadavg::LoadTracker;
+use rand_chacha::ChaCha8Rng;
+use rates::RateMemo;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+const NS_PER_S: f64 = 1e9;
+/// Instructions below which a task counts as done (float rounding).
+const EPS_INSTR: f64 = 1e-3;
+
+/// What a simulated process is, for the build's bookkeeping.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Role {
+    /// A scenario task or a transient thread.
+    Plain,
+    /// The `make` process, with the job its current burst is starting.
+    Make { starting: Option<usize> },
+    /// A build job, with the slot of the assembler beside it.
+    Job { job: usize, helper: Option<usize> },
+    /// The assembler beside a compile job; it ends with the job.
+    Helper,
+}
+
+/// The running `make -jN` build of a scenario's `[jobgraph]`.
+#[derive(Debug, Clone)]
+struct Build {
+    graph: JobGraph,
+    /// The `make` process's task slot.
+    make: usize,
+    /// Instructions per ms of work alone at the highest frequency.
+    instr_per_ms: f64,
+    make_ms: f64,
+    /// Compile/link/make work: the profile's first phase, never sleeping.
+    work: Arc<Profile>,
+    /// The assembler: the same phase, in short random bursts.
+    helper: Option<Arc<Profile>>,
+    phase_id: u32,
+}
+
+/// Where a task is in its life.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Life {
+    /// Created, arriving at `Task::arrival`.
+    Pending,
+    /// Running or waiting for a CPU (or held by a gang freeze).
+    Runnable,
+    /// Asleep until `until`; `Ns::MAX` means blocked until something
+    /// wakes it (`make` waiting for a job).
+    Sleeping { until: Ns },
+    /// Stopped by a plan's one-shot `GangAction::Stop`.
+    Stopped,
+    /// Finished; its slot is freed once the exit has been observed.
+    Exited,
+}
+
+/// Which scenario task a simulated task is an instance of.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Instance {
+    /// Index into the scenario's `[[tasks]]`.
+    spec: usize,
+    /// Which of its `count` instances.
+    k: u32,
+}
+
+/// One simulated task. Each is its own process (a single-threaded program,
+/// as the papers' SPEC runs and compile jobs are), so its `ProcessId` is
+/// its own `TaskId`.
+#[derive(Debug, Clone)]
+struct Task {
+    id: TaskId,
+    name: String,
+    /// The scenario task it instantiates; `None` for `make`, build jobs
+    /// and transient threads.
+    instance: Option<Instance>,
+    role: Role,
+    managed: bool,
+    nice: i32,
+    profile: Arc<Profile>,
+    /// Global phase ids, one per phase of the profile.
+    phase_ids: Vec<u32>,
+    phase: usize,
+    phase_left: f64,
+    remaining: f64,
+    burst_left_ns: f64,
+    life: Life,
+    /// Held off its run queue by the timed gang schedule.
+    frozen: bool,
+    /// Index of its group in the gang schedule in force, if any.
+    gang_group: Option<usize>,
+    arrival: Ns,
+    started: Ns,
+    finished: Option<Ns>,
+    /// The plan's per-task CPU set, if any.
+    own_cpus: Option<CpuSet>,
+    acc: Acc,
+    reported: Acc,
+    /// The kernel's counts at the last observation.
+    reported_sched: SchedCounts,
+}
+
+/// One frequency domain's state.
+#[derive(Debug, Clone)]
+struct Domain {
+    cur_khz: u64,
+    pending: Option<(u64, Ns)>,
+    stall_until: Ns,
+    governor: DomainGovernor,
+    /// When the governor next samples (`governor.next_eval`, kept here
+    /// because the event loop asks for it on every event).
+    next_eval: Option<Ns>,
+}
+
+/// Figures about the simulator's own work, for benchmarks and tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SimStats {
+    /// Spans integrated (one per event).
+    pub spans: u64,
+    /// Contention solves computed (memo misses).
+    pub solves: u64,
+    /// Contention results recalled from the memo (hits).
+    pub memo_hits: u64,
+    /// Solves that hit the iteration cap.
+    pub unconverged: u64,
+}
+
+impl SimStats {
+    /// Share of contention look-ups answered by the memo.
+    pub fn memo_hit_rate(&self) -> f64 {
+        let total = self.solves + self.memo_hits;
+        if total == 0 {
+            0.0
+        } else {
+            self.memo_hits as f64 / total as f64
+        }
+    }
+}
+
+/// Per-CPU facts that never change during a run, looked up every span.
+#[derive(Debug, Clone)]
+struct CpuFacts {
+    /// Its frequency domain.
+    domain: usize,
+    /// Its position inside the domain (the governor's per-CPU index).
+    local: usize,
+    /// Its package.
+    package: usize,
+    /// Its voltage domain.
+    voltage_domain: usize,
+    /// Its domain's highest frequency, kHz.
+    max_khz: u64,
+}
+
+/// A timer: a pending arrival or the end of a sleep, for task `slot`
+/// created as number `seq`. Entries go stale when the task's state moves
+/// on; they are checked against the task when they come due.
+type Timer = Reverse<(Ns, u64, usize)>;
+
+/// The simulated machine running a scenario.
+pub struct SimPlatform {
+    scenario: Scenario,
+    machine: Arc<Machine>,
+    topology: Arc<Topology>,
+    tick: Ns,
+    now: Ns,
+    end: Option<Ns>,
+    /// Task table, by slot. A slot is reused once its task's exit has been
+    /// observed, so memory follows the live task count, not run length.
+    tasks: Vec<Task>,
+    /// Kernel state per slot (same indices as `tasks`).
+    sched: Vec<Sched>,
+    /// Slots free for reuse.
+    free: Vec<usize>,
+    /// Occupied slots in creation order: the order of snapshots and of
+    /// every walk over tasks whose order matters.
+    order: Vec<usize>,
+    /// Next creation number.
+    next_seq: u64,
+    /// Arrivals and sleep ends, earliest first.
+    timers: BinaryHeap<Timer>,
+    /// Managed tasks that have not exited.
+    live_managed: usize,
+    kernel: Kernel,
+    domains: Vec<Domain>,
+    cpu_facts: Vec<CpuFacts>,
+    /// Voltage of each voltage domain (the highest its frequency domains
+    /// ask for), kept current as frequencies change.
+    volts: Vec<f64>,
+    /// The highest voltage of any P-state (idle-state power scales with it).
+    v_max: f64,
+    managed_cpus: CpuSet,
+    rng: ChaCha8Rng,
+    next_pid: u32,
+    /// Remaining instances to start after a named task.
+    waiting_after: Vec<Instance>,
+    /// Completions still owed per (spec, instance).
+    owed: HashMap<(usize, u32), u32>,
+    next_balance: Ns,
+    rates: RateMemo,
+    busy_ns: Vec<f64>,
+    /// Scratch per package for `integrate` (kept to avoid allocating).
+    package_w: Vec<f64>,
+    package_idle_j: Vec<f64>,
+    package_j: f64,
+    system_j: f64,
+    reported_package_j: f64,
+    reported_system_j: f64,
+    last_observe: Ns,
+    stats: SimStats,
+    /// Global id per (profile, phase): the memo key's vocabulary.
+    phase_keys: HashMap<(String, usize), u32>,
+    /// Instructions of one instance per task spec.
+    lengths: Vec<f64>,
+    /// The scenario's build, if it has one.
+    build: Option<Build>,
+    /// The timed gang schedule in force, if any.
+    gang: Option<GangRun>,
+    /// `/proc/loadavg`.
+    load: LoadTracker,
+}
+
+fn ns(seconds: f64) -> Ns {
+    (seconds * NS_PER_S).round().max(0.0) as Ns
+}
+
+impl SimPlatform {
+    /// Simulator work counters.
+    pub fn stats(&self) -> SimStats {
+        self.stats
+    }
+
+    /// Current simulated time, s.
+    pub fn now_s(&self) -> f64 {
+        self.now as f64 / NS_PER_S
+    }
+
+    /// Task slots in use (live tasks plus exits not yet observed): what
+    /// the simulator's memory grows with.
+    pub fn task_slots(&self) -> usize {
+        self.order.len()
+    }
+}
+
+impl Platform for SimPlatform {
+    fn kind(&self) -> &'static str {
+        "sim"
+    }
+
+    fn machine_name(&self) -> String {
+        self.machine.spec.name.clone()
+    }
+
+    fn topology(&self) -> Arc<Topology> {
+        self.topology.clone()
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            counters: CounterKind::ALL.into_iter().collect(),
+            power: Some(PowerSource::Measured),
+            affinity: true,
+            frequency: true,
+            gang: true,
+        }
+    }
+
+    fn meter(&self) -> Meter {
+        self.scenario.spec.meter
+    }
+
+    fn apply(&mut self, plan: &Plan) -> Result<ApplyReport, PlatformError> {
+        check_plan(plan, &self.topology, &self.topology.online_cpus())?;
+        if let Some(g) = &plan.gang_schedule {
+            g.validate().map_err(PlatformError::InvalidPlan)?;
+        }
+        let mut report = ApplyReport::default();
+        let by_id: HashMap<TaskId, usize> = self
+            .order
+            .iter()
+            .filter(|&&t| self.tasks[t].life != Life::Exited)
+            .map(|&t| (self.tasks[t].id, t))
+            .collect();
+        let mut touched = Vec::new();
+        for (id, set) in &plan.task_cpus {
+            match by_id.get(id) {
+                Some(&t) if self.tasks[t].managed => {
+                    self.tasks[t].own_cpus = Some(set.clone());
+                    touched.push(t);
+                }
+                Some(_) => {
+                    return Err(PlatformError::InvalidPlan(format!(
+                        "task {id} is not managed"
+                    )))
+                }
+                None => report.vanished.push(*id),
+            }
+        }
+        if let Some(set) = &plan.managed_cpus {
+            self.managed_cpus = set.clone();
+            touched = self
+                .order
+                .iter()
+                .copied()
+                .filter(|&t| self.tasks[t].managed)
+                .collect();
+        }
+        for t in touched {
+            if self.tasks[t].life != Life::Exited {
+                self.reconfine(t);
+            }
+        }
+        for (&d, setting) in &plan.frequency {
+            self.set_freq_setting(d, *setting);
+        }
+        for (id, action) in &plan.gang {
+            let Some(&t) = by_id.get(id) else {
+                report.vanished.push(*id);
+                continue;
+            };
+            match (action, self.tasks[t].life) {
+                (GangAction::Stop, Life::Runnable) => {
+                    self.tasks[t].life = Life::Stopped;
+                    if let Some(c) = self.sched[t].cpu {
+                        self.switch_out(t, c);
+                    }
+                }
+                (GangAction::Continue, Life::Stopped) => self.wake(t, false),
+                _ => {}
+            }
+        }
+        if let Some(schedule) = &plan.gang_schedule {
+            self.install_gang(schedule, &by_id, &mut report);
+        }
+        Ok(report)
+    }
+
+    fn advance(&mut self, interval: Duration) -> Result<(), PlatformError> {
+        let mut target = self.now + interval.as_nanos() as Ns;
+        if let Some(end) = self.end {
+            target = target.min(end);
+        }
+        self.run_until(target);
+        Ok(())
+    }
+
+    fn observe(&mut self) -> Result<Snapshot, PlatformError> {
+        Ok(self.snapshot())
+    }
+
+    fn finished(&self) -> bool {
+        self.workload_done() || self.end.is_some_and(|e| self.now >= e)
+    }
+}
+
+impl SimPlatform {
+    /// Hand frequency domain `d` to `setting`. Re-sending the setting
+    /// already in force changes nothing: a policy that repeats `ondemand`
+    /// every interval must not restart the governor's sampling period
+    /// (it would never sample).
+    fn set_freq_setting(&mut self, d: FreqDomainId, setting: ecosched_model::FreqSetting) {
+        let d = d.index();
+        if self.domains[d].governor.setting() == setting {
+            return;
+        }
+        let cur = self.domains[d]
+            .pending
+            .map_or(self.domains[d].cur_khz, |p| p.0);
+        let governor = DomainGovernor::new(
+            setting,
+            self.topology.freq_domains[d].cpus.len(),
+            self.now,
+            cur,
+        );
+        let khz = governor.initial_khz(&self.topology.freq_domains[d], cur);
+        self.domains[d].next_eval = governor.next_eval(&self.machine.spec.governor);
+        self.domains[d].governor = governor;
+        self.set_freq(d, khz);
+    }
+}

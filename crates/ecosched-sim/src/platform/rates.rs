@@ -1,0 +1,185 @@
+//! How fast each running task goes: the contention solve
+//! (`contention.rs`), memoised.
+//!
+//! Memory domains do not interact (a cache never spans two, and each has
+//! its own latency), so each is solved on its own and memoised under its
+//! own key: the (phase, MHz) running on each of its CPUs. On a machine
+//! with one memory domain that is exactly the whole-machine solve; on a
+//! large machine it keeps the memo useful, since a 64-CPU configuration
+//! almost never repeats while a 4-CPU one does. A domain whose key did
+//! not change since the last event is not even looked up.
+
+use super::SimPlatform;
+use crate::contention::{solve, Demand, Outcome};
+use crate::machine::Machine;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Memo size bound, in CPU entries over all keys (≈ 56 bytes each): the
+/// memo is cleared when it would hold more, so memory stays bounded
+/// however long the run.
+const MEMO_MAX_CPU_ENTRIES: usize = 1 << 20;
+
+/// FxHash (rustc's hasher): one multiply and rotate per word. Keys are
+/// short slices of small integers the simulator makes itself, so a
+/// collision-resistant hash (SipHash, the default) buys nothing and costs
+/// most of a look-up; ten lines here spare a dependency.
+#[derive(Default, Clone, Copy)]
+struct FxHasher {
+    hash: u64,
+}
+
+impl FxHasher {
+    fn add(&mut self, word: u64) {
+        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.add(u64::from_le_bytes(w));
+        }
+        for &b in chunks.remainder() {
+            self.add(u64::from(b));
+        }
+    }
+
+    fn write_u32(&mut self, i: u32) {
+        self.add(u64::from(i));
+    }
+
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.hash
+    }
+}
+
+/// The memoised contention state.
+pub(super) struct RateMemo {
+    /// CPUs of each memory domain, ascending.
+    domains: Vec<Vec<usize>>,
+    /// The key each domain's current outcomes were found for.
+    keys: Vec<Vec<u32>>,
+    /// Scratch for building a key.
+    scratch: Vec<u32>,
+    /// Key → where its outcomes start in `outcomes`.
+    memo: HashMap<Box<[u32]>, usize, BuildHasherDefault<FxHasher>>,
+    /// Every memoised domain's outcomes, one after another (one arena
+    /// rather than an allocation per key).
+    outcomes: Vec<Option<Outcome>>,
+    /// Per CPU: how its running task fares (`None` when idle).
+    pub(super) by_cpu: Vec<Option<Outcome>>,
+}
+
+impl RateMemo {
+    /// An empty memo for `machine`.
+    pub(super) fn new(machine: &Machine) -> Self {
+        let mut domains = vec![Vec::new(); machine.mem_domains];
+        for c in 0..machine.cpus() {
+            domains[machine.mem_of[c]].push(c);
+        }
+        domains.retain(|d| !d.is_empty());
+        RateMemo {
+            keys: vec![Vec::new(); domains.len()],
+            domains,
+            scratch: Vec::new(),
+            memo: HashMap::default(),
+            outcomes: Vec::new(),
+            by_cpu: vec![None; machine.cpus()],
+        }
+    }
+}
+
+impl SimPlatform {
+    /// Bring every running task's speed up to date with who runs where at
+    /// which frequency.
+    pub(super) fn refresh_rates(&mut self) {
+        let memo = &mut self.rates;
+        for m in 0..memo.domains.len() {
+            let cpus = &memo.domains[m];
+            memo.scratch.clear();
+            memo.scratch.push(m as u32);
+            for &c in cpus {
+                match self.kernel.rqs[c].current {
+                    Some(t) => {
+                        let task = &self.tasks[t];
+                        memo.scratch.push(task.phase_ids[task.phase]);
+                        memo.scratch
+                            .push((self.domains[self.machine.domain_of[c]].cur_khz / 1000) as u32);
+                    }
+                    None => memo.scratch.extend([0, 0]),
+                }
+            }
+            if memo.scratch == memo.keys[m] {
+                continue;
+            }
+            std::mem::swap(&mut memo.scratch, &mut memo.keys[m]);
+            let at = match memo.memo.get(&memo.keys[m][..]) {
+                Some(&at) => {
+                    self.stats.memo_hits += 1;
+                    at
+                }
+                None => {
+                    let smt = self.machine.spec.scheduler.smt_cpi_factor;
+                    let core_of = &self.machine.core_of;
+                    let mut demands = Vec::new();
+                    let mut slots = Vec::new();
+                    for (i, &c) in cpus.iter().enumerate() {
+                        if let Some(t) = self.kernel.rqs[c].current {
+                            let task = &self.tasks[t];
+                            let sibling_busy = cpus.iter().any(|&o| {
+                                o != c
+                                    && core_of[o] == core_of[c]
+                                    && self.kernel.rqs[o].current.is_some()
+                            });
+                            let khz = self.domains[self.machine.domain_of[c]].cur_khz;
+                            demands.push(Demand {
+                                phase: &task.profile.phases[task.phase],
+                                cpu: c,
+                                freq_ghz: khz as f64 / 1e6,
+                                cpi_factor: if sibling_busy { smt } else { 1.0 },
+                            });
+                            slots.push(i);
+                        }
+                    }
+                    let solution = solve(&self.machine, &demands);
+                    self.stats.solves += 1;
+                    if !solution.converged {
+                        self.stats.unconverged += 1;
+                    }
+                    if memo.outcomes.len() + cpus.len() > MEMO_MAX_CPU_ENTRIES {
+                        memo.memo.clear();
+                        memo.outcomes.clear();
+                    }
+                    let at = memo.outcomes.len();
+                    memo.outcomes.resize(at + cpus.len(), None);
+                    for (i, o) in slots.into_iter().zip(solution.outcomes) {
+                        memo.outcomes[at + i] = Some(o);
+                    }
+                    memo.memo
+                        .insert(memo.keys[m].clone().into_boxed_slice(), at);
+                    at
+                }
+            };
+            for (&c, o) in cpus.iter().zip(&memo.outcomes[at..]) {
+                memo.by_cpu[c] = *o;
+            }
+        }
+    }
+
+    /// Instructions per ns of the task running on `c`.
+    pub(super) fn rate(&self, c: usize) -> f64 {
+        let ghz = self.cpu_ghz(c);
+        match self.rates.by_cpu[c] {
+            Some(o) if ghz > 0.0 => 1.0 / o.tpi_ns,
+            _ => 0.0,
+        }
+    }
+}

@@ -1,0 +1,235 @@
+//! `SimPlatform` driven directly, without the engine: the timed gang
+//! schedule, governor settings re-sent by a policy, the load average, and
+//! the simulator's own memory (exited tasks are pruned once reported).
+
+#![allow(clippy::unwrap_used)]
+
+use ecosched_model::{
+    CpuId, CpuSet, FreqSetting, GangGroup, GangSchedule, GangSlot, Governor, Plan, Platform,
+    Snapshot, TaskId, TaskState,
+};
+use ecosched_sim::{Scenario, SimPlatform};
+use std::time::Duration;
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn step(sim: &mut SimPlatform, d: Duration) -> Snapshot {
+    sim.advance(d).unwrap();
+    sim.observe().unwrap()
+}
+
+fn on_cpu_ms(s: &Snapshot, id: TaskId) -> f64 {
+    let t = s.tasks.iter().find(|t| t.id == id).unwrap();
+    t.counters.on_cpu_ns.unwrap() as f64 / 1e6
+}
+
+fn state(s: &Snapshot, id: TaskId) -> TaskState {
+    s.tasks.iter().find(|t| t.id == id).unwrap().state
+}
+
+/// Two CPU-bound tasks pinned to CPU 0, one gang group each, slots of
+/// 30 ms for `a` and 10 ms for `b`.
+fn gang_setup() -> (SimPlatform, TaskId, TaskId) {
+    let scenario = Scenario::load("merkel-2-aluadd-shared").unwrap();
+    let mut sim = SimPlatform::new(&scenario, 1).unwrap();
+    sim.apply(&Plan::unchanged()).unwrap();
+    let s = step(&mut sim, ms(10));
+    let (a, b) = (s.tasks[0].id, s.tasks[1].id);
+    let cpu0: CpuSet = [CpuId(0)].into_iter().collect();
+    let mut plan = Plan::unchanged();
+    plan.task_cpus.insert(a, cpu0.clone());
+    plan.task_cpus.insert(b, cpu0);
+    plan.gang_schedule = Some(GangSchedule {
+        groups: vec![
+            GangGroup {
+                name: "a".into(),
+                tasks: vec![a],
+            },
+            GangGroup {
+                name: "b".into(),
+                tasks: vec![b],
+            },
+        ],
+        slots: vec![
+            GangSlot {
+                duration_us: 30_000,
+                run: vec![0],
+            },
+            GangSlot {
+                duration_us: 10_000,
+                run: vec![1],
+            },
+        ],
+    });
+    sim.apply(&plan).unwrap();
+    (sim, a, b)
+}
+
+#[test]
+fn a_frozen_group_gets_no_cpu_and_shows_stopped() {
+    let (mut sim, a, b) = gang_setup();
+    // 20 ms into a's 30 ms slot: b is frozen and gets nothing.
+    let s = step(&mut sim, ms(20));
+    assert_eq!(on_cpu_ms(&s, b), 0.0);
+    assert_eq!(state(&s, b), TaskState::Stopped);
+    assert!(
+        (on_cpu_ms(&s, a) - 20.0).abs() < 1e-6,
+        "{}",
+        on_cpu_ms(&s, a)
+    );
+    // Into b's slot (30–40 ms): a is frozen.
+    let s = step(&mut sim, ms(15));
+    assert_eq!(state(&s, a), TaskState::Stopped);
+    assert_eq!(state(&s, b), TaskState::Running);
+    assert!(
+        (on_cpu_ms(&s, b) - 5.0).abs() < 1e-6,
+        "{}",
+        on_cpu_ms(&s, b)
+    );
+}
+
+#[test]
+fn gang_slots_share_the_cpu_in_proportion_and_end_thaws() {
+    let (mut sim, a, b) = gang_setup();
+    // 100 whole cycles of 40 ms.
+    let s = step(&mut sim, ms(4000));
+    let (ta, tb) = (on_cpu_ms(&s, a), on_cpu_ms(&s, b));
+    assert!(
+        (ta - 3000.0).abs() < 1.0 && (tb - 1000.0).abs() < 1.0,
+        "{ta} {tb}"
+    );
+    let mut end = Plan::unchanged();
+    end.gang_schedule = Some(GangSchedule::end());
+    sim.apply(&end).unwrap();
+    // Thawed, CFS shares CPU 0 evenly.
+    let s = step(&mut sim, ms(1000));
+    let (ta, tb) = (on_cpu_ms(&s, a), on_cpu_ms(&s, b));
+    assert!(
+        (ta - 500.0).abs() < 30.0 && (tb - 500.0).abs() < 30.0,
+        "{ta} {tb}"
+    );
+    assert_ne!(state(&s, a), TaskState::Stopped);
+    assert_ne!(state(&s, b), TaskState::Stopped);
+}
+
+/// A policy that sends `ondemand` every 100 ms must not restart the
+/// governor's 200 ms sampling period each time: a busy CPU at the lowest
+/// P-state reaches the highest at the first sample.
+#[test]
+fn resending_the_governor_keeps_its_sampling() {
+    let scenario = Scenario::load("merkel-1-aluadd").unwrap();
+    let mut sim = SimPlatform::new(&scenario, 1).unwrap();
+    let domains = sim.topology().freq_domains.len();
+    let max = sim.topology().freq_domains[0].max_khz();
+    let min = sim.topology().freq_domains[0].min_khz();
+    sim.apply(&Plan::all_domains(
+        domains,
+        FreqSetting::Governor(Governor::Powersave),
+    ))
+    .unwrap();
+    let s = step(&mut sim, ms(10));
+    assert_eq!(s.cpus[0].freq_khz, Some(min));
+    let ondemand = Plan::all_domains(domains, FreqSetting::Governor(Governor::Ondemand));
+    let mut freq = None;
+    for _ in 0..10 {
+        sim.apply(&ondemand).unwrap();
+        freq = step(&mut sim, ms(100)).cpus[0].freq_khz;
+    }
+    assert_eq!(freq, Some(max));
+}
+
+/// Four busy tasks on four CPUs: no sample before 5.001 s, then the
+/// first calc_load step by hand: (4·2048·164 + 2047) / 2048 = 656, printed
+/// as 0.32.
+#[test]
+fn load_average_follows_calc_load() {
+    let scenario = Scenario::load("merkel-4-aluadd").unwrap();
+    let mut sim = SimPlatform::new(&scenario, 1).unwrap();
+    sim.apply(&Plan::unchanged()).unwrap();
+    let s = step(&mut sim, ms(5000));
+    let l = s.load_avg.unwrap();
+    assert_eq!((l.one, l.five, l.fifteen), (0.0, 0.0, 0.0));
+    assert_eq!((l.runnable, l.total), (4, 4));
+    let l = step(&mut sim, ms(2)).load_avg.unwrap();
+    assert_eq!(l.one, 0.32);
+    // EXP_5: (8192·34 + 2047) / 2048 = 136 → (146·100) >> 11 = 7 → 0.07.
+    assert_eq!(l.five, 0.07);
+    // EXP_15: (8192·11 + 2047) / 2048 = 44 → (54·100) >> 11 = 2 → 0.02.
+    assert_eq!(l.fifteen, 0.02);
+}
+
+/// Many short tasks restarting over and over: the task table holds the
+/// live tasks and the exits of one interval, never every task ever run.
+#[test]
+fn exited_tasks_are_pruned_once_reported() {
+    let text = r#"
+name = "churn"
+description = "200 short tasks, each run 10 times"
+machine = "q6600"
+duration_s = 20
+
+[[tasks]]
+profile = "aluadd"
+count = 200
+length_s = 0.02
+completions = 10
+"#;
+    let scenario = Scenario::from_toml("churn.toml", text, None).unwrap();
+    let mut sim = SimPlatform::new(&scenario, 1).unwrap();
+    sim.apply(&Plan::unchanged()).unwrap();
+    let mut exits = 0;
+    let mut most = 0;
+    while !sim.finished() {
+        let s = step(&mut sim, ms(100));
+        exits += s
+            .tasks
+            .iter()
+            .filter(|t| t.state == TaskState::Exited)
+            .count();
+        most = most.max(sim.task_slots());
+    }
+    assert_eq!(exits, 200 * 10);
+    assert!(most <= 200 + 200, "{most} slots");
+}
+
+/// 10,000 tasks for a simulated minute, observed every second without
+/// keeping snapshots: the simulator's own footprint. Ignored by default
+/// (it takes seconds); measure with
+/// `/usr/bin/time -v <test binary> --ignored ten_thousand_tasks`.
+#[test]
+#[ignore]
+fn ten_thousand_tasks() {
+    let text = r#"
+name = "10k"
+description = "10,000 mixed SPEC-like tasks on the Xeon E5345 for one simulated minute"
+machine = "xeon-e5345"
+duration_s = 60
+
+[[tasks]]
+profile = "hmmer"
+count = 5000
+length_s = 4000
+
+[[tasks]]
+profile = "libquantum"
+count = 5000
+length_s = 4000
+"#;
+    let scenario = Scenario::from_toml("10k.toml", text, None).unwrap();
+    let mut sim = SimPlatform::new(&scenario, 1).unwrap();
+    sim.apply(&Plan::unchanged()).unwrap();
+    let start = std::time::Instant::now();
+    while !sim.finished() {
+        let s = step(&mut sim, ms(1000));
+        assert_eq!(s.tasks.len(), 10_000);
+    }
+    let wall = start.elapsed().as_secs_f64();
+    println!(
+        "10k tasks: {} simulated s in {wall:.2} s, {:?}",
+        sim.now_s(),
+        sim.stats()
+    );
+    assert!(wall < 60.0, "{wall} s");
+}
