@@ -69,7 +69,9 @@ pub fn run(
     sink: &mut dyn TraceSink,
     progress: &mut dyn FnMut(f64),
 ) -> Result<RunOutcome, ControlError> {
-    let missing = policy.requirements().missing(&platform.capabilities());
+    let requirements = policy.requirements();
+    platform.open_counters(&requirements);
+    let missing = requirements.missing(&platform.capabilities());
     if !missing.is_empty() {
         return Err(ControlError::Incapable {
             policy: policy.name().to_string(),

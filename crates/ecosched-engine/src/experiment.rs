@@ -6,10 +6,10 @@ use crate::report::{CompareReport, SimReport};
 use crate::EngineError;
 use ecosched_control::run;
 use ecosched_model::trace::{MemorySink, NullSink, TraceSink};
-use ecosched_model::{Comparison, RunMetrics, Trace};
+use ecosched_model::{Comparison, CounterKind, RunMetrics, Trace};
 use ecosched_policy::{build, Params};
 use ecosched_sim::{Observe, Scenario, SimPlatform};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// How a simulated run is set up beyond its scenario and policy.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -18,6 +18,10 @@ pub struct SimOptions {
     pub seed: Option<u64>,
     /// What the policy is shown (default: what Linux could read).
     pub observe: Observe,
+    /// Counters opened beside the policy's own, for measurements an
+    /// experiment takes (as `perf stat -e` beside a run); under `linux`
+    /// they share the PMU with the policy's and are multiplexed with them.
+    pub extra_counters: BTreeSet<CounterKind>,
 }
 
 impl SimOptions {
@@ -59,6 +63,7 @@ pub fn simulate_into(
     let mut policy = build(policy, params)?;
     let seed = options.seed.unwrap_or(scenario.spec.seed);
     let mut platform = SimPlatform::new(scenario, seed)?;
+    platform.observe_as(options.observe, &options.extra_counters);
     let outcome = run(
         &mut platform,
         policy.as_mut(),

@@ -552,13 +552,33 @@ pub fn pam_samples(trace: &Trace) -> Vec<Vec<PamSample>> {
 }
 
 fn trace_of(
-    o: Observe,
+    o: &SimOptions,
     scenario: &str,
     policy: &str,
     params: Params,
 ) -> Result<Trace, EngineError> {
     let s = Scenario::load(scenario)?;
-    Ok(simulate_traced(&s, policy, &params, &SimOptions::observing(o))?.1)
+    Ok(simulate_traced(&s, policy, &params, o)?.1)
+}
+
+/// The counters PAM's measurement rows read (eqs. 5–14), opened beside
+/// whatever the run's policy needs, as an experimenter runs `perf stat -e`
+/// beside a workload. Under `--observe linux` they are multiplexed.
+pub fn pam_measurement(o: Observe) -> SimOptions {
+    use ecosched_model::CounterKind as K;
+    SimOptions {
+        extra_counters: [
+            K::Instructions,
+            K::Cycles,
+            K::LlcReferences,
+            K::LlcMisses,
+            K::L1dReferences,
+            K::L1dMisses,
+            K::LinesIn,
+        ]
+        .into(),
+        ..SimOptions::observing(o)
+    }
 }
 
 /// Mean relative error of eq. 14 on samples whose name starts with one of
@@ -579,8 +599,9 @@ pub fn eq14_error(samples: &[Vec<PamSample>], prefixes: &[&str]) -> f64 {
 /// cache-sensitive from streaming tasks.
 pub fn pam_checks(o: Observe) -> Result<Vec<Check>, EngineError> {
     // bzip2 and libquantum confined to the two CPUs of one L2.
+    let measure = pam_measurement(o);
     let shared = pam_samples(&trace_of(
-        o,
+        &measure,
         "pam-bzip2-libq",
         "static",
         Params::default().with("cpus", "0-1"),
@@ -604,12 +625,7 @@ pub fn pam_checks(o: Observe) -> Result<Vec<Check>, EngineError> {
     let pair = Scenario::load("pam-bzip2-libq")?;
     for name in ["bzip2", "libquantum"] {
         if let Some(alone) = pair.alone(name) {
-            let (_, trace) = simulate_traced(
-                &alone,
-                "ondemand",
-                &Params::default(),
-                &SimOptions::observing(o),
-            )?;
+            let (_, trace) = simulate_traced(&alone, "ondemand", &Params::default(), &measure)?;
             fit.extend(pam_samples(&trace));
         }
     }
@@ -691,7 +707,7 @@ pub fn pam_checks(o: Observe) -> Result<Vec<Check>, EngineError> {
 /// CPUs in use.
 pub fn pam_power_cap(o: Observe) -> Result<Vec<Check>, EngineError> {
     let trace = trace_of(
-        o,
+        &SimOptions::observing(o),
         "pam-powercap",
         "pam",
         Params::default()

@@ -22,7 +22,7 @@ fn pam_power_cap_row() {
 
 use ecosched_engine::experiment::{compare, simulate, simulate_traced, SimOptions};
 use ecosched_engine::run;
-use ecosched_engine::validate::{cap_figures, pam_samples};
+use ecosched_engine::validate::{cap_figures, pam_measurement, pam_samples};
 use ecosched_model::trace::{MemorySink, NullSink};
 use ecosched_model::{RunMetrics, TaskId, Trace};
 use ecosched_policy::pam::model::CpiModel;
@@ -345,11 +345,12 @@ fn model_predicts_co_run_cpis_on_scenarios_it_was_not_fitted_on() {
 #[test]
 fn samples_cover_every_running_task() {
     let scenario = Scenario::load("pam-bzip2-libq").unwrap();
+    // Under ondemand nothing opens PAM's events: the measurement does.
     let (_, trace) = simulate_traced(
         &scenario,
         "ondemand",
         &Params::default(),
-        &SimOptions::default(),
+        &pam_measurement(Observe::Linux),
     )
     .unwrap();
     let samples = pam_samples(&trace);

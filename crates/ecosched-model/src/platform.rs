@@ -57,6 +57,14 @@ pub trait Platform {
     fn topology(&self) -> Arc<Topology>;
     /// What the platform measures and actuates.
     fn capabilities(&self) -> Capabilities;
+    /// Open the counters a policy needs (`requirements.counters`) and would
+    /// use (`requirements.wanted`). The control loop calls it once, before
+    /// it checks capabilities: a PMU counts few events at once, so a
+    /// platform opens what the policy reads rather than everything, and
+    /// multiplexes only when it must. By default nothing needs opening.
+    fn open_counters(&mut self, requirements: &crate::capability::Requirements) {
+        let _ = requirements;
+    }
     /// The energy meter reports should use.
     fn meter(&self) -> Meter;
     /// Carry out a plan.

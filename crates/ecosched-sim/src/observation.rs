@@ -276,8 +276,8 @@ pub struct MuxAcc {
 pub struct Observer {
     mode: Observe,
     mux: Multiplexer,
-    /// Cumulative busy ns per CPU at the previous observation.
-    busy_reported_ns: Vec<f64>,
+    /// Cumulative busy ns per CPU, as `/proc/stat` accumulates it.
+    busy_total_ns: Vec<f64>,
 }
 
 impl Observer {
@@ -293,7 +293,7 @@ impl Observer {
         Observer {
             mode,
             mux: Multiplexer::for_policy(pmu, required, wanted),
-            busy_reported_ns: vec![0.0; cpus],
+            busy_total_ns: vec![0.0; cpus],
         }
     }
 
@@ -326,20 +326,14 @@ impl Observer {
         (self.mode == Observe::Full).then_some(truth)
     }
 
-    /// CPU `cpu`'s utilisation over an interval of `interval_ns`, given
-    /// its cumulative busy time now and the exact busy time in the
-    /// interval.
-    pub fn utilisation(
-        &mut self,
-        cpu: usize,
-        busy_total_ns: f64,
-        busy_ns: f64,
-        interval_ns: f64,
-    ) -> f64 {
-        let before = std::mem::replace(&mut self.busy_reported_ns[cpu], busy_total_ns);
+    /// CPU `cpu`'s utilisation over an interval of `interval_ns` in which
+    /// it was busy for `busy_ns`.
+    pub fn utilisation(&mut self, cpu: usize, busy_ns: f64, interval_ns: f64) -> f64 {
+        let before = self.busy_total_ns[cpu];
+        self.busy_total_ns[cpu] += busy_ns;
         match self.mode {
             Observe::Full => (busy_ns / interval_ns.max(1.0)).min(1.0),
-            Observe::Linux => proc_stat_utilisation(before, busy_total_ns, interval_ns),
+            Observe::Linux => proc_stat_utilisation(before, self.busy_total_ns[cpu], interval_ns),
         }
     }
 
@@ -510,7 +504,7 @@ mod tests {
         assert_eq!(linux.nr_running(3), None);
         // The preset has no memory-transaction event: not offered.
         assert!(!linux.counters().contains(&CounterKind::MemTransactions));
-        assert!((linux.utilisation(0, 25e6, 25e6, 100e6) - 0.2).abs() < 1e-12);
+        assert!((linux.utilisation(0, 25e6, 100e6) - 0.2).abs() < 1e-12);
         let mut full = Observer::new(
             Observe::Full,
             2,
@@ -521,7 +515,7 @@ mod tests {
         assert!(full.shows_task(false));
         assert_eq!(full.nr_running(3), Some(3));
         assert!(full.counters().contains(&CounterKind::MemTransactions));
-        assert!((full.utilisation(0, 25e6, 25e6, 100e6) - 0.25).abs() < 1e-12);
+        assert!((full.utilisation(0, 25e6, 100e6) - 0.25).abs() < 1e-12);
     }
 
     #[test]

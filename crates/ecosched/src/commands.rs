@@ -90,6 +90,7 @@ fn sim(args: &SimArgs) -> Result<Outcome> {
     let options = experiment::SimOptions {
         seed: s.seed,
         observe: s.observe,
+        ..Default::default()
     };
     let mut bar = Progress::simulation(progress::wanted(s.json), scenario.spec.duration_s);
     let run = experiment::simulate_into(
@@ -128,6 +129,7 @@ fn compare(args: &CompareArgs) -> Result<Outcome> {
     let options = experiment::SimOptions {
         seed: s.seed,
         observe: s.observe,
+        ..Default::default()
     };
     let report = experiment::compare(
         &scenario,

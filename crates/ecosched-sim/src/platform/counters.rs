@@ -5,6 +5,9 @@
 //! has one place to take the truth from and nothing else to know about.
 
 use crate::contention::Outcome;
+use crate::observation::HwValues;
+#[cfg(doc)]
+use crate::observation::HARDWARE;
 use crate::profile::Phase;
 use ecosched_model::Counters;
 
@@ -34,19 +37,34 @@ pub(super) struct SchedCounts {
 impl Acc {
     /// Accrue `instr` instructions of `phase` run over `dtf` ns at `ghz`,
     /// with the contention outcome `o`.
-    pub(super) fn run(&mut self, phase: &Phase, o: &Outcome, instr: f64, ghz: f64, dtf: f64) {
+    /// Returns the span's hardware increments in [`HARDWARE`] order, for
+    /// the observation model's multiplexed view.
+    pub(super) fn run(
+        &mut self,
+        phase: &Phase,
+        o: &Outcome,
+        instr: f64,
+        ghz: f64,
+        dtf: f64,
+    ) -> HwValues {
         let (api, l1d) = (phase.api, phase.l1d_refs_per_instr);
         let demand = 1.0 - phase.prefetch_coverage;
-        self.instructions += instr;
-        self.cycles += ghz * dtf;
-        self.l1d_refs += instr * l1d;
-        self.l1d_misses += instr * api;
-        self.llc_refs += instr * api;
+        let cycles = ghz * dtf;
+        let refs = instr * api;
         // Every line brought in counts as a line in; only the ones the
         // prefetcher did not cover are demand misses.
-        self.llc_misses += instr * api * o.miss_ratio * demand;
-        self.lines_in += instr * api * o.miss_ratio;
+        let misses = instr * api * o.miss_ratio * demand;
+        let lines = instr * api * o.miss_ratio;
+        self.instructions += instr;
+        self.cycles += cycles;
+        self.l1d_refs += instr * l1d;
+        self.l1d_misses += refs;
+        self.llc_refs += refs;
+        self.llc_misses += misses;
+        self.lines_in += lines;
         self.on_cpu_ns += dtf;
+        // Memory transactions are the lines that crossed the bus.
+        [instr, cycles, refs, misses, lines, instr * l1d, refs, lines]
     }
 
     /// The counters between `before` (and `sched_before`) and now, as a

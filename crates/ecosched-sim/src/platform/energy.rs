@@ -52,8 +52,11 @@ impl SimPlatform {
                     let rate = if ghz > 0.0 { 1.0 / o.tpi_ns } else { 0.0 };
                     let task = &mut self.tasks[t];
                     let instr = (rate * dtf).min(task.remaining);
-                    task.acc
-                        .run(&task.profile.phases[task.phase], &o, instr, ghz, dtf);
+                    let increments =
+                        task.acc
+                            .run(&task.profile.phases[task.phase], &o, instr, ghz, dtf);
+                    self.observer
+                        .account(&mut task.mux, self.now, to, &increments);
                     task.remaining -= instr;
                     task.phase_left -= instr;
                     if task.burst_left_ns.is_finite() && ghz > 0.0 {

@@ -8,6 +8,7 @@ use super::counters::{Acc, SchedCounts};
 use super::{Build, Instance, Life, Role, SimPlatform, Task};
 use crate::jobgraph::{JobGraph, JobGraphSpec, JobKind};
 use crate::kernel::{weight, Ns, Sched};
+use crate::observation::MuxAcc;
 use crate::profile::{Profile, SleepSpec};
 use ecosched_model::{CpuId, TaskId};
 use rand::RngExt;
@@ -247,6 +248,8 @@ impl SimPlatform {
             own_cpus: None,
             acc: Acc::default(),
             reported: Acc::default(),
+            mux: MuxAcc::default(),
+            mux_reported: MuxAcc::default(),
             reported_sched: SchedCounts {
                 wait_ns: 0,
                 switches: 0,

@@ -43,20 +43,21 @@ use crate::governor::DomainGovernor;
 use crate::jobgraph::JobGraph;
 use crate::kernel::{Kernel, Ns, Sched};
 use crate::machine::Machine;
+use crate::observation::{MuxAcc, Observe, Observer};
 use crate::profile::Profile;
 use crate::scenario::Scenario;
 use counters::{Acc, SchedCounts};
 use ecosched_model::platform::check_plan;
 use ecosched_model::{
     ApplyReport, Capabilities, CounterKind, CpuSet, FreqDomainId, GangAction, Meter, Plan,
-    Platform, PlatformError, PowerSource, Snapshot, TaskId, Topology,
+    Platform, PlatformError, PowerSource, Requirements, Snapshot, TaskId, Topology,
 };
 use gang::GangRun;
 use loadavg::LoadTracker;
 use rand_chacha::ChaCha8Rng;
 use rates::RateMemo;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BTreeSet, BinaryHeap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -152,6 +153,10 @@ struct Task {
     reported: Acc,
     /// The kernel's counts at the last observation.
     reported_sched: SchedCounts,
+    /// Its hardware counts as a multiplexed PMU would have counted them.
+    mux: MuxAcc,
+    /// `mux` at the last observation.
+    mux_reported: MuxAcc,
 }
 
 /// One frequency domain's state.
@@ -272,6 +277,12 @@ pub struct SimPlatform {
     gang: Option<GangRun>,
     /// `/proc/loadavg`.
     load: LoadTracker,
+    /// What policies are shown (observation.rs).
+    observer: Observer,
+    /// The observation model chosen for the run.
+    observe_mode: Observe,
+    /// Counters opened beside the policy's.
+    extra_counters: BTreeSet<CounterKind>,
 }
 
 fn ns(seconds: f64) -> Ns {
@@ -279,6 +290,22 @@ fn ns(seconds: f64) -> Ns {
 }
 
 impl SimPlatform {
+    /// Show policies `mode`: what a Linux machine could read (the
+    /// preset's PMU events a policy opens, multiplexed as perf would) or
+    /// simulator truth; `extra` counters are opened beside the policy's,
+    /// as an experimenter runs `perf stat -e` beside a workload. Call it
+    /// before the run starts.
+    pub fn observe_as(&mut self, mode: Observe, extra: &BTreeSet<CounterKind>) {
+        self.observe_mode = mode;
+        self.extra_counters = extra.clone();
+        self.open_counters(&Requirements::default());
+    }
+
+    /// What policies are shown.
+    pub fn observation(&self) -> Observe {
+        self.observer.mode()
+    }
+
     /// Simulator work counters.
     pub fn stats(&self) -> SimStats {
         self.stats
@@ -309,9 +336,21 @@ impl Platform for SimPlatform {
         self.topology.clone()
     }
 
+    fn open_counters(&mut self, requirements: &Requirements) {
+        let mut counters = requirements.counters.clone();
+        counters.extend(&self.extra_counters);
+        self.observer = Observer::new(
+            self.observe_mode,
+            self.machine.cpus(),
+            self.machine.spec.pmu.as_ref(),
+            &counters,
+            &requirements.wanted,
+        );
+    }
+
     fn capabilities(&self) -> Capabilities {
         Capabilities {
-            counters: CounterKind::ALL.into_iter().collect(),
+            counters: self.observer.counters(),
             power: Some(PowerSource::Measured),
             affinity: true,
             frequency: true,

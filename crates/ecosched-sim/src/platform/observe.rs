@@ -4,8 +4,10 @@
 //!
 //! A task's `Exited` sample is reported once; its slot is freed right
 //! after, so the simulator's memory follows the live task count however
-//! many tasks a run creates. An observation model that hides what Linux
-//! could not read would filter this snapshot (or `Acc::delta`'s result).
+//! many tasks a run creates. The observer (observation.rs) decides what of
+//! it a policy sees: under `--observe linux` only managed tasks, perf's
+//! multiplexed estimates of the preset's PMU events, `/proc/stat`
+//! utilisation and no per-CPU run-queue lengths.
 
 use super::counters::SchedCounts;
 use super::{Life, SimPlatform, NS_PER_S};
@@ -29,16 +31,22 @@ impl SimPlatform {
                 switches: s.switches,
                 migrations: s.migrations,
             };
-            let counters = task.acc.delta(&task.reported, sched, task.reported_sched);
+            let mut counters = task.acc.delta(&task.reported, sched, task.reported_sched);
+            self.observer
+                .hardware_counters(&mut counters, &task.mux, &task.mux_reported);
             task.reported = task.acc.clone();
             task.reported_sched = sched;
+            task.mux_reported = task.mux;
             let cpu = s.cpu;
             let running = cpu.is_some_and(|c| self.kernel.rqs[c].current == Some(i));
+            if task.life == Life::Exited {
+                exited.push(i);
+            }
+            if !self.observer.shows_task(task.managed) {
+                continue;
+            }
             let state = match task.life {
-                Life::Exited => {
-                    exited.push(i);
-                    TaskState::Exited
-                }
+                Life::Exited => TaskState::Exited,
                 Life::Stopped => TaskState::Stopped,
                 _ if task.frozen => TaskState::Stopped,
                 Life::Sleeping { .. } => TaskState::Sleeping,
@@ -70,8 +78,8 @@ impl SimPlatform {
             .map(|c| CpuSample {
                 id: CpuId(c as u32),
                 freq_khz: Some(self.domains[self.cpu_facts[c].domain].cur_khz),
-                utilisation: (self.busy_ns[c] / interval).min(1.0),
-                nr_running: Some(self.kernel.rqs[c].nr() as u32),
+                utilisation: self.observer.utilisation(c, self.busy_ns[c], interval),
+                nr_running: self.observer.nr_running(self.kernel.rqs[c].nr() as u32),
             })
             .collect();
         self.busy_ns.iter_mut().for_each(|b| *b = 0.0);

@@ -9,6 +9,7 @@ use super::{ns, CpuFacts, Domain, Instance, SimPlatform, NS_PER_S};
 use crate::contention::{solve, Demand};
 use crate::governor::DomainGovernor;
 use crate::kernel::Kernel;
+use crate::observation::{Observe, Observer};
 use crate::profile::{MissCurve, Phase, Profile, SleepSpec};
 use crate::scenario::Scenario;
 use crate::SimError;
@@ -96,6 +97,15 @@ impl SimPlatform {
             build: None,
             gang: None::<GangRun>,
             load: LoadTracker::new(tick),
+            observer: Observer::new(
+                Observe::Linux,
+                n,
+                machine.spec.pmu.as_ref(),
+                &Default::default(),
+                &Default::default(),
+            ),
+            observe_mode: Observe::Linux,
+            extra_counters: Default::default(),
         };
         let initial = FreqSetting::Governor(scenario.spec.governor);
         for dom in &topology.freq_domains {
