@@ -173,6 +173,11 @@ impl ManagedCpuset {
         &self.dir
     }
 
+    /// The hierarchy it is on.
+    pub fn mount(&self) -> &CpusetMount {
+        &self.mount
+    }
+
     /// Restrict every member to `cpus`.
     pub fn set_cpus(&self, journal: &mut Journal, cpus: &CpuSet) -> Result<(), LinuxError> {
         let rel = format!("{}/{}", self.dir, self.mount.file("cpus"));
@@ -189,7 +194,8 @@ impl ManagedCpuset {
             Err(LinuxError::Absent { .. }) => return Err(LinuxError::Gone { pid: task.pid }),
             Err(e) => return Err(e),
         };
-        if from == self.dir {
+        // A task in a child (a gang group on cgroup v2) is already confined.
+        if from == self.dir || from.starts_with(&format!("{}/", self.dir)) {
             return Ok(());
         }
         journal.record(Change::CgroupMoved {

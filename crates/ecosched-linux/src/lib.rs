@@ -14,6 +14,7 @@ pub mod cgroup;
 pub mod cpufreq;
 pub mod cpustat;
 pub mod error;
+pub mod freezer;
 pub mod fsroot;
 pub mod gang;
 pub mod hints;

@@ -24,7 +24,7 @@ use crate::perf::{
     GroupReading, PerfBackend, PerfGroup,
 };
 use crate::procfs::{self, LoadAvg, SchedStat, Stat, Status};
-use ecosched_model::{CounterKind, Counters, CpuId, CpuSet, TaskId, TaskState};
+use ecosched_model::{CounterKind, Counters, CpuId, CpuSet, ProcessId, TaskId, TaskState};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::File;
 use std::io::ErrorKind;
@@ -85,6 +85,9 @@ pub struct TaskReading {
     pub id: TaskId,
     /// The process it belongs to.
     pub tgid: u32,
+    /// The same process, identified by its leader's start time (not this
+    /// thread's), so all threads of one process share it.
+    pub process: ProcessId,
     /// Parent process.
     pub ppid: u32,
     /// Command name (`comm`, the thread's own name).
@@ -215,6 +218,8 @@ impl OpenGroup {
 /// Everything kept about a task between reads.
 struct Tracked {
     tgid: u32,
+    /// The thread group leader's start time, read once.
+    process_start: u64,
     stat: ProcFile,
     schedstat: Option<ProcFile>,
     status: ProcFile,
@@ -372,6 +377,10 @@ impl Tracked {
         Ok(TaskReading {
             id,
             tgid: self.tgid,
+            process: ProcessId {
+                tgid: self.tgid,
+                start_ticks: self.process_start,
+            },
             ppid: stat.ppid,
             comm: stat.comm,
             state: task_state(stat.state),
@@ -572,6 +581,48 @@ impl TaskReader {
             .map_err(|e| LinuxError::parse(&self.root.path(&rel), &text, e.reason))
     }
 
+    /// The start time of process `tgid`'s leader, which `thread` belongs
+    /// to: from the last discovery, which read every member process's
+    /// `stat` anyway, else from `/proc/<tgid>/stat` (the leader's line,
+    /// present while any thread of the process lives).
+    fn process_start(&self, tgid: u32, thread: TaskId) -> Result<u64, LinuxError> {
+        if thread.pid == tgid {
+            return Ok(thread.start_ticks);
+        }
+        if let Some(&start) = self.members.get(&tgid) {
+            return Ok(start);
+        }
+        match self.process_stat(tgid) {
+            Ok(s) => Ok(s.start_ticks),
+            Err(LinuxError::Gone { .. }) => Err(LinuxError::Gone { pid: thread.pid }),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The process a discovered thread belongs to (leader's TID and start
+    /// time), as the last discovery found it.
+    pub fn process_of(&self, id: &TaskId) -> Option<ProcessId> {
+        let tgid = *self.tgids.get(id)?;
+        let start_ticks = if tgid == id.pid {
+            id.start_ticks
+        } else {
+            *self.members.get(&tgid)?
+        };
+        Some(ProcessId { tgid, start_ticks })
+    }
+
+    /// Sizes of the reader's per-task maps (to check they stay bounded by
+    /// the tasks alive, not the run's length).
+    #[doc(hidden)]
+    pub fn map_sizes(&self) -> [(&'static str, usize); 4] {
+        [
+            ("reader.tracked", self.tracked.len()),
+            ("reader.members", self.members.len()),
+            ("reader.tgids", self.tgids.len()),
+            ("reader.threads", self.threads.len()),
+        ]
+    }
+
     /// The process a thread belongs to, from its `status`.
     fn tgid_of(&self, id: TaskId) -> Result<u32, LinuxError> {
         if let Some(&tgid) = self.tgids.get(&id) {
@@ -591,9 +642,11 @@ impl TaskReader {
     /// Open a task's files, check its identity, open its perf groups.
     fn track(&self, id: TaskId) -> Result<Tracked, LinuxError> {
         let tgid = self.tgid_of(id)?;
+        let process_start = self.process_start(tgid, id)?;
         let dir = format!("proc/{tgid}/task/{}", id.pid);
         let mut tracked = Tracked {
             tgid,
+            process_start,
             stat: ProcFile::open(&self.root, &format!("{dir}/stat"), id.pid)?,
             schedstat: if self.has_schedstat {
                 Some(ProcFile::open(
@@ -751,6 +804,14 @@ mod tests {
         let ids = r.discover(100).unwrap();
         let pids: Vec<_> = ids.iter().map(|t| (t.pid, t.start_ticks)).collect();
         assert_eq!(pids, vec![(100, 500), (101, 510), (200, 900)]);
+        let procs: Vec<_> = ids
+            .iter()
+            .map(|t| r.process_of(t).map(|p| (p.tgid, p.start_ticks)))
+            .collect();
+        assert_eq!(
+            procs,
+            vec![Some((100, 500)), Some((100, 500)), Some((200, 900))]
+        );
         let fresh = || {
             TaskReader::new(
                 FsRoot::recorded(dir.path()),
@@ -888,6 +949,14 @@ mod tests {
         assert_eq!(
             (t.tgid, t.ppid, t.nice, t.cpu, t.cpu_time_ticks),
             (100, 1, -5, CpuId(1), 10)
+        );
+        assert_eq!(
+            t.process,
+            ProcessId {
+                tgid: 100,
+                start_ticks: 500
+            },
+            "a thread's process is named by its leader's start time, not its own (510)"
         );
         assert_eq!(t.state, TaskState::Sleeping);
         assert_eq!(t.allowed.to_list(), "0-3");
