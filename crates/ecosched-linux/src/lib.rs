@@ -22,6 +22,7 @@ pub mod identity;
 pub mod journal;
 pub mod perf;
 pub mod platform;
+pub mod pmu;
 pub mod power;
 pub mod procfs;
 pub mod tasks;

@@ -154,12 +154,54 @@ impl LinuxPlatform {
         options: &LinuxOptions,
         perf: Box<dyn PerfBackend>,
     ) -> Result<Self, LinuxError> {
+        Self::prepare_with_pmu(options, perf, None)
+    }
+
+    /// [`LinuxPlatform::prepare_with`] knowing the PMU of a machine preset:
+    /// when this CPU is the one `pmu` describes, its model-specific (raw)
+    /// events are counted too (see [`crate::pmu`]).
+    pub fn prepare_with_pmu(
+        options: &LinuxOptions,
+        perf: Box<dyn PerfBackend>,
+        pmu: Option<&ecosched_model::PmuSpec>,
+    ) -> Result<Self, LinuxError> {
+        Self::prepare_on(FsRoot::live(), options, perf, pmu)
+    }
+
+    /// [`LinuxPlatform::prepare_with_pmu`] reading the CPU id (only) from
+    /// `cpu_root`: tests pose as another CPU with a recorded cpuinfo.
+    #[doc(hidden)]
+    pub fn prepare_on(
+        cpu_root: FsRoot,
+        options: &LinuxOptions,
+        perf: Box<dyn PerfBackend>,
+        pmu: Option<&ecosched_model::PmuSpec>,
+    ) -> Result<Self, LinuxError> {
         let root = FsRoot::live();
         let machine = discover(&root)?;
         let topology = Arc::new(machine.topology.clone());
         let journal = Journal::create(&options.state_dir, root.clone())?;
         let host = HostFacts::detect(&root)?;
-        let reader = TaskReader::new(root.clone(), perf, host);
+        let mut pmu_notice = None;
+        let raw = match pmu {
+            None => Vec::new(),
+            Some(spec) => match crate::pmu::cpuid(&cpu_root) {
+                Ok(id) => match crate::pmu::raw_events(spec, &id) {
+                    crate::pmu::RawEvents::Matched(events) => events,
+                    crate::pmu::RawEvents::NotOpened(why) => {
+                        pmu_notice = Some(format!("model-specific PMU events not opened: {why}"));
+                        Vec::new()
+                    }
+                },
+                Err(e) => {
+                    pmu_notice = Some(format!(
+                        "model-specific PMU events not opened: this CPU's id is unknown ({e})"
+                    ));
+                    Vec::new()
+                }
+            },
+        };
+        let reader = TaskReader::with_raw_events(root.clone(), perf, host, raw);
         let meter = PowerMeter::open(&root, &topology)?;
         let cpustat = CpuStat::new(root.clone())?;
         let signal = Arc::new(AtomicUsize::new(0));
@@ -187,6 +229,7 @@ impl LinuxPlatform {
                 kinds.join(", ")
             ));
         }
+        notices.extend(pmu_notice);
         notices.extend(machine.notes.iter().cloned());
         if machine.cpufreq.is_empty() {
             notices.push(

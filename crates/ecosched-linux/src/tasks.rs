@@ -20,7 +20,7 @@
 use crate::error::LinuxError;
 use crate::fsroot::FsRoot;
 use crate::perf::{
-    availability_from, probe_events, scaled_delta, CounterAvailability, Event, EventProbe,
+    availability_from, probe_events_with, scaled_delta, CounterAvailability, Event, EventProbe,
     GroupReading, PerfBackend, PerfGroup,
 };
 use crate::procfs::{self, LoadAvg, SchedStat, Stat, Status};
@@ -252,6 +252,25 @@ fn affinity(tid: u32) -> Result<CpuSet, LinuxError> {
     Ok(set)
 }
 
+/// Fill the counter `kind` of `counters` (a raw event can count any kind).
+fn set_counter(counters: &mut Counters, kind: CounterKind, value: u64) {
+    let slot = match kind {
+        CounterKind::Instructions => &mut counters.instructions,
+        CounterKind::Cycles => &mut counters.cycles,
+        CounterKind::LlcReferences => &mut counters.llc_references,
+        CounterKind::LlcMisses => &mut counters.llc_misses,
+        CounterKind::LinesIn => &mut counters.lines_in,
+        CounterKind::L1dReferences => &mut counters.l1d_references,
+        CounterKind::L1dMisses => &mut counters.l1d_misses,
+        CounterKind::MemTransactions => &mut counters.mem_transactions,
+        CounterKind::OnCpuTime => &mut counters.on_cpu_ns,
+        CounterKind::RunqueueWait => &mut counters.runqueue_wait_ns,
+        CounterKind::ContextSwitches => &mut counters.context_switches,
+        CounterKind::Migrations => &mut counters.migrations,
+    };
+    *slot = Some(value);
+}
+
 fn task_state(state: char) -> TaskState {
     match state {
         'R' => TaskState::Running,
@@ -370,6 +389,7 @@ impl Tracked {
                     Event::LlcMisses => counters.llc_misses = Some(delta),
                     Event::L1dReferences => counters.l1d_references = Some(delta),
                     Event::L1dMisses => counters.l1d_misses = Some(delta),
+                    Event::Raw { kind, .. } => set_counter(&mut counters, kind, delta),
                 }
             }
         }
@@ -401,6 +421,9 @@ pub struct TaskReader {
     backend: Box<dyn PerfBackend>,
     host: HostFacts,
     events: EventProbe,
+    /// Model-specific events from a matching machine preset, counted in a
+    /// group of their own.
+    raw: Vec<Event>,
     availability: CounterAvailability,
     has_schedstat: bool,
     /// The root is this machine's `/`, so `sched_getaffinity` answers for it.
@@ -420,7 +443,19 @@ impl TaskReader {
     /// A reader over `root` counting with `backend`. Probes once which perf
     /// events open here ([`TaskReader::availability`]).
     pub fn new(root: FsRoot, backend: Box<dyn PerfBackend>, host: HostFacts) -> TaskReader {
-        let events = probe_events(backend.as_ref());
+        Self::with_raw_events(root, backend, host, Vec::new())
+    }
+
+    /// [`TaskReader::new`] that also counts `raw` model-specific events
+    /// ([`Event::Raw`], from a machine preset that matches this CPU, see
+    /// [`crate::pmu`]), each probed like the generic ones.
+    pub fn with_raw_events(
+        root: FsRoot,
+        backend: Box<dyn PerfBackend>,
+        host: HostFacts,
+        raw: Vec<Event>,
+    ) -> TaskReader {
+        let events = probe_events_with(backend.as_ref(), &raw);
         let mut availability = availability_from(&events);
         let has_schedstat = root.exists("proc/self/schedstat") || root.exists("proc/1/schedstat");
         for kind in [CounterKind::OnCpuTime, CounterKind::RunqueueWait] {
@@ -442,6 +477,7 @@ impl TaskReader {
             backend,
             host,
             events,
+            raw,
             availability,
             has_schedstat,
             live_affinity,
@@ -669,6 +705,7 @@ impl TaskReader {
         for events in [
             self.events.usable(&Event::SOFTWARE),
             self.events.usable(&Event::HARDWARE),
+            self.events.usable(&self.raw),
         ] {
             if events.is_empty() {
                 continue;
@@ -1018,6 +1055,129 @@ mod tests {
         std::fs::write(&schedstat, "6000 200 5\n").unwrap();
         let c = r.read(&[id]).tasks.remove(0).counters;
         assert_eq!((c.instructions, c.migrations), (None, Some(0)));
+    }
+
+    /// The simulator's `q6600` preset's PMU, as far as this test needs it.
+    fn core2_pmu() -> ecosched_model::PmuSpec {
+        ecosched_model::PmuSpec {
+            cpuid: Some("GenuineIntel-6-0F".into()),
+            counters: 2,
+            fixed: vec![CounterKind::Instructions, CounterKind::Cycles],
+            events: vec![
+                ecosched_model::PmuEvent {
+                    kind: CounterKind::Instructions,
+                    name: "instructions".into(),
+                    raw: None,
+                },
+                ecosched_model::PmuEvent {
+                    kind: CounterKind::LinesIn,
+                    name: "L2_LINES_IN.SELF.ANY".into(),
+                    raw: Some(0x7024),
+                },
+            ],
+        }
+    }
+
+    fn raw_for(cpuinfo_root: &std::path::Path) -> Vec<Event> {
+        let id = crate::pmu::cpuid(&FsRoot::recorded(cpuinfo_root)).unwrap();
+        match crate::pmu::raw_events(&core2_pmu(), &id) {
+            crate::pmu::RawEvents::Matched(e) => e,
+            crate::pmu::RawEvents::NotOpened(_) => Vec::new(),
+        }
+    }
+
+    #[test]
+    fn on_a_matching_cpu_raw_events_are_opened_with_their_config_and_fill_counters() {
+        let dir = fixture();
+        let q6600 =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/cpuinfo-core2-q6600");
+        let raw = raw_for(&q6600);
+        let lines_in = Event::Raw {
+            kind: CounterKind::LinesIn,
+            config: 0x7024,
+        };
+        assert_eq!(raw, vec![lines_in]);
+        let fake = FakePerf::new();
+        let mut r = TaskReader::with_raw_events(
+            FsRoot::recorded(dir.path()),
+            Box::new(fake.clone()),
+            host(),
+            raw,
+        );
+        assert!(r.availability().has(CounterKind::LinesIn));
+        assert!(!r.availability().has(CounterKind::MemTransactions));
+        let id = TaskId {
+            pid: 100,
+            start_ticks: 500,
+        };
+        assert_eq!(
+            r.read(&[id]).tasks[0].counters.lines_in,
+            None,
+            "no baseline"
+        );
+        assert!(fake.opened(100, lines_in), "opened as PERF_TYPE_RAW 0x7024");
+        assert_eq!(
+            fake.open_groups(100),
+            3,
+            "software, hardware and raw groups"
+        );
+        fake.add(100, lines_in, 1234);
+        fake.advance(100, 2_000, 2_000);
+        std::fs::write(
+            dir.path().join("proc/100/task/100/schedstat"),
+            "5000 200 4\n",
+        )
+        .unwrap();
+        let c = r.read(&[id]).tasks.remove(0).counters;
+        assert_eq!(c.lines_in, Some(1234));
+        assert_eq!(c.mem_transactions, None);
+    }
+
+    #[test]
+    fn on_another_cpu_raw_events_are_not_opened_and_the_counter_stays_missing() {
+        let dir = fixture();
+        // This development VM's CPU (family 6, model 0xA7).
+        let vm = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(vm.path().join("proc")).unwrap();
+        std::fs::write(
+            vm.path().join("proc/cpuinfo"),
+            "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 167\n",
+        )
+        .unwrap();
+        let raw = raw_for(vm.path());
+        assert!(raw.is_empty());
+        let fake = FakePerf::new();
+        let mut r = TaskReader::with_raw_events(
+            FsRoot::recorded(dir.path()),
+            Box::new(fake.clone()),
+            host(),
+            raw,
+        );
+        r.read(&[TaskId {
+            pid: 100,
+            start_ticks: 500,
+        }]);
+        assert_eq!(fake.open_groups(100), 2, "no raw group");
+        assert!(!r.availability().has(CounterKind::LinesIn));
+        let needs = ecosched_model::Requirements {
+            counters: [CounterKind::LinesIn].into(),
+            ..Default::default()
+        };
+        let caps = ecosched_model::Capabilities {
+            counters: r.availability().available.clone(),
+            power: None,
+            affinity: true,
+            frequency: false,
+            gang: true,
+        };
+        assert!(needs.missing(&caps).join(";").contains("LinesIn"));
+        let why: Vec<_> = r
+            .availability()
+            .unavailable
+            .iter()
+            .filter(|(k, _)| *k == CounterKind::LinesIn)
+            .collect();
+        assert!(why[0].1.contains("raw event"), "{why:?}");
     }
 
     #[test]

@@ -202,3 +202,50 @@ fn state_stays_bounded_over_many_short_lived_children() {
     }
     platform.finish(false).unwrap();
 }
+
+#[test]
+fn a_preset_pmu_reaches_the_capabilities_only_on_its_own_cpu() {
+    use ecosched_linux::perf::FakePerf;
+    use ecosched_model::{CounterKind, PmuEvent, PmuSpec};
+    let spec = PmuSpec {
+        cpuid: Some("GenuineIntel-6-0F".into()),
+        counters: 2,
+        fixed: vec![],
+        events: vec![PmuEvent {
+            kind: CounterKind::MemTransactions,
+            name: "BUS_TRANS_MEM.ALL_AGENTS".into(),
+            raw: Some(0xe06f),
+        }],
+    };
+    let state = tempfile::tempdir().unwrap();
+    let options = LinuxOptions {
+        state_dir: state.path().to_path_buf(),
+        ..LinuxOptions::default()
+    };
+    let q6600 =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/cpuinfo-core2-q6600");
+    let core2 = LinuxPlatform::prepare_on(
+        ecosched_linux::FsRoot::recorded(q6600),
+        &options,
+        Box::new(FakePerf::new()),
+        Some(&spec),
+    )
+    .unwrap();
+    assert!(core2
+        .capabilities()
+        .counters
+        .contains(&CounterKind::MemTransactions));
+    drop(core2);
+    // This machine is not a Core 2 (nor is CI's): nothing opened, and said.
+    let here =
+        LinuxPlatform::prepare_with_pmu(&options, Box::new(FakePerf::new()), Some(&spec)).unwrap();
+    assert!(!here
+        .capabilities()
+        .counters
+        .contains(&CounterKind::MemTransactions));
+    let notices = here.notices().join("\n");
+    assert!(
+        notices.contains("model-specific PMU events not opened") && notices.contains("6-0F"),
+        "{notices}"
+    );
+}
