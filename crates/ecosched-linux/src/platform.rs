@@ -307,6 +307,23 @@ impl LinuxPlatform {
         &self.notices
     }
 
+    /// Give policies this machine's calibration data (a calibration file),
+    /// checked against the live topology first: a partition written for
+    /// another machine (other CPU count, P-states it lacks) is refused here
+    /// rather than deep inside a policy.
+    pub fn set_calibration(
+        &mut self,
+        calibration: ecosched_model::Calibration,
+    ) -> Result<(), ecosched_model::calibration::PartitionError> {
+        if let Some(partition) = &calibration.partition {
+            partition.validate(&self.topology)?;
+        }
+        let mut topology = (*self.topology).clone();
+        topology.calibration = calibration;
+        self.topology = Arc::new(topology);
+        Ok(())
+    }
+
     /// How gang schedules are carried out here, in words.
     pub fn gang_description(&self) -> String {
         self.gang.describe()

@@ -67,6 +67,11 @@ pub struct RunArgs {
     /// Name of the cpuset cgroup ecosched creates its runs under.
     #[arg(long, value_name = "NAME", default_value = "ecosched")]
     pub cgroup_name: String,
+    /// A calibration file (TOML, the `[calibration]` table of a machine
+    /// preset: activity vectors, EDP factor, partition) for policies that
+    /// need measured facts about this machine.
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<std::path::PathBuf>,
     /// Print the summary as one JSON object.
     #[arg(long)]
     pub json: bool,
