@@ -349,6 +349,8 @@ pub struct GangRunner {
     /// Each grouped task's group index.
     group_of: BTreeMap<TaskId, usize>,
     mechanism: Mechanism,
+    /// A mechanism to use instead of the one found.
+    forced: Option<ForcedMechanism>,
     /// How late each slot switch was, microseconds (for the precision the
     /// platform reports).
     lateness: SwitchStats,
@@ -381,6 +383,7 @@ impl Default for GangRunner {
             slot: None,
             group_of: BTreeMap::new(),
             mechanism: Mechanism::Unset,
+            forced: None,
             lateness: SwitchStats::default(),
         }
     }
@@ -399,7 +402,27 @@ pub struct GangContext<'a> {
     pub v2_cpuset_dir: Option<String>,
 }
 
+/// A mechanism chosen by the caller instead of found (tests exercise each
+/// one on a machine that has a better one).
+#[doc(hidden)]
+#[derive(Debug, Clone)]
+pub enum ForcedMechanism {
+    /// This freezer mount.
+    Freezer(FreezerMount),
+    /// Stop signals.
+    Signals,
+}
+
 impl GangRunner {
+    /// A runner that will use `forced` rather than the best mechanism found.
+    #[doc(hidden)]
+    pub fn forcing(forced: ForcedMechanism) -> Self {
+        GangRunner {
+            forced: Some(forced),
+            ..GangRunner::default()
+        }
+    }
+
     /// Whether a schedule is in force.
     pub fn active(&self) -> bool {
         !self.schedule.is_end()
@@ -457,7 +480,7 @@ impl GangRunner {
             .flat_map(|(i, g)| g.tasks.iter().map(move |t| (*t, i)))
             .collect();
         if !schedule.is_end() && matches!(self.mechanism, Mechanism::Unset) {
-            self.mechanism = Self::choose(ctx)?;
+            self.mechanism = Self::choose(ctx, self.forced.clone())?;
         }
         // Thaw everything first: tasks are about to change groups, and a
         // task in no group must never stay frozen.
@@ -497,9 +520,17 @@ impl GangRunner {
         Ok(vanished)
     }
 
-    fn choose(ctx: &mut GangContext<'_>) -> Result<Mechanism, LinuxError> {
+    fn choose(
+        ctx: &mut GangContext<'_>,
+        forced: Option<ForcedMechanism>,
+    ) -> Result<Mechanism, LinuxError> {
         let root = ctx.journal.root().clone();
-        let Some(mount) = FreezerMount::find(&root)? else {
+        let found = match forced {
+            Some(ForcedMechanism::Freezer(m)) => Some(m),
+            Some(ForcedMechanism::Signals) => None,
+            None => FreezerMount::find(&root)?,
+        };
+        let Some(mount) = found else {
             return Ok(Mechanism::Signals {
                 stopped: BTreeSet::new(),
             });

@@ -399,3 +399,143 @@ fn after_sigkill_restore_thaws_every_group_and_moves_tasks_back() {
     assert!(!run_dir.exists(), "{run_dir:?} removed");
     assert_eq!(std::fs::read_dir(state.path()).unwrap().count(), 0);
 }
+
+/// A busy loop started by the test itself, with its identity.
+fn busy() -> (std::process::Child, TaskId) {
+    let child = std::process::Command::new("sh")
+        .args(["-c", "while :; do :; done"])
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let start_ticks = ecosched_linux::identity::start_ticks(&FsRoot::live(), pid).unwrap();
+    (child, TaskId { pid, start_ticks })
+}
+
+/// Drive a [`GangRunner`] with `forced` over two busy loops for three
+/// 60 ms slots and check the frozen one does not run; then undo the
+/// journal and check both run again. Returns the runner's description.
+fn exercise(forced: ecosched_linux::freezer::ForcedMechanism, name: &str) -> String {
+    use ecosched_linux::freezer::{GangContext, GangRunner};
+    use ecosched_linux::journal::Journal;
+    let state = tempfile::tempdir().unwrap();
+    let mut journal = Journal::create(state.path(), FsRoot::live()).unwrap();
+    let (mut ca, a) = busy();
+    let (mut cb, b) = busy();
+    let _reap = Reap(vec![a.pid, b.pid]);
+    let mut runner = GangRunner::forcing(forced);
+    let process_of = |t: TaskId| Some(t.as_process());
+    let mut ctx = GangContext {
+        journal: &mut journal,
+        process_of: Box::new(process_of),
+        base_name: format!("{name}-{}", std::process::id()),
+        v2_cpuset_dir: None,
+    };
+    runner.replace(&mut ctx, alternate(a, b, 60)).unwrap();
+    let description = runner.describe();
+    let mut checked = 0;
+    let until = Instant::now() + Duration::from_millis(400);
+    while Instant::now() < until {
+        runner.tick(&mut ctx).unwrap();
+        // The middle of a slot: which one runs?
+        let due = runner.due().unwrap();
+        let left = due.saturating_duration_since(Instant::now());
+        if left < Duration::from_millis(40) {
+            std::thread::sleep(left + Duration::from_millis(1));
+            continue;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+        let before = (on_cpu_ns(a.pid).unwrap(), on_cpu_ns(b.pid).unwrap());
+        std::thread::sleep(Duration::from_millis(20));
+        let after = (on_cpu_ns(a.pid).unwrap(), on_cpu_ns(b.pid).unwrap());
+        let (ran_a, ran_b) = (after.0 > before.0, after.1 > before.1);
+        assert!(
+            ran_a != ran_b,
+            "exactly one gang runs: a {ran_a}, b {ran_b}"
+        );
+        checked += 1;
+        std::thread::sleep(due.saturating_duration_since(Instant::now()));
+    }
+    assert!(checked >= 3, "only {checked} slots checked");
+    drop(ctx);
+    let report = journal.undo();
+    assert!(report.failed.is_empty(), "{report:?}");
+    let before = (on_cpu_ns(a.pid).unwrap(), on_cpu_ns(b.pid).unwrap());
+    std::thread::sleep(Duration::from_millis(100));
+    let after = (on_cpu_ns(a.pid).unwrap(), on_cpu_ns(b.pid).unwrap());
+    assert!(
+        after.0 > before.0 && after.1 > before.1,
+        "both run after undo"
+    );
+    ca.kill().unwrap();
+    cb.kill().unwrap();
+    ca.wait().unwrap();
+    cb.wait().unwrap();
+    description
+}
+
+#[test]
+fn the_cgroup_v2_freezer_works_where_a_v2_tree_is_mounted() {
+    let _turn = turn();
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
+    let Some(mount) = mounts
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|f| f.len() > 2 && f[2] == "cgroup2")
+        .map(|f| f[1].trim_start_matches('/').to_string())
+    else {
+        return; // A v1-only machine: nothing to check.
+    };
+    let forced =
+        ecosched_linux::freezer::ForcedMechanism::Freezer(ecosched_linux::freezer::FreezerMount {
+            version: ecosched_linux::freezer::FreezerVersion::V2,
+            mount: mount.clone(),
+        });
+    let description = exercise(forced, "ecosched-v2");
+    assert!(description.contains("cgroup.freeze"), "{description}");
+    let left: Vec<_> = std::fs::read_dir(format!("/{mount}"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("ecosched-v2-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn without_a_freezer_stop_signals_carry_the_schedule() {
+    let _turn = turn();
+    let description = exercise(
+        ecosched_linux::freezer::ForcedMechanism::Signals,
+        "ecosched-sig",
+    );
+    assert!(description.contains("SIGSTOP"), "{description}");
+}
+
+#[test]
+fn a_panic_mid_schedule_thaws_everything() {
+    let _turn = turn();
+    let state = tempfile::tempdir().unwrap();
+    let mut platform = LinuxPlatform::prepare(&options(state.path(), "ecosched-panic")).unwrap();
+    let (a, b) = start_loops(&mut platform);
+    let _reap = Reap(vec![a.pid, b.pid, platform.child_pid().unwrap()]);
+    let home = freezer_cgroup(a.pid).unwrap().0;
+    platform
+        .apply(&Plan {
+            gang_schedule: Some(alternate(a, b, 100)),
+            ..Plan::default()
+        })
+        .unwrap();
+    platform.advance(Duration::from_millis(30)).unwrap();
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+        let _owned = platform;
+        panic!("a bug in a policy");
+    }));
+    assert!(outcome.is_err());
+    for t in [a, b] {
+        assert_eq!(freezer_cgroup(t.pid).unwrap().0, home);
+    }
+    let before = (on_cpu_ns(a.pid).unwrap(), on_cpu_ns(b.pid).unwrap());
+    std::thread::sleep(Duration::from_millis(100));
+    let after = (on_cpu_ns(a.pid).unwrap(), on_cpu_ns(b.pid).unwrap());
+    assert!(after.0 > before.0 && after.1 > before.1, "both thawed");
+    assert_eq!(std::fs::read_dir(state.path()).unwrap().count(), 0);
+}
