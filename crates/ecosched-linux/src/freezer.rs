@@ -635,14 +635,24 @@ impl GangRunner {
 
     /// A task just discovered: if it was born in a group's cgroup (forked
     /// by a grouped task) but no group names it, move it to the run's
-    /// directory so it is not frozen with a gang it is not part of.
-    pub fn adopt(&mut self, journal: &mut Journal, task: TaskId) -> Result<(), LinuxError> {
+    /// directory so it is not frozen with a gang it is not part of. On v2
+    /// only a new process moves: a new thread cannot leave its process's
+    /// cgroup (writing it to `cgroup.procs` would take the whole process).
+    pub fn adopt(
+        &mut self,
+        journal: &mut Journal,
+        task: TaskId,
+        process: Option<ProcessId>,
+    ) -> Result<(), LinuxError> {
         if self.group_of.contains_key(&task) {
             return Ok(());
         }
         let Mechanism::Freezer(run) = &self.mechanism else {
             return Ok(());
         };
+        if run.mount.version == FreezerVersion::V2 && process.is_none_or(|p| p.tgid != task.pid) {
+            return Ok(());
+        }
         let root = journal.root().clone();
         let now = run.mount.cgroup_of(&root, &task.pid.to_string())?;
         if now.starts_with(&format!("{}/", run.base)) {

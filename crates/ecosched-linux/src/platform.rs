@@ -428,7 +428,8 @@ impl LinuxPlatform {
                 self.processes.insert(id, p);
             }
             if self.gang.active() {
-                match self.gang.adopt(&mut self.journal, id) {
+                let process = self.processes.get(&id).copied();
+                match self.gang.adopt(&mut self.journal, id, process) {
                     Ok(()) | Err(LinuxError::Gone { .. }) => {}
                     Err(e) => self
                         .notices

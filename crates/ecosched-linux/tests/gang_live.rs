@@ -539,3 +539,70 @@ fn a_panic_mid_schedule_thaws_everything() {
     assert!(after.0 > before.0 && after.1 > before.1, "both thawed");
     assert_eq!(std::fs::read_dir(state.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn a_task_forked_inside_a_group_but_named_by_none_is_not_frozen_with_it() {
+    let _turn = turn();
+    let state = tempfile::tempdir().unwrap();
+    let mut platform = LinuxPlatform::prepare(&options(state.path(), "ecosched-adopt")).unwrap();
+    // The command forks one loop now and another half a second later,
+    // when it is itself in a gang group.
+    let script = "while :; do :; done & sleep 0.5; while :; do :; done & wait";
+    platform
+        .start(&["sh".into(), "-c".into(), script.into()])
+        .unwrap();
+    let sh = platform.child_pid().unwrap();
+    let loops = |platform: &mut LinuxPlatform| -> Vec<TaskId> {
+        let snap = platform.observe().unwrap();
+        snap.tasks
+            .iter()
+            .filter(|t| t.id.pid != sh && t.name.starts_with("sh:"))
+            .filter(|t| t.state != ecosched_model::TaskState::Exited)
+            .map(|t| t.id)
+            .collect()
+    };
+    let until = Instant::now() + Duration::from_secs(10);
+    let first = loop {
+        if let [one] = loops(&mut platform)[..] {
+            break one;
+        }
+        assert!(Instant::now() < until, "the first loop did not appear");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let snap = platform.observe().unwrap();
+    let command = snap.tasks.iter().find(|t| t.id.pid == sh).unwrap().id;
+    let mut reap = Reap(vec![first.pid, sh]);
+    platform
+        .apply(&Plan {
+            gang_schedule: Some(alternate(command, first, 100)),
+            ..Plan::default()
+        })
+        .unwrap();
+    let second = loop {
+        platform.advance(Duration::from_millis(50)).unwrap();
+        if let Some(t) = loops(&mut platform).into_iter().find(|t| *t != first) {
+            break t;
+        }
+        assert!(Instant::now() < until, "the second loop did not appear");
+    };
+    reap.0.push(second.pid);
+    // Discovered, so moved out of the command's group into the run's own
+    // directory, where nothing is frozen.
+    let (dir, _) = freezer_cgroup(second.pid).unwrap();
+    assert!(
+        dir.ends_with(format!("ecosched-adopt-{}", std::process::id())),
+        "{dir:?}"
+    );
+    // It runs through the command's frozen slots too.
+    for _ in 0..6 {
+        let before = on_cpu_ns(second.pid).unwrap();
+        platform.advance(Duration::from_millis(50)).unwrap();
+        assert!(
+            on_cpu_ns(second.pid).unwrap() > before,
+            "frozen with a gang"
+        );
+    }
+    let end = platform.finish(true).unwrap();
+    assert!(end.restore.failed.is_empty(), "{:?}", end.restore);
+    assert!(!dir.exists());
+}
