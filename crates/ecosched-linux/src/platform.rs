@@ -737,7 +737,7 @@ impl Platform for LinuxPlatform {
     }
 
     /// Wait out the interval, waking at every gang slot boundary to switch
-    /// groups, every [`POLL`] to watch for the command's exit and signals,
+    /// groups, every 10 ms to watch for the command's exit and signals,
     /// and now and then to read counters.
     fn advance(&mut self, interval: Duration) -> Result<(), PlatformError> {
         let until = Instant::now() + interval;
