@@ -173,6 +173,11 @@ impl ManagedCpuset {
         &self.dir
     }
 
+    /// The hierarchy it is on.
+    pub fn mount(&self) -> &CpusetMount {
+        &self.mount
+    }
+
     /// Restrict every member to `cpus`.
     pub fn set_cpus(&self, journal: &mut Journal, cpus: &CpuSet) -> Result<(), LinuxError> {
         let rel = format!("{}/{}", self.dir, self.mount.file("cpus"));
@@ -189,7 +194,8 @@ impl ManagedCpuset {
             Err(LinuxError::Absent { .. }) => return Err(LinuxError::Gone { pid: task.pid }),
             Err(e) => return Err(e),
         };
-        if from == self.dir {
+        // A task in a child (a gang group on cgroup v2) is already confined.
+        if from == self.dir || from.starts_with(&format!("{}/", self.dir)) {
             return Ok(());
         }
         journal.record(Change::CgroupMoved {
@@ -361,6 +367,18 @@ mod tests {
             log.contains("\"back_to\":\"sys/fs/cgroup/user.slice/cgroup.procs\""),
             "{log}"
         );
+        // A task in a child of the run (a gang group on v2) is confined
+        // already: attaching it must not pull it out of its group.
+        let group = format!("0::/user.slice/ecosched-{}/a\n", std::process::id());
+        std::fs::create_dir_all(dir.path().join("proc/4243")).unwrap();
+        std::fs::write(dir.path().join("proc/4243/cgroup"), group).unwrap();
+        let in_group = TaskId {
+            pid: 4243,
+            start_ticks: 78,
+        };
+        cpuset.attach(&mut journal, in_group).unwrap();
+        assert_eq!(read(&format!("{}/cgroup.procs", cpuset.dir())), "4242");
+        assert_eq!(std::fs::read_to_string(journal.path()).unwrap(), log);
     }
 
     #[test]

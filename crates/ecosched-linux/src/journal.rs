@@ -1,11 +1,12 @@
 //! The restore journal: how ecosched leaves a machine as it found it.
 //!
-//! Every change to the machine (a thread's affinity, a sysfs/cgroup file, a
-//! created cgroup, a task moved between cgroups, a stopped task) is appended
-//! to a JSON-lines file and flushed to disk (`fdatasync`) *before* the change
-//! is made, recording what to put back. A normal exit, `SIGINT`, `SIGTERM`
-//! or a panic undoes the journal in reverse order; after `SIGKILL` the file
-//! stays behind and `ecosched restore` undoes it.
+//! Every change to the machine (a thread's affinity, a sysfs/cgroup file
+//! such as a freezer state, a created cgroup, a task moved between cgroups,
+//! a stopped task) is appended to a JSON-lines file and flushed to disk
+//! (`fdatasync`) *before* the change is made, recording what to put back.
+//! A normal exit, `SIGINT`, `SIGTERM` or a panic undoes the journal in
+//! reverse order; after `SIGKILL` the file stays behind and `ecosched
+//! restore` undoes it.
 //!
 //! ```text
 //! /run/ecosched/journal-<pid>.jsonl
@@ -74,6 +75,17 @@ pub enum Change {
         /// The membership file of the cgroup it came from.
         back_to: String,
     },
+    /// A task was moved between freezer cgroups for a gang schedule (a
+    /// hierarchy of its own on v1, so kept apart from the cpuset moves of
+    /// the same task); undo moves it back.
+    GangMoved {
+        /// Thread (v1) or process (v2) id.
+        tid: u32,
+        /// Its start time.
+        start_ticks: u64,
+        /// The membership file of the cgroup it came from.
+        back_to: String,
+    },
     /// A process was stopped for gang control; undo continues it.
     Stopped {
         /// Process id.
@@ -95,6 +107,9 @@ impl Change {
             Change::CgroupMoved {
                 tid, start_ticks, ..
             } => format!("moved {tid}@{start_ticks}"),
+            Change::GangMoved {
+                tid, start_ticks, ..
+            } => format!("gang-moved {tid}@{start_ticks}"),
             Change::Stopped { pid, start_ticks } => format!("stopped {pid}@{start_ticks}"),
         }
     }
@@ -284,6 +299,11 @@ fn undo_one(root: &FsRoot, change: &Change) -> Result<bool, LinuxError> {
             tid,
             start_ticks,
             back_to,
+        }
+        | Change::GangMoved {
+            tid,
+            start_ticks,
+            back_to,
         } => {
             if !same_task(root, *tid, *start_ticks) {
                 return Ok(false);
@@ -371,6 +391,9 @@ pub fn restore(state_dir: &Path, root: &FsRoot) -> Result<Vec<RestoreOutcome>, L
         let report = undo_changes(root, &path, &changes);
         if report.failed.is_empty() {
             std::fs::remove_file(&path).map_err(|e| io_err(&path, e))?;
+            // The dead run's hint file (see `crate::hints`) is of no use
+            // to anyone now.
+            let _ = std::fs::remove_file(state_dir.join(format!("hint-{}", header.owner_pid)));
         }
         out.push(RestoreOutcome::Restored(report));
     }

@@ -46,6 +46,14 @@ pub enum Event {
     ContextSwitches,
     /// Moves to another CPU (`PERF_COUNT_SW_CPU_MIGRATIONS`).
     CpuMigrations,
+    /// A model-specific event (`PERF_TYPE_RAW`) from a machine preset's PMU
+    /// description, opened only on a CPU that matches the preset.
+    Raw {
+        /// What it counts.
+        kind: CounterKind,
+        /// `perf_event_attr.config`.
+        config: u64,
+    },
 }
 
 impl Event {
@@ -68,7 +76,7 @@ impl Event {
 
     /// Whether the event needs the PMU.
     pub fn is_hardware(self) -> bool {
-        Event::HARDWARE.contains(&self)
+        Event::HARDWARE.contains(&self) || matches!(self, Event::Raw { .. })
     }
 
     /// The counter of the model this event fills (task-clock measures the
@@ -84,12 +92,14 @@ impl Event {
             Event::TaskClock => CounterKind::OnCpuTime,
             Event::ContextSwitches => CounterKind::ContextSwitches,
             Event::CpuMigrations => CounterKind::Migrations,
+            Event::Raw { kind, .. } => kind,
         }
     }
 
-    /// The name `perf list` uses.
-    pub fn perf_name(self) -> &'static str {
-        match self {
+    /// The name `perf list` uses (`r<config in hex>` for a raw event, as
+    /// `perf stat -e` takes it).
+    pub fn perf_name(self) -> String {
+        let name = match self {
             Event::Instructions => "instructions",
             Event::Cycles => "cycles",
             Event::LlcReferences => "LLC-loads",
@@ -99,7 +109,9 @@ impl Event {
             Event::TaskClock => "task-clock",
             Event::ContextSwitches => "context-switches",
             Event::CpuMigrations => "cpu-migrations",
-        }
+            Event::Raw { config, .. } => return format!("r{config:x}"),
+        };
+        name.to_string()
     }
 }
 
@@ -162,7 +174,7 @@ pub struct PerfOpenError {
 impl PerfOpenError {
     /// An error for `events` on `tid`.
     pub fn new(tid: u32, events: &[Event], source: io::Error) -> Self {
-        let names: Vec<&str> = events.iter().map(|e| e.perf_name()).collect();
+        let names: Vec<String> = events.iter().map(|e| e.perf_name()).collect();
         PerfOpenError {
             tid,
             events: names.join(","),
@@ -248,6 +260,9 @@ impl SystemPerf {
             Event::TaskClock => perf_event::Builder::new(Software::TASK_CLOCK),
             Event::ContextSwitches => perf_event::Builder::new(Software::CONTEXT_SWITCHES),
             Event::CpuMigrations => perf_event::Builder::new(Software::CPU_MIGRATIONS),
+            Event::Raw { config, .. } => {
+                perf_event::Builder::new(perf_event::events::Raw::new(config))
+            }
         };
         // A PID that does not fit in pid_t cannot exist; -1 would mean "any
         // process", so clamp to a value the kernel rejects with ESRCH.
@@ -366,9 +381,18 @@ impl EventProbe {
 
 /// Try every [`Event`] on the calling thread.
 pub fn probe_events(backend: &dyn PerfBackend) -> EventProbe {
+    probe_events_with(backend, &[])
+}
+
+/// Try every generic [`Event`] and the given raw ones on the calling thread.
+pub fn probe_events_with(backend: &dyn PerfBackend, raw: &[Event]) -> EventProbe {
     let tid = u32::try_from(nix::unistd::gettid().as_raw()).unwrap_or(0);
     let mut probe = EventProbe::default();
-    for event in Event::HARDWARE.into_iter().chain(Event::SOFTWARE) {
+    for event in Event::HARDWARE
+        .into_iter()
+        .chain(Event::SOFTWARE)
+        .chain(raw.iter().copied())
+    {
         match backend
             .open_group(tid, &[event])
             .and_then(|mut g| g.read().map_err(|e| PerfOpenError::new(tid, &[event], e)))
@@ -400,10 +424,12 @@ pub fn availability_from(events: &EventProbe) -> CounterAvailability {
         out.add(event.counter_kind());
     }
     for kind in [CounterKind::LinesIn, CounterKind::MemTransactions] {
-        out.unavailable.push((
-            kind,
-            "no generic perf event (needs a model-specific raw event)".to_string(),
-        ));
+        if !out.has(kind) && !out.unavailable.iter().any(|(k, _)| *k == kind) {
+            out.unavailable.push((
+                kind,
+                "no generic perf event (needs a model-specific raw event from a machine preset matching this CPU)".to_string(),
+            ));
+        }
     }
     out
 }
@@ -422,6 +448,8 @@ struct FakeState {
     open: BTreeMap<u32, usize>,
     /// Threads that have exited (open fails with ESRCH).
     exited: BTreeSet<u32>,
+    /// Every (thread, event) a group was opened with.
+    opened: BTreeSet<(u32, Event)>,
 }
 
 /// A scripted [`PerfBackend`] for tests: counts, enabled/running times
@@ -446,6 +474,12 @@ impl FakePerf {
     /// Make opening `event` fail with `errno` (e.g. `ENOENT` for no PMU).
     pub fn set_unavailable(&self, event: Event, errno: i32) {
         self.with(|s| s.unavailable.insert(event, errno));
+    }
+
+    /// Whether a group with `event` was ever opened on `tid` (the fake keeps
+    /// the events of each open).
+    pub fn opened(&self, tid: u32, event: Event) -> bool {
+        self.with(|s| s.opened.contains(&(tid, event)))
     }
 
     /// Make every hardware event fail as on a machine without a PMU.
@@ -504,6 +538,7 @@ impl PerfBackend for FakePerf {
                 ));
             }
             *s.open.entry(tid).or_default() += 1;
+            s.opened.extend(events.iter().map(|e| (tid, *e)));
             Ok(())
         })?;
         Ok(Box::new(FakeGroup {
@@ -601,7 +636,7 @@ mod tests {
                 .filter(|(k, _)| *k == kind)
                 .collect();
             assert_eq!(reasons.len(), 1, "{kind:?}");
-            assert!(reasons[0].1.contains("no PMU") && reasons[0].1.contains(event.perf_name()));
+            assert!(reasons[0].1.contains("no PMU") && reasons[0].1.contains(&event.perf_name()));
         }
         assert!(!avail.has(CounterKind::LinesIn));
         assert_eq!(avail.describe_missing().len(), Event::HARDWARE.len() + 2);

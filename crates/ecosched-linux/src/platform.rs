@@ -20,6 +20,7 @@ use crate::cgroup::{CpusetMount, ManagedCpuset};
 use crate::cpufreq::{self, CpufreqPolicy};
 use crate::cpustat::CpuStat;
 use crate::error::LinuxError;
+use crate::freezer::{check_schedule, GangContext, GangRunner, SwitchStats};
 use crate::fsroot::FsRoot;
 use crate::hints::{HintFile, HINT_ENV};
 use crate::identity::same_task;
@@ -31,8 +32,8 @@ use crate::topology::{discover, LinuxTopology};
 use crate::{affinity, gang};
 use ecosched_model::platform::check_plan;
 use ecosched_model::{
-    ApplyReport, Capabilities, Counters, FreqDomainId, FreqSetting, GangAction, Meter, Plan,
-    Platform, PlatformError, ProcessId, Snapshot, TaskId, TaskSample, TaskState, Topology,
+    ApplyReport, Capabilities, Counters, FreqDomainId, FreqSetting, GangAction, LoadAvg, Meter,
+    Plan, Platform, PlatformError, ProcessId, Snapshot, TaskId, TaskSample, TaskState, Topology,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -115,14 +116,19 @@ pub struct LinuxPlatform {
     tasks: Vec<TaskId>,
     known: BTreeSet<TaskId>,
     names: BTreeMap<TaskId, String>,
+    /// The process of each known task, kept until its exit is reported.
+    processes: BTreeMap<TaskId, ProcessId>,
     pending: BTreeMap<TaskId, Pending>,
     exited: BTreeSet<TaskId>,
     last_read: Instant,
     read_cost: Duration,
     cpuset: Option<ManagedCpuset>,
     cgroup_name: String,
+    gang: GangRunner,
     hint: HintFile,
     notices: Vec<String>,
+    /// Why the load average could not be read, said once.
+    loadavg_failed: bool,
 }
 
 impl std::fmt::Debug for LinuxPlatform {
@@ -148,12 +154,54 @@ impl LinuxPlatform {
         options: &LinuxOptions,
         perf: Box<dyn PerfBackend>,
     ) -> Result<Self, LinuxError> {
+        Self::prepare_with_pmu(options, perf, None)
+    }
+
+    /// [`LinuxPlatform::prepare_with`] knowing the PMU of a machine preset:
+    /// when this CPU is the one `pmu` describes, its model-specific (raw)
+    /// events are counted too (see [`crate::pmu`]).
+    pub fn prepare_with_pmu(
+        options: &LinuxOptions,
+        perf: Box<dyn PerfBackend>,
+        pmu: Option<&ecosched_model::PmuSpec>,
+    ) -> Result<Self, LinuxError> {
+        Self::prepare_on(FsRoot::live(), options, perf, pmu)
+    }
+
+    /// [`LinuxPlatform::prepare_with_pmu`] reading the CPU id (only) from
+    /// `cpu_root`: tests pose as another CPU with a recorded cpuinfo.
+    #[doc(hidden)]
+    pub fn prepare_on(
+        cpu_root: FsRoot,
+        options: &LinuxOptions,
+        perf: Box<dyn PerfBackend>,
+        pmu: Option<&ecosched_model::PmuSpec>,
+    ) -> Result<Self, LinuxError> {
         let root = FsRoot::live();
         let machine = discover(&root)?;
         let topology = Arc::new(machine.topology.clone());
         let journal = Journal::create(&options.state_dir, root.clone())?;
         let host = HostFacts::detect(&root)?;
-        let reader = TaskReader::new(root.clone(), perf, host);
+        let mut pmu_notice = None;
+        let (raw, matched) = match pmu {
+            None => (Vec::new(), None),
+            Some(spec) => match crate::pmu::cpuid(&cpu_root) {
+                Ok(id) => match crate::pmu::raw_events(spec, &id) {
+                    crate::pmu::RawEvents::Matched(events) => (events, Some(spec.clone())),
+                    crate::pmu::RawEvents::NotOpened(why) => {
+                        pmu_notice = Some(format!("model-specific PMU events not opened: {why}"));
+                        (Vec::new(), None)
+                    }
+                },
+                Err(e) => {
+                    pmu_notice = Some(format!(
+                        "model-specific PMU events not opened: this CPU's id is unknown ({e})"
+                    ));
+                    (Vec::new(), None)
+                }
+            },
+        };
+        let reader = TaskReader::with_pmu(root.clone(), perf, host, raw, matched);
         let meter = PowerMeter::open(&root, &topology)?;
         let cpustat = CpuStat::new(root.clone())?;
         let signal = Arc::new(AtomicUsize::new(0));
@@ -181,6 +229,7 @@ impl LinuxPlatform {
                 kinds.join(", ")
             ));
         }
+        notices.extend(pmu_notice);
         notices.extend(machine.notes.iter().cloned());
         if machine.cpufreq.is_empty() {
             notices.push(
@@ -207,14 +256,17 @@ impl LinuxPlatform {
             tasks: Vec::new(),
             known: BTreeSet::new(),
             names: BTreeMap::new(),
+            processes: BTreeMap::new(),
             pending: BTreeMap::new(),
             exited: BTreeSet::new(),
             last_read: Instant::now(),
             read_cost: Duration::ZERO,
             cpuset: None,
             cgroup_name: options.cgroup_name.clone(),
+            gang: GangRunner::default(),
             hint,
             notices,
+            loadavg_failed: false,
         })
     }
 
@@ -253,6 +305,50 @@ impl LinuxPlatform {
     /// prints them once.
     pub fn notices(&self) -> &[String] {
         &self.notices
+    }
+
+    /// Give policies this machine's calibration data (a calibration file),
+    /// checked against the live topology first: a partition written for
+    /// another machine (other CPU count, P-states it lacks) is refused here
+    /// rather than deep inside a policy.
+    pub fn set_calibration(
+        &mut self,
+        calibration: ecosched_model::Calibration,
+    ) -> Result<(), ecosched_model::calibration::PartitionError> {
+        if let Some(partition) = &calibration.partition {
+            partition.validate(&self.topology)?;
+        }
+        let mut topology = (*self.topology).clone();
+        topology.calibration = calibration;
+        self.topology = Arc::new(topology);
+        Ok(())
+    }
+
+    /// How gang schedules are carried out here, in words.
+    pub fn gang_description(&self) -> String {
+        self.gang.describe()
+    }
+
+    /// How late gang slot switches have been (the timer's precision).
+    pub fn gang_switch_stats(&self) -> SwitchStats {
+        self.gang.switch_stats()
+    }
+
+    /// Sizes of every per-task map the platform keeps: they must follow the
+    /// tasks alive, not the run's length.
+    #[doc(hidden)]
+    pub fn state_sizes(&self) -> Vec<(&'static str, usize)> {
+        let mut v = vec![
+            ("tasks", self.tasks.len()),
+            ("known", self.known.len()),
+            ("names", self.names.len()),
+            ("processes", self.processes.len()),
+            ("pending", self.pending.len()),
+            ("exited", self.exited.len()),
+            ("gang", self.gang.tracked()),
+        ];
+        v.extend(self.reader.map_sizes());
+        v
     }
 
     /// How power is measured, in one line.
@@ -328,6 +424,18 @@ impl LinuxPlatform {
                 continue;
             }
             self.tasks.push(id);
+            if let Some(p) = self.reader.process_of(&id) {
+                self.processes.insert(id, p);
+            }
+            if self.gang.active() {
+                let process = self.processes.get(&id).copied();
+                match self.gang.adopt(&mut self.journal, id, process) {
+                    Ok(()) | Err(LinuxError::Gone { .. }) => {}
+                    Err(e) => self
+                        .notices
+                        .push(format!("task {id} could not leave its gang's cgroup: {e}")),
+                }
+            }
             if let Some(cpuset) = &self.cpuset {
                 match cpuset.attach(&mut self.journal, id) {
                     Ok(()) | Err(LinuxError::Gone { .. }) => {}
@@ -375,6 +483,7 @@ impl LinuxPlatform {
             gone.insert(id);
         }
         self.tasks.retain(|t| !gone.contains(t));
+        self.gang.forget(&gone);
         self.exited.extend(gone);
         // Discovery included: it walks /proc and is most of the cost.
         self.read_cost = self.last_read.elapsed();
@@ -413,6 +522,87 @@ impl LinuxPlatform {
             return Ok(());
         };
         cpuset.set_cpus(&mut self.journal, cpus)?;
+        self.attach_all()
+    }
+
+    /// The system load average, or `None` (said once) when it cannot be
+    /// read.
+    fn load_avg(&mut self) -> Option<LoadAvg> {
+        match self.reader.loadavg() {
+            Ok(l) => Some(LoadAvg {
+                one: l.one,
+                five: l.five,
+                fifteen: l.fifteen,
+                runnable: l.runnable,
+                total: l.total,
+            }),
+            Err(e) => {
+                if !self.loadavg_failed {
+                    self.loadavg_failed = true;
+                    self.notices
+                        .push(format!("load average unavailable, left absent: {e}"));
+                }
+                None
+            }
+        }
+    }
+
+    fn gang_context(&mut self) -> (GangContext<'_>, &mut GangRunner) {
+        let v2_cpuset_dir = self.cpuset.as_ref().and_then(|c| {
+            (c.mount().version == crate::cgroup::Version::V2).then(|| c.dir().to_string())
+        });
+        let processes = &self.processes;
+        (
+            GangContext {
+                journal: &mut self.journal,
+                process_of: Box::new(move |t| processes.get(&t).copied()),
+                base_name: format!("{}-{}", self.cgroup_name, std::process::id()),
+                v2_cpuset_dir,
+            },
+            &mut self.gang,
+        )
+    }
+
+    /// Carry out a new gang schedule from now on (the end of one included).
+    fn replace_gang_schedule(
+        &mut self,
+        schedule: ecosched_model::GangSchedule,
+    ) -> Result<Vec<TaskId>, LinuxError> {
+        if !schedule.is_end() && self.cpuset.is_none() {
+            // On a pure cgroup v2 machine the groups live inside the run's
+            // cgroup; make it now (with its parent's CPUs) so that a later
+            // cpuset does not move the tasks out of their groups.
+            if let Ok(mount) = CpusetMount::find(&self.root) {
+                if mount.version == crate::cgroup::Version::V2
+                    && crate::freezer::FreezerMount::find(&self.root)?
+                        .is_some_and(|f| f.version == crate::freezer::FreezerVersion::V2)
+                {
+                    self.cpuset = Some(ManagedCpuset::create(
+                        &mut self.journal,
+                        mount,
+                        &self.cgroup_name.clone(),
+                    )?);
+                    self.attach_all()?;
+                }
+            }
+        }
+        let (mut ctx, gang) = self.gang_context();
+        gang.replace(&mut ctx, schedule)
+    }
+
+    /// Switch gang slots if a boundary has passed.
+    fn gang_tick(&mut self) -> Result<(), LinuxError> {
+        if !self.gang.active() {
+            return Ok(());
+        }
+        let (mut ctx, gang) = self.gang_context();
+        gang.tick(&mut ctx)
+    }
+
+    fn attach_all(&mut self) -> Result<(), LinuxError> {
+        let Some(cpuset) = &self.cpuset else {
+            return Ok(());
+        };
         for &task in &self.tasks {
             match cpuset.attach(&mut self.journal, task) {
                 Ok(()) | Err(LinuxError::Gone { .. }) => {}
@@ -442,6 +632,12 @@ impl LinuxPlatform {
 /// Carry out a plan's frequency settings through cpufreq, journalling every
 /// file before it is written. `policies` are index-aligned with the
 /// topology's frequency domains.
+///
+/// A file that already holds the value is not written: policies re-send
+/// their settings every interval, and writing `scaling_governor` again
+/// restarts the governor (ondemand and conservative lose their sampling
+/// history and step back to their starting frequency), while writing a
+/// min/max or setspeed file makes cpufreq re-evaluate the policy.
 pub fn apply_frequency(
     journal: &mut Journal,
     policies: &[CpufreqPolicy],
@@ -455,25 +651,14 @@ pub fn apply_frequency(
             });
         };
         for write in cpufreq::writes_for(policy, setting)? {
+            let current = journal.root().read_opt(&write.path)?;
+            if current.as_deref() == Some(write.value.trim()) {
+                continue;
+            }
             journal.write_file(&write.path, &write.value, "root (cpufreq)")?;
         }
     }
     Ok(())
-}
-
-/// The process a thread belongs to. A thread group leader is its own
-/// process; another thread's process is named by its TGID with the
-/// thread's own start time until the leader's is read (see the Groundwork
-/// issue's process view).
-fn process_of(id: &TaskId, tgid: u32) -> ProcessId {
-    if id.pid == tgid {
-        id.as_process()
-    } else {
-        ProcessId {
-            tgid,
-            start_ticks: id.start_ticks,
-        }
-    }
 }
 
 impl Platform for LinuxPlatform {
@@ -487,6 +672,15 @@ impl Platform for LinuxPlatform {
 
     fn topology(&self) -> Arc<Topology> {
         Arc::clone(&self.topology)
+    }
+
+    fn open_counters(&mut self, requirements: &ecosched_model::Requirements) {
+        let kinds = requirements
+            .counters
+            .union(&requirements.wanted)
+            .copied()
+            .collect();
+        self.reader.open_only(&kinds);
     }
 
     fn capabilities(&self) -> Capabilities {
@@ -518,6 +712,10 @@ impl Platform for LinuxPlatform {
                 unknown.join(", ")
             )));
         }
+        if let Some(schedule) = &plan.gang_schedule {
+            check_schedule(schedule, &|t| self.known.contains(t))
+                .map_err(PlatformError::InvalidPlan)?;
+        }
         let mut report = ApplyReport::default();
         if let Some(cpus) = &plan.managed_cpus {
             self.set_managed_cpus(cpus).map_err(PlatformError::from)?;
@@ -538,22 +736,43 @@ impl Platform for LinuxPlatform {
                 Err(e) => return Err(e.into()),
             }
         }
+        if let Some(schedule) = &plan.gang_schedule {
+            let vanished = self
+                .replace_gang_schedule(schedule.clone())
+                .map_err(PlatformError::from)?;
+            report.vanished.extend(vanished);
+        }
         Ok(report)
     }
 
+    /// Wait out the interval, waking at every gang slot boundary to switch
+    /// groups, every 10 ms to watch for the command's exit and signals,
+    /// and now and then to read counters.
     fn advance(&mut self, interval: Duration) -> Result<(), PlatformError> {
         let until = Instant::now() + interval;
         loop {
             self.poll_child();
+            self.gang_tick().map_err(PlatformError::from)?;
             let now = Instant::now();
             if self.finished() || now >= until {
                 return Ok(());
             }
-            if now.duration_since(self.last_read) >= SUBSAMPLE.max(self.read_cost * SUBSAMPLE_DUTY)
+            let due = self.gang.due();
+            // Counter reads walk /proc; skip one that would make a slot
+            // switch late.
+            let read_fits = due.is_none_or(|d| d.saturating_duration_since(now) > self.read_cost);
+            if read_fits
+                && now.duration_since(self.last_read)
+                    >= SUBSAMPLE.max(self.read_cost * SUBSAMPLE_DUTY)
             {
                 self.read_tasks();
             }
-            std::thread::sleep(POLL.min(until - now));
+            let now = Instant::now();
+            let mut wake = until.min(now + POLL);
+            if let Some(d) = due {
+                wake = wake.min(d);
+            }
+            std::thread::sleep(wake.saturating_duration_since(now));
         }
     }
 
@@ -581,7 +800,7 @@ impl Platform for LinuxPlatform {
             let gone = exited.contains(&id);
             samples.push(TaskSample {
                 id,
-                process: process_of(&id, p.latest.tgid),
+                process: p.latest.process,
                 name: name(&self.names, &id),
                 managed: true,
                 state: if gone {
@@ -600,7 +819,11 @@ impl Platform for LinuxPlatform {
         for id in unread {
             samples.push(TaskSample {
                 id,
-                process: id.as_process(),
+                process: self
+                    .processes
+                    .get(&id)
+                    .copied()
+                    .unwrap_or_else(|| id.as_process()),
                 name: name(&self.names, &id),
                 managed: true,
                 state: TaskState::Exited,
@@ -620,6 +843,13 @@ impl Platform for LinuxPlatform {
         let mut warnings = Vec::new();
         let parallelism_hint = self.hint.read(&mut |w| warnings.push(w));
         self.notices.extend(warnings);
+        // Exits are reported now: nothing about these tasks is kept.
+        for id in &exited {
+            self.known.remove(id);
+            self.names.remove(id);
+            self.processes.remove(id);
+        }
+        let load_avg = self.load_avg();
         Ok(Snapshot {
             time_s,
             interval_s,
@@ -628,7 +858,7 @@ impl Platform for LinuxPlatform {
             cpus,
             power,
             parallelism_hint,
-            load_avg: None,
+            load_avg,
         })
     }
 

@@ -20,11 +20,11 @@
 use crate::error::LinuxError;
 use crate::fsroot::FsRoot;
 use crate::perf::{
-    availability_from, probe_events, scaled_delta, CounterAvailability, Event, EventProbe,
+    availability_from, probe_events_with, scaled_delta, CounterAvailability, Event, EventProbe,
     GroupReading, PerfBackend, PerfGroup,
 };
 use crate::procfs::{self, LoadAvg, SchedStat, Stat, Status};
-use ecosched_model::{CounterKind, Counters, CpuId, CpuSet, TaskId, TaskState};
+use ecosched_model::{CounterKind, Counters, CpuId, CpuSet, PmuSpec, ProcessId, TaskId, TaskState};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::File;
 use std::io::ErrorKind;
@@ -85,6 +85,9 @@ pub struct TaskReading {
     pub id: TaskId,
     /// The process it belongs to.
     pub tgid: u32,
+    /// The same process, identified by its leader's start time (not this
+    /// thread's), so all threads of one process share it.
+    pub process: ProcessId,
     /// Parent process.
     pub ppid: u32,
     /// Command name (`comm`, the thread's own name).
@@ -215,6 +218,8 @@ impl OpenGroup {
 /// Everything kept about a task between reads.
 struct Tracked {
     tgid: u32,
+    /// The thread group leader's start time, read once.
+    process_start: u64,
     stat: ProcFile,
     schedstat: Option<ProcFile>,
     status: ProcFile,
@@ -245,6 +250,25 @@ fn affinity(tid: u32) -> Result<CpuSet, LinuxError> {
         }
     }
     Ok(set)
+}
+
+/// Fill the counter `kind` of `counters` (a raw event can count any kind).
+fn set_counter(counters: &mut Counters, kind: CounterKind, value: u64) {
+    let slot = match kind {
+        CounterKind::Instructions => &mut counters.instructions,
+        CounterKind::Cycles => &mut counters.cycles,
+        CounterKind::LlcReferences => &mut counters.llc_references,
+        CounterKind::LlcMisses => &mut counters.llc_misses,
+        CounterKind::LinesIn => &mut counters.lines_in,
+        CounterKind::L1dReferences => &mut counters.l1d_references,
+        CounterKind::L1dMisses => &mut counters.l1d_misses,
+        CounterKind::MemTransactions => &mut counters.mem_transactions,
+        CounterKind::OnCpuTime => &mut counters.on_cpu_ns,
+        CounterKind::RunqueueWait => &mut counters.runqueue_wait_ns,
+        CounterKind::ContextSwitches => &mut counters.context_switches,
+        CounterKind::Migrations => &mut counters.migrations,
+    };
+    *slot = Some(value);
 }
 
 fn task_state(state: char) -> TaskState {
@@ -365,6 +389,7 @@ impl Tracked {
                     Event::LlcMisses => counters.llc_misses = Some(delta),
                     Event::L1dReferences => counters.l1d_references = Some(delta),
                     Event::L1dMisses => counters.l1d_misses = Some(delta),
+                    Event::Raw { kind, .. } => set_counter(&mut counters, kind, delta),
                 }
             }
         }
@@ -372,6 +397,10 @@ impl Tracked {
         Ok(TaskReading {
             id,
             tgid: self.tgid,
+            process: ProcessId {
+                tgid: self.tgid,
+                start_ticks: self.process_start,
+            },
             ppid: stat.ppid,
             comm: stat.comm,
             state: task_state(stat.state),
@@ -385,6 +414,77 @@ impl Tracked {
     }
 }
 
+/// How a task's hardware events are split into perf groups. A group is
+/// scheduled onto the PMU all or nothing, and the kernel refuses one that
+/// could never fit (EINVAL), so events go in groups the PMU can count at
+/// once, and the kernel rotates the groups:
+/// - on a CPU a machine preset describes, its fixed-counter events ride in
+///   every group and the others fill its general-purpose counters, each
+///   cache's references beside its misses ([`PmuSpec::multiplex_groups`]);
+/// - elsewhere, pairs that policies read as ratios share a group
+///   (instructions with cycles, each cache's references with its misses),
+///   which fits any PMU with two counters.
+///
+/// `only` narrows the events to those kinds (instructions and cycles are
+/// always kept); `None` opens every usable one.
+pub fn hardware_groups(
+    probe: &EventProbe,
+    raw: &[Event],
+    pmu: Option<&PmuSpec>,
+    only: Option<&BTreeSet<CounterKind>>,
+) -> Vec<Vec<Event>> {
+    let keep = |e: &Event| {
+        let k = e.counter_kind();
+        let asked = match only {
+            None => true,
+            Some(o) => o.contains(&k),
+        };
+        asked || matches!(k, CounterKind::Instructions | CounterKind::Cycles)
+    };
+    let generic: Vec<Event> = probe
+        .usable(&Event::HARDWARE)
+        .into_iter()
+        .filter(keep)
+        .collect();
+    let raw: Vec<Event> = probe.usable(raw).into_iter().filter(keep).collect();
+    let event_of = |k: CounterKind| {
+        generic
+            .iter()
+            .chain(&raw)
+            .copied()
+            .find(|e| e.counter_kind() == k)
+    };
+    if let Some(pmu) = pmu {
+        let kinds: Vec<CounterKind> = generic
+            .iter()
+            .chain(&raw)
+            .map(|e| e.counter_kind())
+            .collect();
+        return pmu
+            .multiplex_groups(&kinds)
+            .into_iter()
+            .map(|g| g.into_iter().filter_map(event_of).collect::<Vec<Event>>())
+            .filter(|g| !g.is_empty())
+            .collect();
+    }
+    let pairs = [
+        [CounterKind::Instructions, CounterKind::Cycles],
+        [CounterKind::LlcReferences, CounterKind::LlcMisses],
+        [CounterKind::L1dReferences, CounterKind::L1dMisses],
+    ];
+    let mut groups: Vec<Vec<Event>> = pairs
+        .iter()
+        .map(|pair| {
+            pair.iter()
+                .filter_map(|&k| event_of(k))
+                .collect::<Vec<Event>>()
+        })
+        .filter(|g| !g.is_empty())
+        .collect();
+    groups.extend(raw.iter().map(|&e| vec![e]));
+    groups
+}
+
 /// Discovers a command's tasks and reads them, keeping per-task baselines
 /// and perf groups between reads.
 pub struct TaskReader {
@@ -392,6 +492,13 @@ pub struct TaskReader {
     backend: Box<dyn PerfBackend>,
     host: HostFacts,
     events: EventProbe,
+    /// Model-specific events from a matching machine preset.
+    raw: Vec<Event>,
+    /// The matching preset's PMU (counters, fixed events), when known.
+    pmu: Option<PmuSpec>,
+    /// The hardware groups each task gets: events that fit the PMU
+    /// together; the kernel rotates the groups when they do not all fit.
+    hardware_groups: Vec<Vec<Event>>,
     availability: CounterAvailability,
     has_schedstat: bool,
     /// The root is this machine's `/`, so `sched_getaffinity` answers for it.
@@ -411,7 +518,32 @@ impl TaskReader {
     /// A reader over `root` counting with `backend`. Probes once which perf
     /// events open here ([`TaskReader::availability`]).
     pub fn new(root: FsRoot, backend: Box<dyn PerfBackend>, host: HostFacts) -> TaskReader {
-        let events = probe_events(backend.as_ref());
+        Self::with_raw_events(root, backend, host, Vec::new())
+    }
+
+    /// [`TaskReader::new`] that also counts `raw` model-specific events
+    /// ([`Event::Raw`], from a machine preset that matches this CPU, see
+    /// [`crate::pmu`]), each probed like the generic ones.
+    pub fn with_raw_events(
+        root: FsRoot,
+        backend: Box<dyn PerfBackend>,
+        host: HostFacts,
+        raw: Vec<Event>,
+    ) -> TaskReader {
+        Self::with_pmu(root, backend, host, raw, None)
+    }
+
+    /// [`TaskReader::with_raw_events`] on a CPU that `pmu` describes: the
+    /// hardware events are grouped to fit its counters
+    /// ([`PmuSpec::multiplex_groups`]).
+    pub fn with_pmu(
+        root: FsRoot,
+        backend: Box<dyn PerfBackend>,
+        host: HostFacts,
+        raw: Vec<Event>,
+        pmu: Option<PmuSpec>,
+    ) -> TaskReader {
+        let events = probe_events_with(backend.as_ref(), &raw);
         let mut availability = availability_from(&events);
         let has_schedstat = root.exists("proc/self/schedstat") || root.exists("proc/1/schedstat");
         for kind in [CounterKind::OnCpuTime, CounterKind::RunqueueWait] {
@@ -428,11 +560,15 @@ impl TaskReader {
         let live_affinity = root.is_live() && root.dir() == std::path::Path::new("/");
         // `status` always has the voluntary/involuntary switch counts.
         availability.add(CounterKind::ContextSwitches);
+        let hardware_groups = hardware_groups(&events, &raw, pmu.as_ref(), None);
         TaskReader {
             root,
             backend,
             host,
             events,
+            raw,
+            pmu,
+            hardware_groups,
             availability,
             has_schedstat,
             live_affinity,
@@ -441,6 +577,20 @@ impl TaskReader {
             tgids: HashMap::new(),
             threads: HashMap::new(),
         }
+    }
+
+    /// Open only the hardware events of `kinds` (plus instructions and
+    /// cycles, which every run reports) for tasks tracked from now on: a
+    /// PMU counts few events at once, and every extra group is one more
+    /// to multiplex.
+    pub fn open_only(&mut self, kinds: &BTreeSet<CounterKind>) {
+        self.hardware_groups =
+            hardware_groups(&self.events, &self.raw, self.pmu.as_ref(), Some(kinds));
+    }
+
+    /// The hardware groups tasks get (for tests and the start-up notice).
+    pub fn hardware_groups(&self) -> &[Vec<Event>] {
+        &self.hardware_groups
     }
 
     /// Which counters will be measured and why the others will not (to be
@@ -572,6 +722,48 @@ impl TaskReader {
             .map_err(|e| LinuxError::parse(&self.root.path(&rel), &text, e.reason))
     }
 
+    /// The start time of process `tgid`'s leader, which `thread` belongs
+    /// to: from the last discovery, which read every member process's
+    /// `stat` anyway, else from `/proc/<tgid>/stat` (the leader's line,
+    /// present while any thread of the process lives).
+    fn process_start(&self, tgid: u32, thread: TaskId) -> Result<u64, LinuxError> {
+        if thread.pid == tgid {
+            return Ok(thread.start_ticks);
+        }
+        if let Some(&start) = self.members.get(&tgid) {
+            return Ok(start);
+        }
+        match self.process_stat(tgid) {
+            Ok(s) => Ok(s.start_ticks),
+            Err(LinuxError::Gone { .. }) => Err(LinuxError::Gone { pid: thread.pid }),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The process a discovered thread belongs to (leader's TID and start
+    /// time), as the last discovery found it.
+    pub fn process_of(&self, id: &TaskId) -> Option<ProcessId> {
+        let tgid = *self.tgids.get(id)?;
+        let start_ticks = if tgid == id.pid {
+            id.start_ticks
+        } else {
+            *self.members.get(&tgid)?
+        };
+        Some(ProcessId { tgid, start_ticks })
+    }
+
+    /// Sizes of the reader's per-task maps (to check they stay bounded by
+    /// the tasks alive, not the run's length).
+    #[doc(hidden)]
+    pub fn map_sizes(&self) -> [(&'static str, usize); 4] {
+        [
+            ("reader.tracked", self.tracked.len()),
+            ("reader.members", self.members.len()),
+            ("reader.tgids", self.tgids.len()),
+            ("reader.threads", self.threads.len()),
+        ]
+    }
+
     /// The process a thread belongs to, from its `status`.
     fn tgid_of(&self, id: TaskId) -> Result<u32, LinuxError> {
         if let Some(&tgid) = self.tgids.get(&id) {
@@ -591,9 +783,11 @@ impl TaskReader {
     /// Open a task's files, check its identity, open its perf groups.
     fn track(&self, id: TaskId) -> Result<Tracked, LinuxError> {
         let tgid = self.tgid_of(id)?;
+        let process_start = self.process_start(tgid, id)?;
         let dir = format!("proc/{tgid}/task/{}", id.pid);
         let mut tracked = Tracked {
             tgid,
+            process_start,
             stat: ProcFile::open(&self.root, &format!("{dir}/stat"), id.pid)?,
             schedstat: if self.has_schedstat {
                 Some(ProcFile::open(
@@ -613,10 +807,9 @@ impl TaskReader {
         };
         // Identity first: a reused PID is never counted.
         tracked.stat(id)?;
-        for events in [
-            self.events.usable(&Event::SOFTWARE),
-            self.events.usable(&Event::HARDWARE),
-        ] {
+        let software = self.events.usable(&Event::SOFTWARE);
+        for events in std::iter::once(&software).chain(&self.hardware_groups) {
+            let events = events.clone();
             if events.is_empty() {
                 continue;
             }
@@ -751,6 +944,14 @@ mod tests {
         let ids = r.discover(100).unwrap();
         let pids: Vec<_> = ids.iter().map(|t| (t.pid, t.start_ticks)).collect();
         assert_eq!(pids, vec![(100, 500), (101, 510), (200, 900)]);
+        let procs: Vec<_> = ids
+            .iter()
+            .map(|t| r.process_of(t).map(|p| (p.tgid, p.start_ticks)))
+            .collect();
+        assert_eq!(
+            procs,
+            vec![Some((100, 500)), Some((100, 500)), Some((200, 900))]
+        );
         let fresh = || {
             TaskReader::new(
                 FsRoot::recorded(dir.path()),
@@ -889,6 +1090,14 @@ mod tests {
             (t.tgid, t.ppid, t.nice, t.cpu, t.cpu_time_ticks),
             (100, 1, -5, CpuId(1), 10)
         );
+        assert_eq!(
+            t.process,
+            ProcessId {
+                tgid: 100,
+                start_ticks: 500
+            },
+            "a thread's process is named by its leader's start time, not its own (510)"
+        );
         assert_eq!(t.state, TaskState::Sleeping);
         assert_eq!(t.allowed.to_list(), "0-3");
         assert_eq!(t.counters.on_cpu_ns, Some(1000));
@@ -930,7 +1139,11 @@ mod tests {
             start_ticks: 500,
         };
         assert_eq!(r.read(&[id]).tasks[0].counters.instructions, None);
-        assert_eq!(fake.open_groups(100), 2, "a software and a hardware group");
+        assert_eq!(
+            fake.open_groups(100),
+            4,
+            "a software group and three hardware pairs"
+        );
         fake.add(100, Event::Instructions, 1_000);
         fake.add(100, Event::Cycles, 2_000);
         fake.add(100, Event::LlcMisses, 10);
@@ -949,6 +1162,167 @@ mod tests {
         std::fs::write(&schedstat, "6000 200 5\n").unwrap();
         let c = r.read(&[id]).tasks.remove(0).counters;
         assert_eq!((c.instructions, c.migrations), (None, Some(0)));
+    }
+
+    /// The simulator's `q6600` preset's PMU, as far as this test needs it.
+    fn core2_pmu() -> ecosched_model::PmuSpec {
+        ecosched_model::PmuSpec {
+            cpuid: Some("GenuineIntel-6-0F".into()),
+            counters: 2,
+            fixed: vec![CounterKind::Instructions, CounterKind::Cycles],
+            events: vec![
+                ecosched_model::PmuEvent {
+                    kind: CounterKind::Instructions,
+                    name: "instructions".into(),
+                    raw: None,
+                },
+                ecosched_model::PmuEvent {
+                    kind: CounterKind::LinesIn,
+                    name: "L2_LINES_IN.SELF.ANY".into(),
+                    raw: Some(0x7024),
+                },
+            ],
+        }
+    }
+
+    fn raw_for(cpuinfo_root: &std::path::Path) -> Vec<Event> {
+        let id = crate::pmu::cpuid(&FsRoot::recorded(cpuinfo_root)).unwrap();
+        match crate::pmu::raw_events(&core2_pmu(), &id) {
+            crate::pmu::RawEvents::Matched(e) => e,
+            crate::pmu::RawEvents::NotOpened(_) => Vec::new(),
+        }
+    }
+
+    #[test]
+    fn hardware_events_are_grouped_to_fit_the_pmu() {
+        let lines_in = Event::Raw {
+            kind: CounterKind::LinesIn,
+            config: 0x7024,
+        };
+        let fake = FakePerf::new();
+        let probe = probe_events_with(&fake, &[lines_in]);
+        // Core 2: instructions and cycles on fixed counters ride in every
+        // group; two general-purpose counters take the rest in turns, each
+        // cache's references beside its misses.
+        let groups = hardware_groups(&probe, &[lines_in], Some(&core2_pmu()), None);
+        assert_eq!(groups.len(), 3, "{groups:?}");
+        for g in &groups {
+            assert!(
+                g.starts_with(&[Event::Instructions, Event::Cycles]),
+                "{g:?}"
+            );
+            assert!(g.len() <= 4, "{g:?}");
+        }
+        assert_eq!(
+            groups[0][2..],
+            [Event::LlcReferences, Event::LlcMisses],
+            "{groups:?}"
+        );
+        // Only what a policy reads: LLC misses alone need one group.
+        let only: BTreeSet<CounterKind> = [CounterKind::LlcMisses].into();
+        let groups = hardware_groups(&probe, &[lines_in], Some(&core2_pmu()), Some(&only));
+        assert_eq!(
+            groups,
+            vec![vec![Event::Instructions, Event::Cycles, Event::LlcMisses]]
+        );
+        // No preset for this CPU: pairs, which fit any two-counter PMU.
+        let groups = hardware_groups(&probe, &[], None, None);
+        assert_eq!(groups.len(), 3);
+        assert!(groups.iter().all(|g| g.len() == 2), "{groups:?}");
+    }
+
+    #[test]
+    fn on_a_matching_cpu_raw_events_are_opened_with_their_config_and_fill_counters() {
+        let dir = fixture();
+        let q6600 =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/cpuinfo-core2-q6600");
+        let raw = raw_for(&q6600);
+        let lines_in = Event::Raw {
+            kind: CounterKind::LinesIn,
+            config: 0x7024,
+        };
+        assert_eq!(raw, vec![lines_in]);
+        let fake = FakePerf::new();
+        let mut r = TaskReader::with_raw_events(
+            FsRoot::recorded(dir.path()),
+            Box::new(fake.clone()),
+            host(),
+            raw,
+        );
+        assert!(r.availability().has(CounterKind::LinesIn));
+        assert!(!r.availability().has(CounterKind::MemTransactions));
+        let id = TaskId {
+            pid: 100,
+            start_ticks: 500,
+        };
+        assert_eq!(
+            r.read(&[id]).tasks[0].counters.lines_in,
+            None,
+            "no baseline"
+        );
+        assert!(fake.opened(100, lines_in), "opened as PERF_TYPE_RAW 0x7024");
+        assert_eq!(
+            fake.open_groups(100),
+            5,
+            "software, three hardware pairs and the raw group"
+        );
+        fake.add(100, lines_in, 1234);
+        fake.advance(100, 2_000, 2_000);
+        std::fs::write(
+            dir.path().join("proc/100/task/100/schedstat"),
+            "5000 200 4\n",
+        )
+        .unwrap();
+        let c = r.read(&[id]).tasks.remove(0).counters;
+        assert_eq!(c.lines_in, Some(1234));
+        assert_eq!(c.mem_transactions, None);
+    }
+
+    #[test]
+    fn on_another_cpu_raw_events_are_not_opened_and_the_counter_stays_missing() {
+        let dir = fixture();
+        // This development VM's CPU (family 6, model 0xA7).
+        let vm = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(vm.path().join("proc")).unwrap();
+        std::fs::write(
+            vm.path().join("proc/cpuinfo"),
+            "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 167\n",
+        )
+        .unwrap();
+        let raw = raw_for(vm.path());
+        assert!(raw.is_empty());
+        let fake = FakePerf::new();
+        let mut r = TaskReader::with_raw_events(
+            FsRoot::recorded(dir.path()),
+            Box::new(fake.clone()),
+            host(),
+            raw,
+        );
+        r.read(&[TaskId {
+            pid: 100,
+            start_ticks: 500,
+        }]);
+        assert_eq!(fake.open_groups(100), 4, "no raw group");
+        assert!(!r.availability().has(CounterKind::LinesIn));
+        let needs = ecosched_model::Requirements {
+            counters: [CounterKind::LinesIn].into(),
+            ..Default::default()
+        };
+        let caps = ecosched_model::Capabilities {
+            counters: r.availability().available.clone(),
+            power: None,
+            affinity: true,
+            frequency: false,
+            gang: true,
+        };
+        assert!(needs.missing(&caps).join(";").contains("LinesIn"));
+        let why: Vec<_> = r
+            .availability()
+            .unavailable
+            .iter()
+            .filter(|(k, _)| *k == CounterKind::LinesIn)
+            .collect();
+        assert!(why[0].1.contains("raw event"), "{why:?}");
     }
 
     #[test]
@@ -970,7 +1344,11 @@ mod tests {
             start_ticks: 900,
         };
         assert_eq!(r.read(&[id]).tasks.len(), 1);
-        assert_eq!(fake.open_groups(200), 2);
+        assert_eq!(
+            fake.open_groups(200),
+            4,
+            "software and three hardware pairs"
+        );
         // No longer asked for: forgotten, its groups closed.
         assert!(r.read(&[]).gone.is_empty());
         assert_eq!(fake.open_groups(200), 0);

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 use ecosched_linux::platform::{LinuxOptions, LinuxPlatform};
-use ecosched_model::{CpuId, CpuSet, Plan, Platform};
+use ecosched_model::{CpuId, CpuSet, Plan, Platform, TaskState};
 use std::time::Duration;
 
 fn allowed_list(pid: u32) -> String {
@@ -77,4 +77,175 @@ fn a_plan_naming_a_task_that_is_not_managed_is_refused() {
     let err = platform.apply(&plan).unwrap_err().to_string();
     assert!(err.contains("not managed"), "{err}");
     platform.finish(false).unwrap();
+}
+
+fn platform_in(state: &std::path::Path) -> LinuxPlatform {
+    LinuxPlatform::prepare(&LinuxOptions {
+        state_dir: state.to_path_buf(),
+        ..LinuxOptions::default()
+    })
+    .unwrap()
+}
+
+#[test]
+fn every_thread_of_a_process_shares_the_leaders_process_id() {
+    let state = tempfile::tempdir().unwrap();
+    let mut platform = platform_in(state.path());
+    // Threads started a moment after the leader, so their own start times
+    // differ from its (clock ticks are 10 ms).
+    let script = "import threading, time\n\
+                  time.sleep(0.1)\n\
+                  ts = [threading.Thread(target=time.sleep, args=(2,)) for _ in range(3)]\n\
+                  [t.start() for t in ts]\n\
+                  [t.join() for t in ts]\n";
+    platform
+        .start(&["python3".into(), "-c".into(), script.into()])
+        .unwrap();
+    // The process with the threads (python3 may be behind a launcher):
+    // the one whose TGID four live tasks have.
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    let (snapshot, tgid) = loop {
+        let s = platform.observe().unwrap();
+        let found = s.tasks.iter().map(|t| t.process.tgid).find(|g| {
+            s.tasks
+                .iter()
+                .filter(|t| t.process.tgid == *g && t.state != TaskState::Exited)
+                .count()
+                >= 4
+        });
+        if let Some(g) = found {
+            break (s, g);
+        }
+        assert!(std::time::Instant::now() < until, "threads never appeared");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let live: Vec<_> = snapshot
+        .tasks
+        .iter()
+        .filter(|t| t.state != TaskState::Exited)
+        .collect();
+    let leader = live.iter().find(|t| t.id.pid == tgid).unwrap();
+    let threads: Vec<_> = live
+        .iter()
+        .filter(|t| t.process.tgid == tgid && t.id.pid != tgid)
+        .collect();
+    assert!(threads.len() >= 3, "{:?}", snapshot.tasks);
+    assert_eq!(leader.process, leader.id.as_process());
+    for t in &threads {
+        assert_eq!(t.process, leader.id.as_process(), "thread {}", t.id);
+    }
+    assert!(
+        threads
+            .iter()
+            .any(|t| t.id.start_ticks != leader.id.start_ticks),
+        "a thread started later than the leader (else the test proves nothing)"
+    );
+    platform.finish(true).unwrap();
+}
+
+#[test]
+fn snapshots_carry_the_load_average() {
+    let state = tempfile::tempdir().unwrap();
+    let mut platform = platform_in(state.path());
+    platform.start(&["sleep".into(), "1".into()]).unwrap();
+    let load = platform.observe().unwrap().load_avg.unwrap();
+    let text = std::fs::read_to_string("/proc/loadavg").unwrap();
+    let fields: Vec<&str> = text.split_whitespace().collect();
+    let (_, total) = fields[3].split_once('/').unwrap();
+    let total: u32 = total.parse().unwrap();
+    // Live figures move between the two reads; the task count barely.
+    assert!(load.runnable >= 1, "{load:?}");
+    assert!(load.total.abs_diff(total) < 50, "{load:?} vs {text}");
+    assert!(load.one >= 0.0 && load.five >= 0.0 && load.fifteen >= 0.0);
+    platform.finish(true).unwrap();
+}
+
+#[test]
+fn state_stays_bounded_over_many_short_lived_children() {
+    let state = tempfile::tempdir().unwrap();
+    let mut platform = platform_in(state.path());
+    platform
+        .start(&[
+            "sh".into(),
+            "-c".into(),
+            "for i in $(seq 150); do sleep 0.01; done".into(),
+        ])
+        .unwrap();
+    let mut largest: std::collections::BTreeMap<&str, usize> = Default::default();
+    let mut exited = 0;
+    while !platform.finished() {
+        platform.advance(Duration::from_millis(5)).unwrap();
+        let s = platform.observe().unwrap();
+        exited += s
+            .tasks
+            .iter()
+            .filter(|t| t.state == TaskState::Exited)
+            .count();
+        for (k, n) in platform.state_sizes() {
+            let e = largest.entry(k).or_default();
+            *e = (*e).max(n);
+        }
+    }
+    let s = platform.observe().unwrap();
+    exited += s
+        .tasks
+        .iter()
+        .filter(|t| t.state == TaskState::Exited)
+        .count();
+    // Enough children were seen for unbounded maps to show.
+    assert!(exited >= 50, "only {exited} exits seen");
+    for (k, n) in &largest {
+        assert!(*n <= 8, "{k} grew to {n} over {exited} exits: {largest:?}");
+    }
+    for (k, n) in platform.state_sizes() {
+        assert!(n <= 2, "{k} holds {n} after the run");
+    }
+    platform.finish(false).unwrap();
+}
+
+#[test]
+fn a_preset_pmu_reaches_the_capabilities_only_on_its_own_cpu() {
+    use ecosched_linux::perf::FakePerf;
+    use ecosched_model::{CounterKind, PmuEvent, PmuSpec};
+    let spec = PmuSpec {
+        cpuid: Some("GenuineIntel-6-0F".into()),
+        counters: 2,
+        fixed: vec![],
+        events: vec![PmuEvent {
+            kind: CounterKind::MemTransactions,
+            name: "BUS_TRANS_MEM.ALL_AGENTS".into(),
+            raw: Some(0xe06f),
+        }],
+    };
+    let state = tempfile::tempdir().unwrap();
+    let options = LinuxOptions {
+        state_dir: state.path().to_path_buf(),
+        ..LinuxOptions::default()
+    };
+    let q6600 =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/cpuinfo-core2-q6600");
+    let core2 = LinuxPlatform::prepare_on(
+        ecosched_linux::FsRoot::recorded(q6600),
+        &options,
+        Box::new(FakePerf::new()),
+        Some(&spec),
+    )
+    .unwrap();
+    assert!(core2
+        .capabilities()
+        .counters
+        .contains(&CounterKind::MemTransactions));
+    drop(core2);
+    // This machine is not a Core 2 (nor is CI's): nothing opened, and said.
+    let here =
+        LinuxPlatform::prepare_with_pmu(&options, Box::new(FakePerf::new()), Some(&spec)).unwrap();
+    assert!(!here
+        .capabilities()
+        .counters
+        .contains(&CounterKind::MemTransactions));
+    let notices = here.notices().join("\n");
+    assert!(
+        notices.contains("model-specific PMU events not opened") && notices.contains("6-0F"),
+        "{notices}"
+    );
 }

@@ -265,7 +265,7 @@ fn hardware_counters_follow_the_probe() {
             .filter(|(k, _)| *k == kind)
             .collect();
         assert_eq!(reasons.len(), 1, "{kind:?} named once");
-        assert!(reasons[0].1.contains(event.perf_name()), "{reasons:?}");
+        assert!(reasons[0].1.contains(&event.perf_name()), "{reasons:?}");
     }
     let id = own_thread(&mut r, gettid());
     r.read(&[id]);

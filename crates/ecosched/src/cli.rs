@@ -71,6 +71,11 @@ pub struct RunArgs {
     /// the header and initial plan; then one step per line).
     #[arg(long, value_name = "FILE")]
     pub trace: Option<std::path::PathBuf>,
+    /// A calibration file (TOML, the `[calibration]` table of a machine
+    /// preset: activity vectors, EDP factor, partition) for policies that
+    /// need measured facts about this machine.
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<std::path::PathBuf>,
     /// Print the summary as one JSON object.
     #[arg(long)]
     pub json: bool,

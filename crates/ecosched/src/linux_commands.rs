@@ -11,11 +11,13 @@ use crate::trace_file;
 use anyhow::{Context, Result};
 use ecosched_engine::report::{RunContext, RunReport};
 use ecosched_linux::journal::RestoreOutcome;
+use ecosched_linux::perf::SystemPerf;
 use ecosched_linux::platform::LinuxPlatform;
 use ecosched_linux::FsRoot;
-use ecosched_model::Platform;
+use ecosched_model::{Calibration, Platform, PmuSpec};
 use ecosched_policy::Retimed;
 use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
 
 /// `ecosched run`.
 pub fn run(args: &RunArgs) -> Result<Outcome> {
@@ -24,9 +26,29 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     if let Some(interval) = s.interval {
         policy = Box::new(Retimed::new(policy, interval));
     }
-    let mut platform = LinuxPlatform::prepare(&s.options).context("preparing this machine")?;
-    // Refuse before the command starts, not after.
-    let missing = policy.requirements().missing(&platform.capabilities());
+    // A bad calibration file stops the run before anything is touched.
+    let calibration = args
+        .calibration
+        .as_deref()
+        .map(load_calibration)
+        .transpose()?;
+    let pmu = matching_pmu();
+    let mut platform =
+        LinuxPlatform::prepare_with_pmu(&s.options, Box::new(SystemPerf), pmu.as_ref())
+            .context("preparing this machine")?;
+    if let (Some(calibration), Some(path)) = (calibration, &args.calibration) {
+        platform.set_calibration(calibration).map_err(|e| {
+            UsageError(format!(
+                "{}: key `partition`: {e} (checked against this machine)",
+                path.display()
+            ))
+        })?;
+    }
+    // Open what the policy reads, and refuse before the command starts,
+    // not after.
+    let requirements = policy.requirements();
+    platform.open_counters(&requirements);
+    let missing = requirements.missing(&platform.capabilities());
     if !missing.is_empty() {
         return Err(UsageError(format!(
             "policy {} cannot run on this machine: it needs {}",
@@ -107,6 +129,30 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         failed: code != 0,
         exit_code: Some(u8::try_from(code & 0xff).unwrap_or(1)),
     })
+}
+
+/// Read a calibration file: typed TOML, unknown keys refused, errors
+/// located by file, line and key.
+fn load_calibration(path: &Path) -> Result<Calibration> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        UsageError(format!(
+            "--calibration {}: cannot read it: {e}",
+            path.display()
+        ))
+    })?;
+    ecosched_sim::scenario::parse_toml::<Calibration>(&path.display().to_string(), &text)
+        .map_err(|e| UsageError(format!("calibration file {e}")).into())
+}
+
+/// The PMU description of the built-in machine preset whose CPU is this
+/// one (same pmu-events CPU id), so its model-specific events are counted.
+fn matching_pmu() -> Option<PmuSpec> {
+    let id = ecosched_linux::pmu::cpuid(&FsRoot::live()).ok()?;
+    ecosched_sim::scenario::PRESETS
+        .iter()
+        .filter_map(|(name, _)| ecosched_sim::scenario::preset(name)?.ok())
+        .filter_map(|m| m.spec.pmu)
+        .find(|p| p.cpuid.as_deref() == Some(id.as_str()))
 }
 
 fn render_run(r: &RunReport) -> String {

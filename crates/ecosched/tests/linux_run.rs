@@ -507,3 +507,58 @@ fn hilo_manages_a_real_make_j2_with_affinity_and_says_frequency_control_is_missi
     }
     assert_left_nothing(state.path());
 }
+
+/// `run --calibration FILE` with `text` in FILE; the command touches a
+/// marker. Returns the exit code, stderr and whether the command ran.
+fn run_with_calibration(text: &str) -> (Option<i32>, String, bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cal.toml");
+    std::fs::write(&file, text).unwrap();
+    let marker = dir.path().join("started");
+    let out = bin()
+        .args(["run", "--policy", "performance", "--calibration"])
+        .arg(&file)
+        .arg("--state-dir")
+        .arg(dir.path().join("state"))
+        .arg("--")
+        .arg("touch")
+        .arg(&marker)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        marker.exists(),
+    )
+}
+
+#[test]
+fn a_bad_calibration_file_is_a_located_error_and_nothing_starts() {
+    let (code, stderr, ran) =
+        run_with_calibration("source = \"lab\"\n[edp_factor]\nintercept = 1.6\nslop = -0.8\n");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(!ran, "the command must not have run");
+    assert!(
+        stderr.contains("cal.toml:4") && stderr.contains("edp_factor.slop"),
+        "file, line and key named:\n{stderr}"
+    );
+    let (code, stderr, ran) = run_with_calibration("partition = \"4@800,x@2400\"\n");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(!ran && stderr.contains("partition"), "{stderr}");
+    // Valid TOML, but not for this machine: 64 CPUs at 800 MHz.
+    let (code, stderr, ran) = run_with_calibration("partition = \"64@800\"\n");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        !ran && stderr.contains("cal.toml: key `partition`"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_good_calibration_file_is_accepted() {
+    let (code, stderr, ran) = run_with_calibration(
+        "source = \"measured on this machine\"\n[edp_factor]\nintercept = 1.6\nslope = -0.8\n",
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(ran);
+}

@@ -9,6 +9,7 @@
 //! clock ticks per second are not read here; values stay in the kernel's
 //! units (ticks, nanoseconds) and callers convert with injected facts.
 
+pub mod cpuinfo;
 pub mod loadavg;
 pub mod schedstat;
 pub mod stat;
