@@ -22,9 +22,23 @@ use ecosched_sim::Observe;
 use ecosched_sim::Scenario;
 use serde::Serialize;
 
+/// Whether a row could have come out otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RowKind {
+    /// A model parameter was set so that this row holds: it shows the
+    /// calibration worked, not that the model predicts.
+    Calibrated,
+    /// Nothing was set from this row: the model predicted it.
+    Predicted,
+}
+
 /// One published figure next to the simulated one.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Check {
+    /// Calibrated or predicted. Rows are `calibrated` unless shown
+    /// otherwise: claiming a prediction needs a reason.
+    pub kind: RowKind,
     /// What is compared.
     pub name: String,
     /// Paper and place.
@@ -42,7 +56,8 @@ pub struct Check {
 }
 
 impl Check {
-    fn new(
+    /// A calibrated row (see [`Check::predicted`]).
+    pub fn new(
         name: &str,
         source: &str,
         paper: f64,
@@ -51,6 +66,7 @@ impl Check {
         note: &str,
     ) -> Self {
         Check {
+            kind: RowKind::Calibrated,
             name: name.to_string(),
             source: source.to_string(),
             paper,
@@ -59,6 +75,12 @@ impl Check {
             pass: (simulated - paper).abs() <= tolerance,
             note: note.to_string(),
         }
+    }
+
+    /// Mark the row as predicted: no parameter was set from it.
+    pub fn predicted(mut self) -> Self {
+        self.kind = RowKind::Predicted;
+        self
     }
 }
 

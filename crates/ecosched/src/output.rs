@@ -7,7 +7,7 @@ use crate::settings::params_label;
 use crate::table::{count, num, opt, opt_count, ratio, short, Align, Table};
 use ecosched_engine::bench::BenchReport;
 use ecosched_engine::report::{CompareReport, SimReport};
-use ecosched_engine::validate::Check;
+use ecosched_engine::validate::{Check, RowKind};
 use ecosched_model::Meter;
 use ecosched_policy::{Params, PolicyInfo};
 use serde::Serialize;
@@ -238,8 +238,9 @@ pub fn compare(r: &CompareReport, policies: &[(String, Params)]) -> String {
 /// `validate`: checks grouped by source, failures' notes, then the tally.
 pub fn validate(observe: ecosched_sim::Observe, checks: &[Check]) -> String {
     let mut t = Table::new(
-        &["check", "paper", "simulated", "tolerance", "result"],
+        &["check", "kind", "paper", "simulated", "tolerance", "result"],
         &[
+            Align::Left,
             Align::Left,
             Align::Right,
             Align::Right,
@@ -255,6 +256,11 @@ pub fn validate(observe: ecosched_sim::Observe, checks: &[Check]) -> String {
         }
         t.row([
             format!("  {}", c.name),
+            match c.kind {
+                RowKind::Calibrated => "calibrated",
+                RowKind::Predicted => "predicted",
+            }
+            .to_string(),
             num(c.paper),
             num(c.simulated),
             format!("±{}", short(c.tolerance)),
@@ -306,6 +312,7 @@ mod tests {
 
     fn check(name: &str, pass: bool) -> Check {
         Check {
+            kind: RowKind::Calibrated,
             name: name.into(),
             source: "Paper §1".into(),
             paper: 1.0,
