@@ -117,26 +117,44 @@ impl CpusetMount {
     pub fn cgroup_of(&self, root: &FsRoot, pid: &str) -> Result<String, LinuxError> {
         let rel = format!("proc/{pid}/cgroup");
         let text = root.read(&rel, "cgroup membership")?;
-        let path = text
-            .lines()
-            .filter_map(|l| {
-                let mut parts = l.splitn(3, ':');
-                Some((parts.next()?, parts.next()?, parts.next()?))
-            })
-            .find(|(_, controllers, _)| match self.version {
-                Version::V1 { .. } => controllers.split(',').any(|c| c == "cpuset"),
-                Version::V2 => controllers.is_empty(),
-            })
-            .map(|(_, _, path)| path.trim_matches('/').to_string())
-            .ok_or_else(|| {
-                LinuxError::parse(&root.path(&rel), &text, "no line for the cpuset hierarchy")
-            })?;
-        Ok(if path.is_empty() {
-            self.mount.clone()
-        } else {
-            format!("{}/{path}", self.mount)
-        })
+        let controller = match self.version {
+            Version::V1 { .. } => Some("cpuset"),
+            Version::V2 => None,
+        };
+        membership_dir(root, &rel, &text, controller, &self.mount)
     }
+}
+
+/// The directory (relative to the root) a `/proc/<pid>/cgroup` text puts a
+/// task in: on the v1 hierarchy of `controller`, or on the v2 tree when
+/// `controller` is `None`, under that hierarchy's `mount`.
+pub(crate) fn membership_dir(
+    root: &FsRoot,
+    rel: &str,
+    text: &str,
+    controller: Option<&str>,
+    mount: &str,
+) -> Result<String, LinuxError> {
+    let path = text
+        .lines()
+        .filter_map(|l| {
+            let mut parts = l.splitn(3, ':');
+            Some((parts.next()?, parts.next()?, parts.next()?))
+        })
+        .find(|(_, controllers, _)| match controller {
+            Some(c) => controllers.split(',').any(|x| x == c),
+            None => controllers.is_empty(),
+        })
+        .map(|(_, _, path)| path.trim_matches('/').to_string())
+        .ok_or_else(|| {
+            let what = format!("no line for the {} hierarchy", controller.unwrap_or("v2"));
+            LinuxError::parse(&root.path(rel), text, what)
+        })?;
+    Ok(if path.is_empty() {
+        mount.to_string()
+    } else {
+        format!("{mount}/{path}")
+    })
 }
 
 /// The cgroup this run's managed tasks live in.

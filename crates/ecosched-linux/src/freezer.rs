@@ -142,25 +142,11 @@ impl FreezerMount {
             }
             Err(e) => return Err(e),
         };
-        let path = text
-            .lines()
-            .filter_map(|l| {
-                let mut parts = l.splitn(3, ':');
-                Some((parts.next()?, parts.next()?, parts.next()?))
-            })
-            .find(|(_, controllers, _)| match self.version {
-                FreezerVersion::V1 => controllers.split(',').any(|c| c == "freezer"),
-                FreezerVersion::V2 => controllers.is_empty(),
-            })
-            .map(|(_, _, path)| path.trim_matches('/').to_string())
-            .ok_or_else(|| {
-                LinuxError::parse(&root.path(&rel), &text, "no line for the freezer hierarchy")
-            })?;
-        Ok(if path.is_empty() {
-            self.mount.clone()
-        } else {
-            format!("{}/{path}", self.mount)
-        })
+        let controller = match self.version {
+            FreezerVersion::V1 => Some("freezer"),
+            FreezerVersion::V2 => None,
+        };
+        crate::cgroup::membership_dir(root, &rel, &text, controller, &self.mount)
     }
 }
 

@@ -252,25 +252,6 @@ fn affinity(tid: u32) -> Result<CpuSet, LinuxError> {
     Ok(set)
 }
 
-/// Fill the counter `kind` of `counters` (a raw event can count any kind).
-fn set_counter(counters: &mut Counters, kind: CounterKind, value: u64) {
-    let slot = match kind {
-        CounterKind::Instructions => &mut counters.instructions,
-        CounterKind::Cycles => &mut counters.cycles,
-        CounterKind::LlcReferences => &mut counters.llc_references,
-        CounterKind::LlcMisses => &mut counters.llc_misses,
-        CounterKind::LinesIn => &mut counters.lines_in,
-        CounterKind::L1dReferences => &mut counters.l1d_references,
-        CounterKind::L1dMisses => &mut counters.l1d_misses,
-        CounterKind::MemTransactions => &mut counters.mem_transactions,
-        CounterKind::OnCpuTime => &mut counters.on_cpu_ns,
-        CounterKind::RunqueueWait => &mut counters.runqueue_wait_ns,
-        CounterKind::ContextSwitches => &mut counters.context_switches,
-        CounterKind::Migrations => &mut counters.migrations,
-    };
-    *slot = Some(value);
-}
-
 fn task_state(state: char) -> TaskState {
     match state {
         'R' => TaskState::Running,
@@ -389,7 +370,7 @@ impl Tracked {
                     Event::LlcMisses => counters.llc_misses = Some(delta),
                     Event::L1dReferences => counters.l1d_references = Some(delta),
                     Event::L1dMisses => counters.l1d_misses = Some(delta),
-                    Event::Raw { kind, .. } => set_counter(&mut counters, kind, delta),
+                    Event::Raw { kind, .. } => counters.set(kind, Some(delta)),
                 }
             }
         }

@@ -102,6 +102,25 @@ impl Counters {
         }
     }
 
+    /// Set one counter (`None`: not measured).
+    pub fn set(&mut self, kind: CounterKind, value: Option<u64>) {
+        let slot = match kind {
+            CounterKind::Instructions => &mut self.instructions,
+            CounterKind::Cycles => &mut self.cycles,
+            CounterKind::LlcReferences => &mut self.llc_references,
+            CounterKind::LlcMisses => &mut self.llc_misses,
+            CounterKind::LinesIn => &mut self.lines_in,
+            CounterKind::L1dReferences => &mut self.l1d_references,
+            CounterKind::L1dMisses => &mut self.l1d_misses,
+            CounterKind::MemTransactions => &mut self.mem_transactions,
+            CounterKind::OnCpuTime => &mut self.on_cpu_ns,
+            CounterKind::RunqueueWait => &mut self.runqueue_wait_ns,
+            CounterKind::ContextSwitches => &mut self.context_switches,
+            CounterKind::Migrations => &mut self.migrations,
+        };
+        *slot = value;
+    }
+
     /// Add `other`'s deltas to these (a counter measured in either stays
     /// measured; one measured in neither stays absent).
     pub fn accumulate(&mut self, other: &Counters) {

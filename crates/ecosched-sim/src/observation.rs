@@ -358,15 +358,9 @@ impl Observer {
             return;
         }
         let d = self.mux.scaled_deltas(now, before);
-        let get = |k: CounterKind| slot(k).and_then(|i| d[i]);
-        counters.instructions = get(CounterKind::Instructions);
-        counters.cycles = get(CounterKind::Cycles);
-        counters.llc_references = get(CounterKind::LlcReferences);
-        counters.llc_misses = get(CounterKind::LlcMisses);
-        counters.lines_in = get(CounterKind::LinesIn);
-        counters.l1d_references = get(CounterKind::L1dReferences);
-        counters.l1d_misses = get(CounterKind::L1dMisses);
-        counters.mem_transactions = get(CounterKind::MemTransactions);
+        for (kind, value) in HARDWARE.iter().zip(d) {
+            counters.set(*kind, value);
+        }
     }
 }
 
