@@ -198,8 +198,6 @@ struct CpuFacts {
     domain: usize,
     /// Its position inside the domain (the governor's per-CPU index).
     local: usize,
-    /// Its package.
-    package: usize,
     /// Its voltage domain.
     voltage_domain: usize,
     /// Its domain's highest frequency, kHz.
@@ -253,9 +251,26 @@ pub struct SimPlatform {
     next_balance: Ns,
     rates: RateMemo,
     busy_ns: Vec<f64>,
-    /// Scratch per package for `integrate` (kept to avoid allocating).
-    package_w: Vec<f64>,
-    package_idle_j: Vec<f64>,
+    /// Per CPU: up to when it has been integrated (energy.rs).
+    cpu_at: Vec<Ns>,
+    /// Per CPU: when something next happens on it (slice end, completion,
+    /// phase or burst end), found when it last changed, so an event costs
+    /// nothing for the CPUs it leaves alone.
+    cpu_next: Vec<Ns>,
+    /// Per CPU: whether it changed during the current event, so that
+    /// `cpu_next` must be found again (those CPUs are listed in `stale`).
+    cpu_stale: Vec<bool>,
+    stale: Vec<usize>,
+    /// Per frequency domain: its next transition end or governor sample.
+    dom_next: Vec<Ns>,
+    /// CPUs of each frequency domain.
+    fd_cpus: Vec<Vec<usize>>,
+    /// CPUs of each voltage domain.
+    vd_cpus: Vec<Vec<usize>>,
+    /// Whether a task joined a run queue, or affinities changed, since the
+    /// idle CPUs last tried to pull work: until then they would find none.
+    idle_retry: bool,
+    package_count: usize,
     package_j: f64,
     system_j: f64,
     reported_package_j: f64,
@@ -429,6 +444,7 @@ impl SimPlatform {
         let khz = governor.initial_khz(&self.topology.freq_domains[d], cur);
         self.domains[d].next_eval = governor.next_eval(&self.machine.spec.governor);
         self.domains[d].governor = governor;
+        self.refresh_dom_next(d);
         self.set_freq(d, khz);
     }
 }

@@ -8,7 +8,7 @@ use super::rates::RateMemo;
 use super::{ns, CpuFacts, Domain, Instance, SimPlatform, NS_PER_S};
 use crate::contention::{solve, Demand};
 use crate::governor::DomainGovernor;
-use crate::kernel::Kernel;
+use crate::kernel::{Kernel, Ns};
 use crate::profile::{MissCurve, Phase, Profile, SleepSpec};
 use crate::scenario::Scenario;
 use crate::SimError;
@@ -43,7 +43,6 @@ impl SimPlatform {
                 CpuFacts {
                     domain,
                     local: fd.cpus.iter().position(|x| x.0 as usize == c).unwrap_or(0),
-                    package: machine.package_of[c],
                     voltage_domain: fd.voltage_domain,
                     max_khz: fd.max_khz(),
                 }
@@ -83,8 +82,15 @@ impl SimPlatform {
             next_balance: ns(machine.spec.scheduler.balance_interval_ms / 1000.0),
             rates: RateMemo::new(&machine),
             busy_ns: vec![0.0; n],
-            package_w: vec![0.0; packages],
-            package_idle_j: vec![0.0; packages],
+            cpu_at: vec![0; n],
+            cpu_next: vec![Ns::MAX; n],
+            cpu_stale: vec![false; n],
+            stale: Vec::new(),
+            dom_next: Vec::new(),
+            fd_cpus: vec![Vec::new(); topology.freq_domains.len()],
+            vd_cpus: vec![Vec::new(); topology.voltage_domains.len()],
+            idle_retry: true,
+            package_count: packages,
             package_j: 0.0,
             system_j: 0.0,
             reported_package_j: 0.0,
@@ -108,6 +114,14 @@ impl SimPlatform {
                 next_eval: governor.next_eval(&machine.spec.governor),
                 governor,
             });
+        }
+        for (c, facts) in sim.cpu_facts.iter().enumerate() {
+            sim.fd_cpus[facts.domain].push(c);
+            sim.vd_cpus[facts.voltage_domain].push(c);
+        }
+        sim.dom_next = vec![Ns::MAX; sim.domains.len()];
+        for d in 0..sim.domains.len() {
+            sim.refresh_dom_next(d);
         }
         sim.refresh_volts();
         sim.lengths = scenario
