@@ -198,18 +198,23 @@ impl Kernel {
             rq.queue.push(cur);
             tasks[cur].enter_queue(now);
         }
-        let best = rq
-            .queue
-            .iter()
-            .enumerate()
-            .min_by(|a, b| {
-                tasks[*a.1]
-                    .vruntime
-                    .total_cmp(&tasks[*b.1].vruntime)
-                    .then(tasks[*a.1].seq.cmp(&tasks[*b.1].seq))
-            })
-            .map(|(i, &t)| (i, t));
-        let Some((i, t)) = best else {
+        // One pass over the queue (this runs on every slice end): the
+        // lowest (virtual runtime, creation order) and the total weight.
+        // The winner's virtual runtime is also the queue's lowest.
+        let mut best: Option<(usize, usize, f64, u64)> = None;
+        let mut total_w = 0.0;
+        for (i, &x) in rq.queue.iter().enumerate() {
+            let s = &tasks[x];
+            total_w += s.weight;
+            let better = match best {
+                None => true,
+                Some((_, _, vr, seq)) => s.vruntime.total_cmp(&vr).then(s.seq.cmp(&seq)).is_lt(),
+            };
+            if better {
+                best = Some((i, x, s.vruntime, s.seq));
+            }
+        }
+        let Some((i, t, vruntime, _)) = best else {
             if !rq.idle {
                 rq.idle = true;
                 rq.idle_since = now;
@@ -219,16 +224,10 @@ impl Kernel {
         rq.idle = false;
         rq.queue.swap_remove(i);
         tasks[t].leave_queue(now);
-        let total_w: f64 = rq.queue.iter().map(|&x| tasks[x].weight).sum::<f64>() + tasks[t].weight;
         let slice = (latency * tasks[t].weight / total_w).max(min_gran);
         rq.slice_end = (now + slice as Ns).div_ceil(tick) * tick;
         rq.current = Some(t);
-        rq.min_vruntime = rq.min_vruntime.max(
-            rq.queue
-                .iter()
-                .map(|&x| tasks[x].vruntime)
-                .fold(tasks[t].vruntime, f64::min),
-        );
+        rq.min_vruntime = rq.min_vruntime.max(vruntime);
         Some(t)
     }
 

@@ -131,13 +131,14 @@ impl SimPlatform {
         }
         if let Some(t) = rq.current {
             let task = &self.tasks[t];
-            let rate = self.rate(c);
-            if rate > 0.0 {
-                let instr = task.remaining.min(task.phase_left);
-                next = next.min(self.after(instr / rate, headroom));
-            }
-            if task.burst_left_ns.is_finite() && self.ghz_at(c, self.now) > 0.0 {
-                next = next.min(self.after(task.burst_left_ns, headroom));
+            if self.ghz_at(c, self.now) > 0.0 {
+                if let Some(o) = self.rates.by_cpu[c] {
+                    let instr = task.remaining.min(task.phase_left);
+                    next = next.min(self.after(instr * o.tpi_ns, headroom));
+                }
+                if task.burst_left_ns.is_finite() {
+                    next = next.min(self.after(task.burst_left_ns, headroom));
+                }
             }
         }
         next

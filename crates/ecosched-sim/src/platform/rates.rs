@@ -50,8 +50,8 @@ impl Hasher for FxHasher {
         }
     }
 
-    fn write_u32(&mut self, i: u32) {
-        self.add(u64::from(i));
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
     }
 
     fn write_usize(&mut self, i: usize) {
@@ -67,12 +67,13 @@ impl Hasher for FxHasher {
 pub(super) struct RateMemo {
     /// CPUs of each memory domain, ascending.
     domains: Vec<Vec<usize>>,
-    /// The key each domain's current outcomes were found for.
-    keys: Vec<Vec<u32>>,
+    /// The key each domain's current outcomes were found for: the domain,
+    /// then per CPU its running phase id (high half) and MHz (low half).
+    keys: Vec<Vec<u64>>,
     /// Scratch for building a key.
-    scratch: Vec<u32>,
+    scratch: Vec<u64>,
     /// Key → where its outcomes start in `outcomes`.
-    memo: HashMap<Box<[u32]>, usize, BuildHasherDefault<FxHasher>>,
+    memo: HashMap<Box<[u64]>, usize, BuildHasherDefault<FxHasher>>,
     /// Every memoised domain's outcomes, one after another (one arena
     /// rather than an allocation per key).
     outcomes: Vec<Option<Outcome>>,
@@ -154,19 +155,20 @@ impl SimPlatform {
         let memo = &mut self.rates;
         let cpus = &memo.domains[m];
         memo.scratch.clear();
-        memo.scratch.push(m as u32);
+        memo.scratch.push(m as u64);
         for &c in cpus {
-            match self.kernel.rqs[c].current {
+            memo.scratch.push(match self.kernel.rqs[c].current {
                 Some(t) => {
                     let task = &self.tasks[t];
-                    memo.scratch.push(task.phase_ids[task.phase]);
-                    memo.scratch
-                        .push((self.domains[self.machine.domain_of[c]].cur_khz / 1000) as u32);
+                    let mhz = self.domains[self.machine.domain_of[c]].cur_khz / 1000;
+                    u64::from(task.phase_ids[task.phase]) << 32 | mhz
                 }
-                None => memo.scratch.extend([0, 0]),
-            }
+                None => 0,
+            });
         }
-        if memo.scratch == memo.keys[m] {
+        // Keys are a few words: a plain loop beats a call to memcmp.
+        let old = &memo.keys[m];
+        if old.len() == memo.scratch.len() && old.iter().zip(&memo.scratch).all(|(a, b)| a == b) {
             return None;
         }
         std::mem::swap(&mut memo.scratch, &mut memo.keys[m]);
@@ -218,14 +220,5 @@ impl SimPlatform {
             }
         };
         Some(at)
-    }
-
-    /// Instructions per ns of the task running on `c`.
-    pub(super) fn rate(&self, c: usize) -> f64 {
-        let ghz = self.ghz_at(c, self.now);
-        match self.rates.by_cpu[c] {
-            Some(o) if ghz > 0.0 => 1.0 / o.tpi_ns,
-            _ => 0.0,
-        }
     }
 }
