@@ -67,20 +67,27 @@ impl SimPlatform {
         let mut stale = std::mem::take(&mut self.stale);
         for &c in &stale {
             self.integrate_cpu(c);
-            self.cpu_next[c] = self.cpu_next_event(c);
+            self.refresh_cpu_next_of(c);
             self.cpu_stale[c] = false;
         }
         stale.clear();
         self.stale = stale;
     }
 
+    /// Find again the next event of CPU `c`, integrated up to now.
+    pub(super) fn refresh_cpu_next_of(&mut self, c: usize) {
+        let at = self.cpu_next_event(c);
+        self.cpu_next.set(c, at);
+    }
+
     /// Domain `d`'s next transition end or governor sample.
     pub(super) fn refresh_dom_next(&mut self, d: usize) {
         let dom = &self.domains[d];
-        self.dom_next[d] = dom
+        let at = dom
             .pending
             .map_or(Ns::MAX, |p| p.1)
             .min(dom.next_eval.unwrap_or(Ns::MAX));
+        self.dom_next.set(d, at);
     }
 
     /// Whether every managed task has finished and none is still to start.
@@ -88,11 +95,20 @@ impl SimPlatform {
         self.waiting_after.is_empty() && self.live_managed == 0
     }
 
-    /// `now + span_ns` (`headroom` = `Ns::MAX − now`, as a float), rounded up to a whole nanosecond (at least one, so
+    /// `now + span_ns`, rounded up to a whole nanosecond (at least one, so
     /// time always advances) and saturating for spans that never end.
-    fn after(&self, span_ns: f64, headroom: f64) -> Ns {
-        let span = ceil(span_ns).max(1.0);
-        if span >= headroom {
+    fn after(&self, span_ns: f64) -> Ns {
+        // Spans below 2^52 ns (52 days) are whole-number exact in an f64,
+        // so truncating through i64 (one instruction, unlike u64 or a libm
+        // `ceil` on a baseline x86-64 target) rounds up exactly; this runs
+        // for every CPU whose speed changes.
+        if span_ns < 4_503_599_627_370_496.0 {
+            let whole = span_ns as i64;
+            let up = whole + i64::from((whole as f64) < span_ns);
+            return self.now + up.max(1) as Ns;
+        }
+        let span = span_ns.ceil().max(1.0);
+        if span >= (Ns::MAX - self.now) as f64 {
             Ns::MAX
         } else {
             self.now + span as Ns
@@ -124,20 +140,20 @@ impl SimPlatform {
     /// phase or ends a burst.
     fn cpu_next_event(&self, c: usize) -> Ns {
         let mut next = Ns::MAX;
-        let headroom = (Ns::MAX - self.now) as f64;
         let rq = &self.kernel.rqs[c];
         if !rq.queue.is_empty() {
             next = next.min(rq.slice_end.max(self.now));
         }
         if let Some(t) = rq.current {
             let task = &self.tasks[t];
-            if self.ghz_at(c, self.now) > 0.0 {
+            let dom = &self.domains[self.cpu_facts[c].domain];
+            if self.now >= dom.stall_until && dom.cur_khz > 0 {
                 if let Some(o) = self.rates.by_cpu[c] {
                     let instr = task.remaining.min(task.phase_left);
-                    next = next.min(self.after(instr * o.tpi_ns, headroom));
+                    next = next.min(self.after(instr * o.tpi_ns));
                 }
                 if task.burst_left_ns.is_finite() {
-                    next = next.min(self.after(task.burst_left_ns, headroom));
+                    next = next.min(self.after(task.burst_left_ns));
                 }
             }
         }
@@ -147,8 +163,7 @@ impl SimPlatform {
     /// The earliest time something happens, capped at `target`.
     fn next_event(&self, target: Ns) -> Ns {
         let mut next = target;
-        next = next.min(self.cpu_next.iter().copied().fold(Ns::MAX, Ns::min));
-        next = next.min(self.dom_next.iter().copied().fold(Ns::MAX, Ns::min));
+        next = next.min(self.cpu_next.min()).min(self.dom_next.min());
         if let Some(&std::cmp::Reverse((at, _, _))) = self.timers.peek() {
             next = next.min(at);
         }
@@ -165,7 +180,7 @@ impl SimPlatform {
         let now = self.now;
         let mut freq_changed = false;
         for d in 0..self.domains.len() {
-            if self.dom_next[d] > now {
+            if self.dom_next.get(d) > now {
                 continue;
             }
             if let Some((khz, at)) = self.domains[d].pending {
@@ -184,7 +199,7 @@ impl SimPlatform {
         // A CPU whose next event is later and that nothing touched has
         // nothing due.
         for c in 0..self.machine.cpus() {
-            if self.cpu_next[c] > now && !self.cpu_stale[c] {
+            if self.cpu_next.get(c) > now && !self.cpu_stale[c] {
                 continue;
             }
             let Some(t) = self.kernel.rqs[c].current else {
@@ -221,7 +236,7 @@ impl SimPlatform {
         for c in 0..self.machine.cpus() {
             let rq = &self.kernel.rqs[c];
             let idle = rq.current.is_none();
-            if self.cpu_next[c] > now
+            if self.cpu_next.get(c) > now
                 && !self.cpu_stale[c]
                 && !(idle && (retry_all || self.idle_retry))
             {
@@ -235,7 +250,7 @@ impl SimPlatform {
             }
         }
         for d in 0..self.domains.len() {
-            if self.dom_next[d] > now {
+            if self.dom_next.get(d) > now {
                 continue;
             }
             if self.domains[d].next_eval.is_some_and(|at| at <= now) {
@@ -432,18 +447,51 @@ impl SimPlatform {
     }
 }
 
-/// `x.ceil()`, inlined for the spans the loop meets (below 2^52 ns, where
-/// truncation to an integer is exact); `f64::ceil` is a libm call on a
-/// baseline x86-64 target, and this runs several times per event.
-fn ceil(x: f64) -> f64 {
-    if (0.0..4_503_599_627_370_496.0).contains(&x) {
-        let t = x as u64 as f64;
-        if t < x {
-            t + 1.0
-        } else {
-            t
+/// Times with their earliest at hand: a tournament tree over the leaves
+/// (padded to a power of two), so that changing one time costs log n and
+/// the next event is found without a pass over every CPU and domain.
+#[derive(Debug, Clone)]
+pub(super) struct MinTree {
+    /// Leaves start here.
+    size: usize,
+    /// Node k holds the minimum of nodes 2k and 2k + 1; the root is node 1.
+    t: Vec<Ns>,
+}
+
+impl MinTree {
+    /// `n` times, all `Ns::MAX` (never).
+    pub(super) fn new(n: usize) -> Self {
+        let size = n.next_power_of_two();
+        MinTree {
+            size,
+            t: vec![Ns::MAX; 2 * size],
         }
-    } else {
-        x.ceil()
+    }
+
+    /// Time `i`.
+    pub(super) fn get(&self, i: usize) -> Ns {
+        self.t[self.size + i]
+    }
+
+    /// Set time `i` to `at`.
+    pub(super) fn set(&mut self, i: usize, at: Ns) {
+        let mut k = self.size + i;
+        if self.t[k] == at {
+            return;
+        }
+        self.t[k] = at;
+        while k > 1 {
+            k /= 2;
+            let m = self.t[2 * k].min(self.t[2 * k + 1]);
+            if self.t[k] == m {
+                break;
+            }
+            self.t[k] = m;
+        }
+    }
+
+    /// The earliest time.
+    pub(super) fn min(&self) -> Ns {
+        self.t[1]
     }
 }

@@ -51,6 +51,7 @@ use ecosched_model::{
     ApplyReport, Capabilities, CounterKind, CpuSet, FreqDomainId, GangAction, Meter, Plan,
     Platform, PlatformError, PowerSource, Snapshot, TaskId, Topology,
 };
+use events::MinTree;
 use gang::GangRun;
 use loadavg::LoadTracker;
 use rand_chacha::ChaCha8Rng;
@@ -256,13 +257,13 @@ pub struct SimPlatform {
     /// Per CPU: when something next happens on it (slice end, completion,
     /// phase or burst end), found when it last changed, so an event costs
     /// nothing for the CPUs it leaves alone.
-    cpu_next: Vec<Ns>,
+    cpu_next: MinTree,
     /// Per CPU: whether it changed during the current event, so that
     /// `cpu_next` must be found again (those CPUs are listed in `stale`).
     cpu_stale: Vec<bool>,
     stale: Vec<usize>,
     /// Per frequency domain: its next transition end or governor sample.
-    dom_next: Vec<Ns>,
+    dom_next: MinTree,
     /// CPUs of each frequency domain.
     fd_cpus: Vec<Vec<usize>>,
     /// CPUs of each voltage domain.

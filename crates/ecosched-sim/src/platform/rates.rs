@@ -138,10 +138,11 @@ impl SimPlatform {
                 let c = self.rates.domains[m][i];
                 let o = self.rates.outcomes[at + i];
                 if self.rates.by_cpu[c] != o {
-                    // The CPU ran with the old outcome up to now.
+                    // The CPU ran with the old outcome up to now; its next
+                    // event moves with its speed.
                     self.integrate_cpu(c);
                     self.rates.by_cpu[c] = o;
-                    self.mark_stale(c);
+                    self.refresh_cpu_next_of(c);
                 }
             }
         }

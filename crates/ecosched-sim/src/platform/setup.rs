@@ -2,13 +2,14 @@
 //! hot loop reads, the scenario's tasks (with their `after` and restart
 //! bookkeeping), the `make -jN` build and the transient kernel threads.
 
+use super::events::MinTree;
 use super::gang::GangRun;
 use super::loadavg::LoadTracker;
 use super::rates::RateMemo;
 use super::{ns, CpuFacts, Domain, Instance, SimPlatform, NS_PER_S};
 use crate::contention::{solve, Demand};
 use crate::governor::DomainGovernor;
-use crate::kernel::{Kernel, Ns};
+use crate::kernel::Kernel;
 use crate::profile::{MissCurve, Phase, Profile, SleepSpec};
 use crate::scenario::Scenario;
 use crate::SimError;
@@ -83,10 +84,10 @@ impl SimPlatform {
             rates: RateMemo::new(&machine),
             busy_ns: vec![0.0; n],
             cpu_at: vec![0; n],
-            cpu_next: vec![Ns::MAX; n],
+            cpu_next: MinTree::new(n),
             cpu_stale: vec![false; n],
             stale: Vec::new(),
-            dom_next: Vec::new(),
+            dom_next: MinTree::new(topology.freq_domains.len()),
             fd_cpus: vec![Vec::new(); topology.freq_domains.len()],
             vd_cpus: vec![Vec::new(); topology.voltage_domains.len()],
             idle_retry: true,
@@ -119,7 +120,6 @@ impl SimPlatform {
             sim.fd_cpus[facts.domain].push(c);
             sim.vd_cpus[facts.voltage_domain].push(c);
         }
-        sim.dom_next = vec![Ns::MAX; sim.domains.len()];
         for d in 0..sim.domains.len() {
             sim.refresh_dom_next(d);
         }
