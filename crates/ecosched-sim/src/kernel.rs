@@ -125,6 +125,8 @@ pub struct Kernel {
     pub rqs: Vec<RunQueue>,
     spec: SchedSpec,
     tick: Ns,
+    /// `1 / tick`, for rounding slice ends to ticks without dividing.
+    per_tick: f64,
     /// Task counts per CPU at the last balancing pass that found no
     /// imbalance anywhere: with the same counts, the next finds none
     /// either (counts are all it compares before picking a task).
@@ -138,6 +140,7 @@ impl Kernel {
             rqs: vec![RunQueue::default(); machine.cpus()],
             spec: machine.spec.scheduler.clone(),
             tick,
+            per_tick: 1.0 / tick as f64,
             balanced: Vec::new(),
         }
     }
@@ -216,10 +219,11 @@ impl Kernel {
     /// Pick the next task on CPU `c` (the current one, if any, goes back in
     /// the queue first). Returns the newly running task.
     pub fn pick_next(&mut self, tasks: &mut [Sched], c: usize, now: Ns) -> Option<usize> {
-        let (latency, min_gran, tick) = (
+        let (latency, min_gran, tick, per_tick) = (
             self.latency_ns(),
             self.spec.min_granularity_ms * 1e6,
             self.tick,
+            self.per_tick,
         );
         let rq = &mut self.rqs[c];
         if let Some(cur) = rq.current.take() {
@@ -262,7 +266,7 @@ impl Kernel {
         rq.queue.swap_remove(i);
         tasks[t].leave_queue(now);
         let slice = (latency * tasks[t].weight / total_w).max(min_gran);
-        rq.slice_end = tick_at_or_after(now + slice as Ns, tick);
+        rq.slice_end = tick_at_or_after(now + slice as Ns, tick, per_tick);
         rq.current = Some(t);
         rq.min_vruntime = rq.min_vruntime.max(vruntime);
         Some(t)
@@ -350,16 +354,17 @@ impl Kernel {
     }
 }
 
-/// The first tick boundary at or after `x` (`x.div_ceil(tick) * tick`).
-/// A 64-bit division costs tens of cycles and this runs on every slice
-/// end, so below 2^52 ns (where the float quotient is within one of the
-/// true one) a float estimate is corrected with multiplications.
-fn tick_at_or_after(x: Ns, tick: Ns) -> Ns {
+/// The first tick boundary at or after `x` (`x.div_ceil(tick) * tick`),
+/// given `per_tick` = 1 / `tick`. A 64-bit division costs tens of cycles
+/// and this runs on every slice end, so below 2^52 ns (where the float
+/// estimate of the quotient is within one of the true one) the estimate
+/// is corrected with multiplications.
+fn tick_at_or_after(x: Ns, tick: Ns, per_tick: f64) -> Ns {
     const EXACT: Ns = 1 << 52;
     if x >= EXACT || tick >= EXACT {
         return x.div_ceil(tick) * tick;
     }
-    let mut q = (x as i64 as f64 / tick as i64 as f64) as i64 as Ns;
+    let mut q = (x as i64 as f64 * per_tick) as i64 as Ns;
     while q * tick < x {
         q += 1;
     }
@@ -386,7 +391,7 @@ mod tests {
             ] {
                 for x in base..base + 5 {
                     assert_eq!(
-                        tick_at_or_after(x, tick),
+                        tick_at_or_after(x, tick, 1.0 / tick as f64),
                         x.div_ceil(tick) * tick,
                         "{x} {tick}"
                     );

@@ -157,7 +157,15 @@ impl SimPlatform {
         let cpus = &memo.domains[m];
         memo.scratch.clear();
         memo.scratch.push(m as u64);
-        for &c in cpus {
+        // Whatever a CPU's word depends on changes only through `touch`,
+        // which marks it stale until the next event is found: the word of
+        // a CPU left alone is still the one in the key in force.
+        let built = memo.keys[m].len() == cpus.len() + 1;
+        for (i, &c) in cpus.iter().enumerate() {
+            if built && !self.cpu_stale[c] {
+                memo.scratch.push(memo.keys[m][1 + i]);
+                continue;
+            }
             memo.scratch.push(match self.kernel.rqs[c].current {
                 Some(t) => {
                     let task = &self.tasks[t];
