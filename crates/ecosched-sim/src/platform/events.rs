@@ -76,8 +76,9 @@ impl SimPlatform {
 
     /// Find again the next event of CPU `c`, integrated up to now.
     pub(super) fn refresh_cpu_next_of(&mut self, c: usize) {
-        let at = self.cpu_next_event(c);
+        let (at, check) = self.cpu_next_event(c);
         self.cpu_next.set(c, at);
+        self.cpu_check[c] = check;
     }
 
     /// Domain `d`'s next transition end or governor sample.
@@ -137,27 +138,45 @@ impl SimPlatform {
 
     /// When something next happens on CPU `c` (integrated up to now):
     /// its slice ends with others waiting, or its task completes, changes
-    /// phase or ends a burst.
-    fn cpu_next_event(&self, c: usize) -> Ns {
-        let mut next = Ns::MAX;
+    /// phase or ends a burst. Also from when its task may already count
+    /// as done with its work, phase or burst (within `EPS_INSTR`
+    /// instructions or half a nanosecond of the end), so that from then on
+    /// every event checks it, as a check of every CPU at every event would.
+    fn cpu_next_event(&self, c: usize) -> (Ns, Ns) {
+        let (mut next, mut check) = (Ns::MAX, Ns::MAX);
         let rq = &self.kernel.rqs[c];
         if !rq.queue.is_empty() {
             next = next.min(rq.slice_end.max(self.now));
         }
         if let Some(t) = rq.current {
             let task = &self.tasks[t];
+            let instr = task.remaining.min(task.phase_left);
+            if instr <= EPS_INSTR || task.burst_left_ns <= 0.5 {
+                check = self.now;
+            }
             let dom = &self.domains[self.cpu_facts[c].domain];
             if self.now >= dom.stall_until && dom.cur_khz > 0 {
                 if let Some(o) = self.rates.by_cpu[c] {
-                    let instr = task.remaining.min(task.phase_left);
                     next = next.min(self.after(instr * o.tpi_ns));
+                    check = check.min(self.before((instr - EPS_INSTR) * o.tpi_ns));
                 }
                 if task.burst_left_ns.is_finite() {
                     next = next.min(self.after(task.burst_left_ns));
+                    check = check.min(self.before(task.burst_left_ns - 0.5));
                 }
             }
         }
-        next
+        (next, check)
+    }
+
+    /// `now + span_ns` rounded down, a nanosecond early for float error and
+    /// never before now: a time by which a threshold cannot yet have been
+    /// crossed.
+    fn before(&self, span_ns: f64) -> Ns {
+        if span_ns < 4_503_599_627_370_496.0 {
+            return self.now + (span_ns as i64 - 1).max(0) as Ns;
+        }
+        self.after(span_ns).saturating_sub(2).max(self.now)
     }
 
     /// The earliest time something happens, capped at `target`.
@@ -196,10 +215,10 @@ impl SimPlatform {
         if freq_changed {
             self.refresh_volts();
         }
-        // A CPU whose next event is later and that nothing touched has
-        // nothing due.
+        // A CPU that nothing touched and whose task cannot be done yet
+        // has nothing due.
         for c in 0..self.machine.cpus() {
-            if self.cpu_next.get(c) > now && !self.cpu_stale[c] {
+            if self.cpu_check[c] > now && !self.cpu_stale[c] {
                 continue;
             }
             let Some(t) = self.kernel.rqs[c].current else {

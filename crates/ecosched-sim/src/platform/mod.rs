@@ -258,6 +258,9 @@ pub struct SimPlatform {
     /// phase or burst end), found when it last changed, so an event costs
     /// nothing for the CPUs it leaves alone.
     cpu_next: MinTree,
+    /// Per CPU: from when its task may count as done with its work, phase
+    /// or burst, so that every event checks it (events.rs).
+    cpu_check: Vec<Ns>,
     /// Per CPU: whether it changed during the current event, so that
     /// `cpu_next` must be found again (those CPUs are listed in `stale`).
     cpu_stale: Vec<bool>,
