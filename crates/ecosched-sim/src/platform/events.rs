@@ -66,19 +66,23 @@ impl SimPlatform {
     fn refresh_cpu_next(&mut self) {
         let mut stale = std::mem::take(&mut self.stale);
         for &c in &stale {
-            self.integrate_cpu(c);
-            self.refresh_cpu_next_of(c);
-            self.cpu_stale[c] = false;
+            // Those whose speed changed were refreshed with it.
+            if self.cpu_stale[c] {
+                self.integrate_cpu(c);
+                self.refresh_cpu_next_of(c);
+            }
         }
         stale.clear();
         self.stale = stale;
     }
 
-    /// Find again the next event of CPU `c`, integrated up to now.
+    /// Find again the next event of CPU `c`, integrated up to now, once
+    /// everything due now has been handled (it is no longer stale).
     pub(super) fn refresh_cpu_next_of(&mut self, c: usize) {
         let (at, check) = self.cpu_next_event(c);
         self.cpu_next.set(c, at);
         self.cpu_check[c] = check;
+        self.cpu_stale[c] = false;
     }
 
     /// Domain `d`'s next transition end or governor sample.

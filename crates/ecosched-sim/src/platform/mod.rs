@@ -6,9 +6,11 @@
 //! rather than tick by tick: between two events nothing changes, so every
 //! counter and joule over the span is integrated in one step, and the
 //! contention solve for a given set of running tasks and frequencies is
-//! memoised. Scheduling decisions still fall on tick boundaries (slices are
-//! whole ticks), so results are those of a tick-driven simulation at a
-//! fraction of the cost.
+//! memoised. Each CPU is integrated, and has its next event found, only
+//! when something it depends on changes, so an event costs work for the
+//! CPUs it touches rather than for every CPU. Scheduling decisions still
+//! fall on tick boundaries (slices are whole ticks), so results are those
+//! of a tick-driven simulation at a fraction of the cost.
 //!
 //! The platform is split by concern, so that each can be read (and later
 //! replaced) alone:
@@ -18,14 +20,14 @@
 //!  jobs.rs     task life: spawn, complete, restart, `after`, make -jN
 //!  events.rs   the event loop: next_event, process_events, wake, schedule
 //!  rates.rs    memoised contention solve per memory domain
-//!  energy.rs   integrate one span: counters, energy, governor load
+//!  energy.rs   integrate a CPU's span: counters, energy, governor load
 //!  counters.rs per-task cumulative counters (the truth a PMU would count)
 //!  observe.rs  the truth Snapshot, and pruning of reported exits
 //!  gang.rs     timed gang schedules (Plan::gang_schedule)
 //!  loadavg.rs  /proc/loadavg's calc_load
 //! ```
 //!
-//! `integrate` (energy.rs) and `observe` (observe.rs) are the two seams an
+//! `integrate_cpu` (energy.rs) and `observe` (observe.rs) are the two seams an
 //! observation model hooks into: the first is where truth accrues, the
 //! second where it is read out as deltas.
 
@@ -170,7 +172,7 @@ struct Domain {
 /// Figures about the simulator's own work, for benchmarks and tests.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct SimStats {
-    /// Spans integrated (one per event).
+    /// Events that moved the clock (the spans between them).
     pub spans: u64,
     /// Contention solves computed (memo misses).
     pub solves: u64,
