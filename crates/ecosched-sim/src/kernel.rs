@@ -152,13 +152,24 @@ impl Kernel {
     /// Where a waking task goes: the allowed idle CPU idle longest, else the
     /// allowed CPU with the fewest runnable tasks (its previous CPU on a tie).
     pub fn select_cpu(&self, s: &Sched) -> Option<usize> {
-        let allowed = || (0..self.rqs.len()).filter(|&c| s.allowed[c]);
-        let idle = allowed()
-            .filter(|&c| self.rqs[c].nr() == 0)
-            .min_by_key(|&c| (self.rqs[c].idle_since, c));
-        idle.or_else(|| {
-            allowed().min_by_key(|&c| (self.rqs[c].nr(), usize::from(Some(c) != s.cpu), c))
-        })
+        // One pass for both candidates (this runs on every wake-up).
+        let mut idle: Option<(Ns, usize)> = None;
+        let mut least: Option<(usize, usize, usize)> = None;
+        for (c, rq) in self.rqs.iter().enumerate() {
+            if !s.allowed[c] {
+                continue;
+            }
+            let nr = rq.nr();
+            let key = (rq.idle_since, c);
+            if nr == 0 && !matches!(idle, Some(best) if best <= key) {
+                idle = Some(key);
+            }
+            let key = (nr, usize::from(Some(c) != s.cpu), c);
+            if !matches!(least, Some(best) if best <= key) {
+                least = Some(key);
+            }
+        }
+        idle.map(|(_, c)| c).or(least.map(|(_, _, c)| c))
     }
 
     /// Put a runnable task on CPU `c`. Returns true if `c`'s current task
