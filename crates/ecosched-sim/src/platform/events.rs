@@ -399,7 +399,7 @@ impl SimPlatform {
 
     /// Ask frequency domain `d` for `khz` (after its transition latency).
     pub(super) fn set_freq(&mut self, d: usize, khz: u64) {
-        let dom = &mut self.domains[d];
+        let dom = &self.domains[d];
         let target = dom.pending.map_or(dom.cur_khz, |p| p.0);
         if khz == target {
             return;
