@@ -69,13 +69,37 @@ impl Sched {
     }
 }
 
+/// A runnable task waiting in a run queue, with what picking the next
+/// task compares. A waiting task's virtual runtime does not change, so
+/// these are copied in when it joins rather than looked up in every
+/// waiting task's `Sched` on every slice end.
+#[derive(Debug, Clone, Copy)]
+pub struct Waiting {
+    /// The task.
+    pub task: usize,
+    vruntime: f64,
+    weight: f64,
+    seq: u64,
+}
+
+impl Waiting {
+    fn of(s: &Sched, task: usize) -> Self {
+        Waiting {
+            task,
+            vruntime: s.vruntime,
+            weight: s.weight,
+            seq: s.seq,
+        }
+    }
+}
+
 /// One CPU's run queue.
 #[derive(Debug, Clone, Default)]
 pub struct RunQueue {
     /// Running task.
     pub current: Option<usize>,
     /// Runnable tasks waiting.
-    pub queue: Vec<usize>,
+    pub queue: Vec<Waiting>,
     /// When the current slice ends.
     pub slice_end: Ns,
     /// When the CPU last became idle.
@@ -101,6 +125,12 @@ pub struct Kernel {
     pub rqs: Vec<RunQueue>,
     spec: SchedSpec,
     tick: Ns,
+    /// `1 / tick`, for rounding slice ends to ticks without dividing.
+    per_tick: f64,
+    /// Task counts per CPU at the last balancing pass that found no
+    /// imbalance anywhere: with the same counts, the next finds none
+    /// either (counts are all it compares before picking a task).
+    balanced: Vec<usize>,
 }
 
 impl Kernel {
@@ -110,6 +140,8 @@ impl Kernel {
             rqs: vec![RunQueue::default(); machine.cpus()],
             spec: machine.spec.scheduler.clone(),
             tick,
+            per_tick: 1.0 / tick as f64,
+            balanced: Vec::new(),
         }
     }
 
@@ -120,13 +152,24 @@ impl Kernel {
     /// Where a waking task goes: the allowed idle CPU idle longest, else the
     /// allowed CPU with the fewest runnable tasks (its previous CPU on a tie).
     pub fn select_cpu(&self, s: &Sched) -> Option<usize> {
-        let allowed = || (0..self.rqs.len()).filter(|&c| s.allowed[c]);
-        let idle = allowed()
-            .filter(|&c| self.rqs[c].nr() == 0)
-            .min_by_key(|&c| (self.rqs[c].idle_since, c));
-        idle.or_else(|| {
-            allowed().min_by_key(|&c| (self.rqs[c].nr(), usize::from(Some(c) != s.cpu), c))
-        })
+        // One pass for both candidates (this runs on every wake-up).
+        let mut idle: Option<(Ns, usize)> = None;
+        let mut least: Option<(usize, usize, usize)> = None;
+        for (c, rq) in self.rqs.iter().enumerate() {
+            if !s.allowed[c] {
+                continue;
+            }
+            let nr = rq.nr();
+            let key = (rq.idle_since, c);
+            if nr == 0 && !matches!(idle, Some(best) if best <= key) {
+                idle = Some(key);
+            }
+            let key = (nr, usize::from(Some(c) != s.cpu), c);
+            if !matches!(least, Some(best) if best <= key) {
+                least = Some(key);
+            }
+        }
+        idle.map(|(_, c)| c).or(least.map(|(_, _, c)| c))
     }
 
     /// Put a runnable task on CPU `c`. Returns true if `c`'s current task
@@ -156,14 +199,13 @@ impl Kernel {
             s.vruntime.max(rq.min_vruntime - latency / 2.0)
         };
         s.enter_queue(now);
+        rq.queue.push(Waiting::of(s, t));
         match rq.current {
             None => {
-                rq.queue.push(t);
                 rq.slice_end = now;
                 true
             }
             Some(cur) => {
-                rq.queue.push(t);
                 let gran = 1e6 * 1024.0 / s.weight;
                 tasks[t].vruntime + gran < tasks[cur].vruntime
             }
@@ -178,7 +220,7 @@ impl Kernel {
             rq.current = None;
             return true;
         }
-        if let Some(i) = rq.queue.iter().position(|&x| x == t) {
+        if let Some(i) = rq.queue.iter().position(|w| w.task == t) {
             rq.queue.remove(i);
             tasks[t].leave_queue(now);
         }
@@ -188,28 +230,43 @@ impl Kernel {
     /// Pick the next task on CPU `c` (the current one, if any, goes back in
     /// the queue first). Returns the newly running task.
     pub fn pick_next(&mut self, tasks: &mut [Sched], c: usize, now: Ns) -> Option<usize> {
-        let (latency, min_gran, tick) = (
+        let (latency, min_gran, tick, per_tick) = (
             self.latency_ns(),
             self.spec.min_granularity_ms * 1e6,
             self.tick,
+            self.per_tick,
         );
         let rq = &mut self.rqs[c];
         if let Some(cur) = rq.current.take() {
-            rq.queue.push(cur);
             tasks[cur].enter_queue(now);
+            rq.queue.push(Waiting::of(&tasks[cur], cur));
         }
-        let best = rq
-            .queue
-            .iter()
-            .enumerate()
-            .min_by(|a, b| {
-                tasks[*a.1]
+        // One pass over the queue (this runs on every slice end): the
+        // lowest (virtual runtime, creation order) and the total weight.
+        // The winner's virtual runtime is also the queue's lowest.
+        let mut best: Option<(usize, Waiting)> = None;
+        let mut total_w = 0.0;
+        for (i, &w) in rq.queue.iter().enumerate() {
+            total_w += w.weight;
+            let better = match best {
+                None => true,
+                Some((_, b)) => w
                     .vruntime
-                    .total_cmp(&tasks[*b.1].vruntime)
-                    .then(tasks[*a.1].seq.cmp(&tasks[*b.1].seq))
-            })
-            .map(|(i, &t)| (i, t));
-        let Some((i, t)) = best else {
+                    .total_cmp(&b.vruntime)
+                    .then(w.seq.cmp(&b.seq))
+                    .is_lt(),
+            };
+            if better {
+                best = Some((i, w));
+            }
+        }
+        let Some((
+            i,
+            Waiting {
+                task: t, vruntime, ..
+            },
+        )) = best
+        else {
             if !rq.idle {
                 rq.idle = true;
                 rq.idle_since = now;
@@ -219,16 +276,10 @@ impl Kernel {
         rq.idle = false;
         rq.queue.swap_remove(i);
         tasks[t].leave_queue(now);
-        let total_w: f64 = rq.queue.iter().map(|&x| tasks[x].weight).sum::<f64>() + tasks[t].weight;
         let slice = (latency * tasks[t].weight / total_w).max(min_gran);
-        rq.slice_end = (now + slice as Ns).div_ceil(tick) * tick;
+        rq.slice_end = tick_at_or_after(now + slice as Ns, tick, per_tick);
         rq.current = Some(t);
-        rq.min_vruntime = rq.min_vruntime.max(
-            rq.queue
-                .iter()
-                .map(|&x| tasks[x].vruntime)
-                .fold(tasks[t].vruntime, f64::min),
-        );
+        rq.min_vruntime = rq.min_vruntime.max(vruntime);
         Some(t)
     }
 
@@ -241,9 +292,9 @@ impl Kernel {
                 let t = self.rqs[o]
                     .queue
                     .iter()
-                    .copied()
-                    .filter(|&t| tasks[t].allowed[c])
-                    .min_by_key(|&t| tasks[t].seq)?;
+                    .filter(|w| tasks[w.task].allowed[c])
+                    .min_by_key(|w| w.seq)?
+                    .task;
                 Some((self.rqs[o].nr(), o, t))
             })
             .max_by_key(|&(nr, o, _)| (nr, std::cmp::Reverse(o)))
@@ -253,9 +304,13 @@ impl Kernel {
     /// One pass of count-based balancing over every level of the machine,
     /// innermost first. Returns the moves as (task, from, to); the caller
     /// carries them out (a running task moved is an active balance).
-    pub fn balance(&self, machine: &Machine, tasks: &[Sched]) -> Vec<(usize, usize, usize)> {
+    pub fn balance(&mut self, machine: &Machine, tasks: &[Sched]) -> Vec<(usize, usize, usize)> {
         let mut nr: Vec<usize> = self.rqs.iter().map(RunQueue::nr).collect();
         let mut moves = Vec::new();
+        if nr == self.balanced {
+            return moves;
+        }
+        let mut imbalanced = false;
         // Moves per pass are few (at most one per domain), so a list beats
         // a flag per task.
         let mut moved: Vec<usize> = Vec::new();
@@ -278,6 +333,7 @@ impl Kernel {
                 if count(from_g, &nr) < count(to_g, &nr) + 2 {
                     continue;
                 }
+                imbalanced = true;
                 let Some(&to) = to_g.iter().min_by_key(|&&c| (nr[c], c)) else {
                     continue;
                 };
@@ -288,9 +344,9 @@ impl Kernel {
                     let queued = rq
                         .queue
                         .iter()
-                        .copied()
-                        .filter(|&t| tasks[t].allowed[to] && !moved.contains(&t))
-                        .min_by_key(|&t| tasks[t].seq);
+                        .filter(|w| tasks[w.task].allowed[to] && !moved.contains(&w.task))
+                        .min_by_key(|w| w.seq)
+                        .map(|w| w.task);
                     let running = rq.current.filter(|&t| {
                         tasks[t].allowed[to] && !moved.contains(&t) && rq.queue.is_empty()
                     });
@@ -304,13 +360,56 @@ impl Kernel {
                 }
             }
         }
+        self.balanced = if imbalanced { Vec::new() } else { nr };
         moves
     }
+}
+
+/// The first tick boundary at or after `x` (`x.div_ceil(tick) * tick`),
+/// given `per_tick` = 1 / `tick`. A 64-bit division costs tens of cycles
+/// and this runs on every slice end, so below 2^52 ns (where the float
+/// estimate of the quotient is within one of the true one) the estimate
+/// is corrected with multiplications.
+fn tick_at_or_after(x: Ns, tick: Ns, per_tick: f64) -> Ns {
+    const EXACT: Ns = 1 << 52;
+    if x >= EXACT || tick >= EXACT {
+        return x.div_ceil(tick) * tick;
+    }
+    let mut q = (x as i64 as f64 * per_tick) as i64 as Ns;
+    while q * tick < x {
+        q += 1;
+    }
+    while q > 0 && (q - 1) * tick >= x {
+        q -= 1;
+    }
+    q * tick
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tick_rounding_matches_division() {
+        for tick in [1, 3, 1_000_000, 4_000_000, 999_999_937] {
+            for base in [
+                0u64,
+                1,
+                2_999_999,
+                3_600_000_000_000,
+                (1 << 52) - 5,
+                1 << 53,
+            ] {
+                for x in base..base + 5 {
+                    assert_eq!(
+                        tick_at_or_after(x, tick, 1.0 / tick as f64),
+                        x.div_ceil(tick) * tick,
+                        "{x} {tick}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn nice_weights_follow_the_kernel_table() {

@@ -1,5 +1,5 @@
 //! Per-task cumulative counters: the truth a PMU and the scheduler's
-//! accounting would count, accrued span by span in `integrate` and read
+//! accounting would count, accrued span by span in `integrate_cpu` and read
 //! out as deltas in `observe`. Kept apart so that an observation model
 //! (what perf on a real machine could read: multiplexing, missing events)
 //! has one place to take the truth from and nothing else to know about.

@@ -1,92 +1,111 @@
-//! Integrating one span `[now, to)` of constant state: every running
-//! task's counters (through `counters::Acc`), its remaining work and
-//! virtual runtime, each package's and the system's energy, and the load
-//! the governors see.
+//! Integrating spans of constant state: every running task's counters
+//! (through `counters::Acc`), its remaining work and virtual runtime, the
+//! package's and the system's energy, and the load the governors see.
+//!
+//! Each CPU is integrated lazily, up to its own `cpu_at`: only when
+//! something its span depends on is about to change (its running task, its
+//! frequency or voltage, its memory domain's contention outcome, its
+//! governor) or something reads what it accrued (an observation, a
+//! governor sample, the scheduler reading its task's virtual runtime).
+//! An event then costs work for the CPUs it touches, not for every CPU.
+//! The parts of the energy that do not depend on any CPU's state (uncore,
+//! board, idle memory) accrue once per event span in `advance_clock`.
 //!
 //! This is where the truth accrues; an observation model that must see
 //! per-span detail (e.g. which events a multiplexed PMU was counting)
-//! hooks in here, next to `Acc::run`.
+//! hooks in here, next to `Acc::run`, which is called once per running
+//! task and integrated span `[from, to)`.
 
 use super::{SimPlatform, NS_PER_S};
 use crate::kernel::Ns;
 use crate::power;
 
 impl SimPlatform {
-    /// Frequency (GHz) a CPU runs at now; zero while its domain stalls in a transition.
-    pub(super) fn cpu_ghz(&self, c: usize) -> f64 {
+    /// Frequency (GHz) CPU `c` runs at from time `at` on (as long as
+    /// nothing changes); zero while its domain stalls in a transition.
+    pub(super) fn ghz_at(&self, c: usize, at: Ns) -> f64 {
         let d = &self.domains[self.cpu_facts[c].domain];
-        if self.now < d.stall_until {
+        if at < d.stall_until {
             0.0
         } else {
             d.cur_khz as f64 / 1e6
         }
     }
 
-    /// Integrate counters, energy and governor load over `[now, to)`.
-    pub(super) fn integrate(&mut self, to: Ns) {
+    /// Move the clock to `to`, accruing the energy no CPU's state changes.
+    /// CPUs are integrated separately (`integrate_cpu`).
+    pub(super) fn advance_clock(&mut self, to: Ns) {
         let dt = to - self.now;
         if dt == 0 {
             return;
         }
         self.stats.spans += 1;
+        let p = &self.machine.spec.power;
+        let secs = dt as f64 / NS_PER_S;
+        let uncore_j = p.uncore_w * self.package_count as f64 * secs;
+        self.package_j += uncore_j;
+        self.system_j += uncore_j + (p.base_w + p.mem_idle_w) * secs;
+        self.now = to;
+    }
+
+    /// Integrate CPU `c` over `[cpu_at[c], now)`: its running task's
+    /// counters, work and virtual runtime, its energy and governor load.
+    pub(super) fn integrate_cpu(&mut self, c: usize) {
+        let (from, to) = (self.cpu_at[c], self.now);
+        if to <= from {
+            return;
+        }
+        self.cpu_at[c] = to;
+        let dt = to - from;
         let dtf = dt as f64;
         let p = &self.machine.spec.power;
         let governor = &self.machine.spec.governor;
-        self.package_w.iter_mut().for_each(|w| *w = p.uncore_w);
-        self.package_idle_j.iter_mut().for_each(|j| *j = 0.0);
-        let mut bytes = 0.0;
-        for c in 0..self.machine.cpus() {
-            let facts = &self.cpu_facts[c];
-            let (fd, pkg, local) = (facts.domain, facts.package, facts.local);
-            let volts = self.volts[facts.voltage_domain];
-            let dom = &self.domains[fd];
-            let (cur, max_khz) = (dom.cur_khz, facts.max_khz);
-            let ghz = if self.now < dom.stall_until {
-                0.0
-            } else {
-                cur as f64 / 1e6
-            };
-            let rq = &self.kernel.rqs[c];
-            match (rq.current, self.rates.by_cpu[c]) {
-                (Some(t), Some(o)) => {
-                    let rate = if ghz > 0.0 { 1.0 / o.tpi_ns } else { 0.0 };
-                    let task = &mut self.tasks[t];
-                    let instr = (rate * dtf).min(task.remaining);
-                    let increments =
-                        task.acc
-                            .run(&task.profile.phases[task.phase], &o, instr, ghz, dtf);
-                    self.observer
-                        .account(&mut task.mux, self.now, to, &increments);
-                    task.remaining -= instr;
-                    task.phase_left -= instr;
-                    if task.burst_left_ns.is_finite() && ghz > 0.0 {
-                        task.burst_left_ns -= dtf;
-                    }
-                    self.sched[t].vruntime += dtf * 1024.0 / self.sched[t].weight;
-                    if ghz > 0.0 {
-                        bytes += o.bytes_per_ns * dtf;
-                    }
-                    self.package_w[pkg] += power::active_w(p, volts, ghz, o.compute_fraction);
-                    self.busy_ns[c] += dtf;
-                    self.domains[fd]
-                        .governor
-                        .account(governor, local, dt, true, cur, max_khz);
+        let facts = &self.cpu_facts[c];
+        let (fd, local) = (facts.domain, facts.local);
+        let volts = self.volts[facts.voltage_domain];
+        let (cur, max_khz) = (self.domains[fd].cur_khz, facts.max_khz);
+        let ghz = self.ghz_at(c, from);
+        let rq = &self.kernel.rqs[c];
+        let (energy_j, bytes) = match (rq.current, self.rates.by_cpu[c]) {
+            (Some(t), Some(o)) => {
+                let rate = if ghz > 0.0 { 1.0 / o.tpi_ns } else { 0.0 };
+                let task = &mut self.tasks[t];
+                let instr = (rate * dtf).min(task.remaining);
+                let increments =
+                    task.acc
+                        .run(&task.profile.phases[task.phase], &o, instr, ghz, dtf);
+                self.observer.account(&mut task.mux, from, to, &increments);
+                task.remaining -= instr;
+                task.phase_left -= instr;
+                if task.burst_left_ns.is_finite() && ghz > 0.0 {
+                    task.burst_left_ns -= dtf;
                 }
-                _ => {
-                    self.package_idle_j[pkg] +=
-                        power::idle_j(p, volts, self.v_max, ghz, rq.idle_since, (self.now, to));
-                    self.domains[fd]
-                        .governor
-                        .account(governor, local, dt, false, cur, max_khz);
-                }
+                self.sched[t].vruntime += dtf * 1024.0 / self.sched[t].weight;
+                self.busy_ns[c] += dtf;
+                self.domains[fd]
+                    .governor
+                    .account(governor, local, dt, true, cur, max_khz);
+                let bytes = if ghz > 0.0 { o.bytes_per_ns * dtf } else { 0.0 };
+                let w = power::active_w(p, volts, ghz, o.compute_fraction);
+                (w * dtf / NS_PER_S, bytes)
             }
+            _ => {
+                let j = power::idle_j(p, volts, self.v_max, ghz, rq.idle_since, (from, to));
+                self.domains[fd]
+                    .governor
+                    .account(governor, local, dt, false, cur, max_khz);
+                (j, 0.0)
+            }
+        };
+        self.package_j += energy_j;
+        self.system_j += energy_j + p.mem_nj_per_byte * 1e-9 * bytes;
+    }
+
+    /// Integrate every CPU up to now: before anything reads the totals
+    /// or changes what every span depends on.
+    pub(super) fn integrate_all(&mut self) {
+        for c in 0..self.cpu_at.len() {
+            self.integrate_cpu(c);
         }
-        let secs = dtf / NS_PER_S;
-        let package_j: f64 =
-            self.package_w.iter().sum::<f64>() * secs + self.package_idle_j.iter().sum::<f64>();
-        self.package_j += package_j;
-        self.system_j +=
-            package_j + (p.base_w + p.mem_idle_w) * secs + p.mem_nj_per_byte * 1e-9 * bytes;
-        self.now = to;
     }
 }

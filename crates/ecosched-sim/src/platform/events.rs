@@ -1,5 +1,6 @@
-//! The event loop. `run_until` repeats: recall the running tasks' speeds,
-//! find the next event, integrate up to it, handle everything due then.
+//! The event loop. `run_until` repeats: recall the speeds of the tasks
+//! whose contention changed, find the next event, move the clock to it,
+//! handle everything due then.
 //!
 //! Events are slice ends and completions (per CPU), arrivals and sleep ends
 //! (a timer heap, so an event costs nothing per sleeping task), DVFS
@@ -7,6 +8,12 @@
 //! slot boundaries. Everything due at one instant is handled in a fixed
 //! order — CPUs by index, tasks by creation order — so a seed always gives
 //! the same run.
+//!
+//! A CPU's next event is found when it changes (`touch`: its running task,
+//! queue, slice, frequency or contention outcome), not on every event, and
+//! a CPU is integrated only when it changes or is read (energy.rs); what
+//! is left per event for the CPUs it leaves alone is a scan of one dense
+//! array of times.
 
 use super::{Life, Role, SimPlatform, EPS_INSTR};
 use crate::kernel::Ns;
@@ -17,12 +24,75 @@ impl SimPlatform {
     pub(super) fn run_until(&mut self, target: Ns) {
         while !self.workload_done() && self.now < target {
             self.refresh_rates();
+            self.refresh_cpu_next();
             self.drop_stale_timers();
             let next = self.next_event(target);
             self.load.sample_span(self.now, next, &self.kernel);
-            self.integrate(next);
+            self.advance_clock(next);
             self.process_events();
         }
+        // Whatever runs between two calls (observing, applying a plan)
+        // finds every CPU integrated up to now.
+        self.integrate_all();
+    }
+
+    /// CPU `c`'s running task, run queue, slice or speed is about to
+    /// change: integrate it up to now, and have its contention outcome
+    /// and next event found again.
+    pub(super) fn touch(&mut self, c: usize) {
+        self.integrate_cpu(c);
+        self.mark_stale(c);
+        self.rates.mark_dirty(c);
+    }
+
+    /// CPU `c`'s next event must be found again.
+    pub(super) fn mark_stale(&mut self, c: usize) {
+        if !self.cpu_stale[c] {
+            self.cpu_stale[c] = true;
+            self.stale.push(c);
+        }
+    }
+
+    /// Touch every CPU of frequency domain `d`'s voltage domain (a
+    /// frequency change moves their voltage too).
+    fn touch_voltage_domain(&mut self, d: usize) {
+        let vd = self.topology.freq_domains[d].voltage_domain;
+        for i in 0..self.vd_cpus[vd].len() {
+            self.touch(self.vd_cpus[vd][i]);
+        }
+    }
+
+    /// Find again the next event of every CPU that changed.
+    fn refresh_cpu_next(&mut self) {
+        let mut stale = std::mem::take(&mut self.stale);
+        for &c in &stale {
+            // Those whose speed changed were refreshed with it.
+            if self.cpu_stale[c] {
+                self.integrate_cpu(c);
+                self.refresh_cpu_next_of(c);
+            }
+        }
+        stale.clear();
+        self.stale = stale;
+    }
+
+    /// Find again the next event of CPU `c`, integrated up to now, once
+    /// everything due now has been handled (it is no longer stale).
+    pub(super) fn refresh_cpu_next_of(&mut self, c: usize) {
+        let (at, check) = self.cpu_next_event(c);
+        self.cpu_next.set(c, at);
+        self.cpu_check[c] = check;
+        self.cpu_stale[c] = false;
+    }
+
+    /// Domain `d`'s next transition end or governor sample.
+    pub(super) fn refresh_dom_next(&mut self, d: usize) {
+        let dom = &self.domains[d];
+        let at = dom
+            .pending
+            .map_or(Ns::MAX, |p| p.1)
+            .min(dom.next_eval.unwrap_or(Ns::MAX));
+        self.dom_next.set(d, at);
     }
 
     /// Whether every managed task has finished and none is still to start.
@@ -30,11 +100,20 @@ impl SimPlatform {
         self.waiting_after.is_empty() && self.live_managed == 0
     }
 
-    /// `now + span_ns` (`headroom` = `Ns::MAX − now`, as a float), rounded up to a whole nanosecond (at least one, so
+    /// `now + span_ns`, rounded up to a whole nanosecond (at least one, so
     /// time always advances) and saturating for spans that never end.
-    fn after(&self, span_ns: f64, headroom: f64) -> Ns {
-        let span = ceil(span_ns).max(1.0);
-        if span >= headroom {
+    fn after(&self, span_ns: f64) -> Ns {
+        // Spans below 2^52 ns (52 days) are whole-number exact in an f64,
+        // so truncating through i64 (one instruction, unlike u64 or a libm
+        // `ceil` on a baseline x86-64 target) rounds up exactly; this runs
+        // for every CPU whose speed changes.
+        if span_ns < 4_503_599_627_370_496.0 {
+            let whole = span_ns as i64;
+            let up = whole + i64::from((whole as f64) < span_ns);
+            return self.now + up.max(1) as Ns;
+        }
+        let span = span_ns.ceil().max(1.0);
+        if span >= (Ns::MAX - self.now) as f64 {
             Ns::MAX
         } else {
             self.now + span as Ns
@@ -61,36 +140,55 @@ impl SimPlatform {
         }
     }
 
+    /// When something next happens on CPU `c` (integrated up to now):
+    /// its slice ends with others waiting, or its task completes, changes
+    /// phase or ends a burst. Also from when its task may already count
+    /// as done with its work, phase or burst (within `EPS_INSTR`
+    /// instructions or half a nanosecond of the end), so that from then on
+    /// every event checks it, as a check of every CPU at every event would.
+    fn cpu_next_event(&self, c: usize) -> (Ns, Ns) {
+        let (mut next, mut check) = (Ns::MAX, Ns::MAX);
+        let rq = &self.kernel.rqs[c];
+        if !rq.queue.is_empty() {
+            next = next.min(rq.slice_end.max(self.now));
+        }
+        if let Some(t) = rq.current {
+            let task = &self.tasks[t];
+            let instr = task.remaining.min(task.phase_left);
+            if instr <= EPS_INSTR || task.burst_left_ns <= 0.5 {
+                check = self.now;
+            }
+            let dom = &self.domains[self.cpu_facts[c].domain];
+            if self.now >= dom.stall_until && dom.cur_khz > 0 {
+                if let Some(o) = self.rates.by_cpu[c] {
+                    next = next.min(self.after(instr * o.tpi_ns));
+                    check = check.min(self.before((instr - EPS_INSTR) * o.tpi_ns));
+                }
+                if task.burst_left_ns.is_finite() {
+                    next = next.min(self.after(task.burst_left_ns));
+                    check = check.min(self.before(task.burst_left_ns - 0.5));
+                }
+            }
+        }
+        (next, check)
+    }
+
+    /// `now + span_ns` rounded down, a nanosecond early for float error and
+    /// never before now: a time by which a threshold cannot yet have been
+    /// crossed.
+    fn before(&self, span_ns: f64) -> Ns {
+        if span_ns < 4_503_599_627_370_496.0 {
+            return self.now + (span_ns as i64 - 1).max(0) as Ns;
+        }
+        self.after(span_ns).saturating_sub(2).max(self.now)
+    }
+
     /// The earliest time something happens, capped at `target`.
     fn next_event(&self, target: Ns) -> Ns {
         let mut next = target;
-        let headroom = (Ns::MAX - self.now) as f64;
-        for (c, rq) in self.kernel.rqs.iter().enumerate() {
-            if !rq.queue.is_empty() {
-                next = next.min(rq.slice_end.max(self.now));
-            }
-            if let Some(t) = rq.current {
-                let task = &self.tasks[t];
-                let rate = self.rate(c);
-                if rate > 0.0 {
-                    let instr = task.remaining.min(task.phase_left);
-                    next = next.min(self.after(instr / rate, headroom));
-                }
-                if task.burst_left_ns.is_finite() && self.cpu_ghz(c) > 0.0 {
-                    next = next.min(self.after(task.burst_left_ns, headroom));
-                }
-            }
-        }
+        next = next.min(self.cpu_next.min()).min(self.dom_next.min());
         if let Some(&std::cmp::Reverse((at, _, _))) = self.timers.peek() {
             next = next.min(at);
-        }
-        for d in &self.domains {
-            if let Some((_, at)) = d.pending {
-                next = next.min(at);
-            }
-            if let Some(at) = d.next_eval {
-                next = next.min(at);
-            }
         }
         if let Some(at) = self.gang.as_ref().map(|g| g.slot_end) {
             next = next.min(at);
@@ -105,10 +203,15 @@ impl SimPlatform {
         let now = self.now;
         let mut freq_changed = false;
         for d in 0..self.domains.len() {
+            if self.dom_next.get(d) > now {
+                continue;
+            }
             if let Some((khz, at)) = self.domains[d].pending {
                 if at <= now {
+                    self.touch_voltage_domain(d);
                     self.domains[d].cur_khz = khz;
                     self.domains[d].pending = None;
+                    self.refresh_dom_next(d);
                     freq_changed = true;
                 }
             }
@@ -116,10 +219,16 @@ impl SimPlatform {
         if freq_changed {
             self.refresh_volts();
         }
+        // A CPU that nothing touched and whose task cannot be done yet
+        // has nothing due.
         for c in 0..self.machine.cpus() {
+            if self.cpu_check[c] > now && !self.cpu_stale[c] {
+                continue;
+            }
             let Some(t) = self.kernel.rqs[c].current else {
                 continue;
             };
+            self.touch(c);
             if self.tasks[t].remaining <= EPS_INSTR {
                 if matches!(self.tasks[t].role, Role::Make { .. }) {
                     self.make_burst_done(t, c);
@@ -144,9 +253,19 @@ impl SimPlatform {
             }
         }
         self.wake_due(now);
+        // Idle CPUs try to pull work only if a task joined a queue since
+        // they last tried (before this pass, or earlier in it).
+        let retry_all = std::mem::take(&mut self.idle_retry);
         for c in 0..self.machine.cpus() {
             let rq = &self.kernel.rqs[c];
-            if rq.current.is_none() || (!rq.queue.is_empty() && rq.slice_end <= now) {
+            let idle = rq.current.is_none();
+            if self.cpu_next.get(c) > now
+                && !self.cpu_stale[c]
+                && !(idle && (retry_all || self.idle_retry))
+            {
+                continue;
+            }
+            if idle || (!rq.queue.is_empty() && rq.slice_end <= now) {
                 if let Some(prev) = rq.current {
                     self.sched[prev].switches += 1;
                 }
@@ -154,13 +273,21 @@ impl SimPlatform {
             }
         }
         for d in 0..self.domains.len() {
+            if self.dom_next.get(d) > now {
+                continue;
+            }
             if self.domains[d].next_eval.is_some_and(|at| at <= now) {
+                // The governor reads the load its CPUs accrued up to now.
+                for i in 0..self.fd_cpus[d].len() {
+                    self.integrate_cpu(self.fd_cpus[d][i]);
+                }
                 let spec = &self.machine.spec.governor;
                 let dom = &mut self.domains[d];
                 let cur = dom.pending.map_or(dom.cur_khz, |p| p.0);
                 let fd = &self.topology.freq_domains[d];
                 let khz = dom.governor.evaluate(spec, fd, now, cur);
                 dom.next_eval = dom.governor.next_eval(spec);
+                self.refresh_dom_next(d);
                 if let Some(khz) = khz {
                     self.set_freq(d, khz);
                 }
@@ -171,6 +298,9 @@ impl SimPlatform {
         }
         if self.next_balance <= now {
             for (t, from, to) in self.kernel.balance(&self.machine, &self.sched) {
+                self.touch(from);
+                self.touch(to);
+                self.idle_retry = true;
                 let was_running = self.kernel.dequeue(&mut self.sched, t, from, now);
                 if was_running {
                     self.sched[t].switches += 1;
@@ -217,6 +347,11 @@ impl SimPlatform {
 
     /// Let CPU `c` pick its next task, pulling one from elsewhere if it would idle.
     pub(super) fn schedule(&mut self, c: usize) {
+        self.touch(c);
+        if self.kernel.rqs[c].current.is_some() {
+            // It goes back in the queue, where an idle CPU may pull it.
+            self.idle_retry = true;
+        }
         if self
             .kernel
             .pick_next(&mut self.sched, c, self.now)
@@ -225,6 +360,7 @@ impl SimPlatform {
             return;
         }
         if let Some((t, from)) = self.kernel.idle_pull(&self.sched, c) {
+            self.touch(from);
             self.kernel.dequeue(&mut self.sched, t, from, self.now);
             self.kernel.enqueue(&mut self.sched, t, c, self.now, false);
             self.kernel.pick_next(&mut self.sched, c, self.now);
@@ -233,6 +369,7 @@ impl SimPlatform {
 
     /// Task `t` leaves CPU `c` (blocks, stops, freezes or exits).
     pub(super) fn switch_out(&mut self, t: usize, c: usize) {
+        self.touch(c);
         if self.kernel.dequeue(&mut self.sched, t, c, self.now) {
             self.sched[t].switches += 1;
             self.schedule(c);
@@ -250,6 +387,8 @@ impl SimPlatform {
         let Some(c) = self.kernel.select_cpu(&self.sched[t]) else {
             return;
         };
+        self.touch(c);
+        self.idle_retry = true;
         if self.kernel.enqueue(&mut self.sched, t, c, self.now, fresh) {
             match self.kernel.rqs[c].current {
                 None => self.schedule(c),
@@ -260,11 +399,13 @@ impl SimPlatform {
 
     /// Ask frequency domain `d` for `khz` (after its transition latency).
     pub(super) fn set_freq(&mut self, d: usize, khz: u64) {
-        let dom = &mut self.domains[d];
+        let dom = &self.domains[d];
         let target = dom.pending.map_or(dom.cur_khz, |p| p.0);
         if khz == target {
             return;
         }
+        self.touch_voltage_domain(d);
+        let dom = &mut self.domains[d];
         let latency = u64::from(self.topology.freq_domains[d].transition_latency_us) * 1000;
         if latency == 0 {
             dom.cur_khz = khz;
@@ -276,6 +417,7 @@ impl SimPlatform {
                 dom.stall_until = self.now + latency;
             }
         }
+        self.refresh_dom_next(d);
     }
 
     /// Re-derive each voltage domain's voltage: the highest any of its
@@ -312,9 +454,11 @@ impl SimPlatform {
             .map(|c| set.contains(CpuId(c as u32)))
             .collect();
         self.sched[t].allowed = allowed;
+        self.idle_retry = true;
         let runnable = self.tasks[t].life == Life::Runnable;
         if let Some(c) = self.sched[t].cpu {
             if runnable && !self.sched[t].allowed[c] {
+                self.touch(c);
                 let was_running = self.kernel.dequeue(&mut self.sched, t, c, self.now);
                 if was_running {
                     self.sched[t].switches += 1;
@@ -326,18 +470,51 @@ impl SimPlatform {
     }
 }
 
-/// `x.ceil()`, inlined for the spans the loop meets (below 2^52 ns, where
-/// truncation to an integer is exact); `f64::ceil` is a libm call on a
-/// baseline x86-64 target, and this runs several times per event.
-fn ceil(x: f64) -> f64 {
-    if (0.0..4_503_599_627_370_496.0).contains(&x) {
-        let t = x as u64 as f64;
-        if t < x {
-            t + 1.0
-        } else {
-            t
+/// Times with their earliest at hand: a tournament tree over the leaves
+/// (padded to a power of two), so that changing one time costs log n and
+/// the next event is found without a pass over every CPU and domain.
+#[derive(Debug, Clone)]
+pub(super) struct MinTree {
+    /// Leaves start here.
+    size: usize,
+    /// Node k holds the minimum of nodes 2k and 2k + 1; the root is node 1.
+    t: Vec<Ns>,
+}
+
+impl MinTree {
+    /// `n` times, all `Ns::MAX` (never).
+    pub(super) fn new(n: usize) -> Self {
+        let size = n.next_power_of_two();
+        MinTree {
+            size,
+            t: vec![Ns::MAX; 2 * size],
         }
-    } else {
-        x.ceil()
+    }
+
+    /// Time `i`.
+    pub(super) fn get(&self, i: usize) -> Ns {
+        self.t[self.size + i]
+    }
+
+    /// Set time `i` to `at`.
+    pub(super) fn set(&mut self, i: usize, at: Ns) {
+        let mut k = self.size + i;
+        if self.t[k] == at {
+            return;
+        }
+        self.t[k] = at;
+        while k > 1 {
+            k /= 2;
+            let m = self.t[2 * k].min(self.t[2 * k + 1]);
+            if self.t[k] == m {
+                break;
+            }
+            self.t[k] = m;
+        }
+    }
+
+    /// The earliest time.
+    pub(super) fn min(&self) -> Ns {
+        self.t[1]
     }
 }

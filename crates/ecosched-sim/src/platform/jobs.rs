@@ -167,6 +167,7 @@ impl SimPlatform {
         }
         self.exit(t);
         if let Some(c) = self.sched[t].cpu {
+            self.touch(c);
             if self.kernel.dequeue(&mut self.sched, t, c, self.now) {
                 self.sched[t].switches += 1;
                 self.schedule(c);

@@ -6,9 +6,11 @@
 //! rather than tick by tick: between two events nothing changes, so every
 //! counter and joule over the span is integrated in one step, and the
 //! contention solve for a given set of running tasks and frequencies is
-//! memoised. Scheduling decisions still fall on tick boundaries (slices are
-//! whole ticks), so results are those of a tick-driven simulation at a
-//! fraction of the cost.
+//! memoised. Each CPU is integrated, and has its next event found, only
+//! when something it depends on changes, so an event costs work for the
+//! CPUs it touches rather than for every CPU. Scheduling decisions still
+//! fall on tick boundaries (slices are whole ticks), so results are those
+//! of a tick-driven simulation at a fraction of the cost.
 //!
 //! The platform is split by concern, so that each can be read (and later
 //! replaced) alone:
@@ -18,14 +20,14 @@
 //!  jobs.rs     task life: spawn, complete, restart, `after`, make -jN
 //!  events.rs   the event loop: next_event, process_events, wake, schedule
 //!  rates.rs    memoised contention solve per memory domain
-//!  energy.rs   integrate one span: counters, energy, governor load
+//!  energy.rs   integrate a CPU's span: counters, energy, governor load
 //!  counters.rs per-task cumulative counters (the truth a PMU would count)
 //!  observe.rs  the truth Snapshot, and pruning of reported exits
 //!  gang.rs     timed gang schedules (Plan::gang_schedule)
 //!  loadavg.rs  /proc/loadavg's calc_load
 //! ```
 //!
-//! `integrate` (energy.rs) and `observe` (observe.rs) are the two seams an
+//! `integrate_cpu` (energy.rs) and `observe` (observe.rs) are the two seams an
 //! observation model hooks into: the first is where truth accrues, the
 //! second where it is read out as deltas.
 
@@ -52,6 +54,7 @@ use ecosched_model::{
     ApplyReport, Capabilities, CounterKind, CpuSet, FreqDomainId, GangAction, Meter, Plan,
     Platform, PlatformError, PowerSource, Requirements, Snapshot, TaskId, Topology,
 };
+use events::MinTree;
 use gang::GangRun;
 use loadavg::LoadTracker;
 use rand_chacha::ChaCha8Rng;
@@ -174,7 +177,7 @@ struct Domain {
 /// Figures about the simulator's own work, for benchmarks and tests.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct SimStats {
-    /// Spans integrated (one per event).
+    /// Events that moved the clock (the spans between them).
     pub spans: u64,
     /// Contention solves computed (memo misses).
     pub solves: u64,
@@ -203,8 +206,6 @@ struct CpuFacts {
     domain: usize,
     /// Its position inside the domain (the governor's per-CPU index).
     local: usize,
-    /// Its package.
-    package: usize,
     /// Its voltage domain.
     voltage_domain: usize,
     /// Its domain's highest frequency, kHz.
@@ -258,9 +259,29 @@ pub struct SimPlatform {
     next_balance: Ns,
     rates: RateMemo,
     busy_ns: Vec<f64>,
-    /// Scratch per package for `integrate` (kept to avoid allocating).
-    package_w: Vec<f64>,
-    package_idle_j: Vec<f64>,
+    /// Per CPU: up to when it has been integrated (energy.rs).
+    cpu_at: Vec<Ns>,
+    /// Per CPU: when something next happens on it (slice end, completion,
+    /// phase or burst end), found when it last changed, so an event costs
+    /// nothing for the CPUs it leaves alone.
+    cpu_next: MinTree,
+    /// Per CPU: from when its task may count as done with its work, phase
+    /// or burst, so that every event checks it (events.rs).
+    cpu_check: Vec<Ns>,
+    /// Per CPU: whether it changed during the current event, so that
+    /// `cpu_next` must be found again (those CPUs are listed in `stale`).
+    cpu_stale: Vec<bool>,
+    stale: Vec<usize>,
+    /// Per frequency domain: its next transition end or governor sample.
+    dom_next: MinTree,
+    /// CPUs of each frequency domain.
+    fd_cpus: Vec<Vec<usize>>,
+    /// CPUs of each voltage domain.
+    vd_cpus: Vec<Vec<usize>>,
+    /// Whether a task joined a run queue, or affinities changed, since the
+    /// idle CPUs last tried to pull work: until then they would find none.
+    idle_retry: bool,
+    package_count: usize,
     package_j: f64,
     system_j: f64,
     reported_package_j: f64,
@@ -468,6 +489,7 @@ impl SimPlatform {
         let khz = governor.initial_khz(&self.topology.freq_domains[d], cur);
         self.domains[d].next_eval = governor.next_eval(&self.machine.spec.governor);
         self.domains[d].governor = governor;
+        self.refresh_dom_next(d);
         self.set_freq(d, khz);
     }
 }

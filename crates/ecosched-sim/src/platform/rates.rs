@@ -6,8 +6,10 @@
 //! own key: the (phase, MHz) running on each of its CPUs. On a machine
 //! with one memory domain that is exactly the whole-machine solve; on a
 //! large machine it keeps the memo useful, since a 64-CPU configuration
-//! almost never repeats while a 4-CPU one does. A domain whose key did
-//! not change since the last event is not even looked up.
+//! almost never repeats while a 4-CPU one does. Only domains where
+//! something changed (a CPU's running task, phase or frequency) have their
+//! key rebuilt, and only the CPUs whose outcome changed are integrated up
+//! to now and have their next event found again.
 
 use super::SimPlatform;
 use crate::contention::{solve, Demand, Outcome};
@@ -48,8 +50,8 @@ impl Hasher for FxHasher {
         }
     }
 
-    fn write_u32(&mut self, i: u32) {
-        self.add(u64::from(i));
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
     }
 
     fn write_usize(&mut self, i: usize) {
@@ -65,17 +67,24 @@ impl Hasher for FxHasher {
 pub(super) struct RateMemo {
     /// CPUs of each memory domain, ascending.
     domains: Vec<Vec<usize>>,
-    /// The key each domain's current outcomes were found for.
-    keys: Vec<Vec<u32>>,
+    /// The key each domain's current outcomes were found for: the domain,
+    /// then per CPU its running phase id (high half) and MHz (low half).
+    keys: Vec<Vec<u64>>,
     /// Scratch for building a key.
-    scratch: Vec<u32>,
+    scratch: Vec<u64>,
     /// Key → where its outcomes start in `outcomes`.
-    memo: HashMap<Box<[u32]>, usize, BuildHasherDefault<FxHasher>>,
+    memo: HashMap<Box<[u64]>, usize, BuildHasherDefault<FxHasher>>,
     /// Every memoised domain's outcomes, one after another (one arena
     /// rather than an allocation per key).
     outcomes: Vec<Option<Outcome>>,
     /// Per CPU: how its running task fares (`None` when idle).
     pub(super) by_cpu: Vec<Option<Outcome>>,
+    /// Per CPU: its memory domain (an index into `domains`).
+    of_cpu: Vec<usize>,
+    /// Per domain: whether its key may have changed since it was built
+    /// (such domains are listed in `dirty_list`).
+    dirty: Vec<bool>,
+    dirty_list: Vec<usize>,
 }
 
 impl RateMemo {
@@ -86,13 +95,31 @@ impl RateMemo {
             domains[machine.mem_of[c]].push(c);
         }
         domains.retain(|d| !d.is_empty());
+        let mut of_cpu = vec![0; machine.cpus()];
+        for (m, cpus) in domains.iter().enumerate() {
+            for &c in cpus {
+                of_cpu[c] = m;
+            }
+        }
         RateMemo {
             keys: vec![Vec::new(); domains.len()],
+            of_cpu,
+            dirty: vec![false; domains.len()],
+            dirty_list: Vec::new(),
             domains,
             scratch: Vec::new(),
             memo: HashMap::default(),
             outcomes: Vec::new(),
             by_cpu: vec![None; machine.cpus()],
+        }
+    }
+
+    /// Something CPU `c`'s domain key depends on may have changed.
+    pub(super) fn mark_dirty(&mut self, c: usize) {
+        let m = self.of_cpu[c];
+        if !self.dirty[m] {
+            self.dirty[m] = true;
+            self.dirty_list.push(m);
         }
     }
 }
@@ -101,85 +128,106 @@ impl SimPlatform {
     /// Bring every running task's speed up to date with who runs where at
     /// which frequency.
     pub(super) fn refresh_rates(&mut self) {
-        let memo = &mut self.rates;
-        for m in 0..memo.domains.len() {
-            let cpus = &memo.domains[m];
-            memo.scratch.clear();
-            memo.scratch.push(m as u32);
-            for &c in cpus {
-                match self.kernel.rqs[c].current {
-                    Some(t) => {
-                        let task = &self.tasks[t];
-                        memo.scratch.push(task.phase_ids[task.phase]);
-                        memo.scratch
-                            .push((self.domains[self.machine.domain_of[c]].cur_khz / 1000) as u32);
-                    }
-                    None => memo.scratch.extend([0, 0]),
-                }
-            }
-            if memo.scratch == memo.keys[m] {
+        let mut list = std::mem::take(&mut self.rates.dirty_list);
+        for &m in &list {
+            self.rates.dirty[m] = false;
+            let Some(at) = self.rekey(m) else {
                 continue;
-            }
-            std::mem::swap(&mut memo.scratch, &mut memo.keys[m]);
-            let at = match memo.memo.get(&memo.keys[m][..]) {
-                Some(&at) => {
-                    self.stats.memo_hits += 1;
-                    at
-                }
-                None => {
-                    let smt = self.machine.spec.scheduler.smt_cpi_factor;
-                    let core_of = &self.machine.core_of;
-                    let mut demands = Vec::new();
-                    let mut slots = Vec::new();
-                    for (i, &c) in cpus.iter().enumerate() {
-                        if let Some(t) = self.kernel.rqs[c].current {
-                            let task = &self.tasks[t];
-                            let sibling_busy = cpus.iter().any(|&o| {
-                                o != c
-                                    && core_of[o] == core_of[c]
-                                    && self.kernel.rqs[o].current.is_some()
-                            });
-                            let khz = self.domains[self.machine.domain_of[c]].cur_khz;
-                            demands.push(Demand {
-                                phase: &task.profile.phases[task.phase],
-                                cpu: c,
-                                freq_ghz: khz as f64 / 1e6,
-                                cpi_factor: if sibling_busy { smt } else { 1.0 },
-                            });
-                            slots.push(i);
-                        }
-                    }
-                    let solution = solve(&self.machine, &demands);
-                    self.stats.solves += 1;
-                    if !solution.converged {
-                        self.stats.unconverged += 1;
-                    }
-                    if memo.outcomes.len() + cpus.len() > MEMO_MAX_CPU_ENTRIES {
-                        memo.memo.clear();
-                        memo.outcomes.clear();
-                    }
-                    let at = memo.outcomes.len();
-                    memo.outcomes.resize(at + cpus.len(), None);
-                    for (i, o) in slots.into_iter().zip(solution.outcomes) {
-                        memo.outcomes[at + i] = Some(o);
-                    }
-                    memo.memo
-                        .insert(memo.keys[m].clone().into_boxed_slice(), at);
-                    at
-                }
             };
-            for (&c, o) in cpus.iter().zip(&memo.outcomes[at..]) {
-                memo.by_cpu[c] = *o;
+            for i in 0..self.rates.domains[m].len() {
+                let c = self.rates.domains[m][i];
+                let o = self.rates.outcomes[at + i];
+                if self.rates.by_cpu[c] != o {
+                    // The CPU ran with the old outcome up to now; its next
+                    // event moves with its speed.
+                    self.integrate_cpu(c);
+                    self.rates.by_cpu[c] = o;
+                    self.refresh_cpu_next_of(c);
+                }
             }
         }
+        list.clear();
+        self.rates.dirty_list = list;
     }
 
-    /// Instructions per ns of the task running on `c`.
-    pub(super) fn rate(&self, c: usize) -> f64 {
-        let ghz = self.cpu_ghz(c);
-        match self.rates.by_cpu[c] {
-            Some(o) if ghz > 0.0 => 1.0 / o.tpi_ns,
-            _ => 0.0,
+    /// Rebuild memory domain `m`'s key; if it changed, recall (or solve)
+    /// its outcomes and return where they start in `outcomes`.
+    fn rekey(&mut self, m: usize) -> Option<usize> {
+        let memo = &mut self.rates;
+        let cpus = &memo.domains[m];
+        memo.scratch.clear();
+        memo.scratch.push(m as u64);
+        // Whatever a CPU's word depends on changes only through `touch`,
+        // which marks it stale until the next event is found: the word of
+        // a CPU left alone is still the one in the key in force.
+        let built = memo.keys[m].len() == cpus.len() + 1;
+        for (i, &c) in cpus.iter().enumerate() {
+            if built && !self.cpu_stale[c] {
+                memo.scratch.push(memo.keys[m][1 + i]);
+                continue;
+            }
+            memo.scratch.push(match self.kernel.rqs[c].current {
+                Some(t) => {
+                    let task = &self.tasks[t];
+                    let mhz = self.domains[self.machine.domain_of[c]].cur_khz / 1000;
+                    u64::from(task.phase_ids[task.phase]) << 32 | mhz
+                }
+                None => 0,
+            });
         }
+        // Keys are a few words: a plain loop beats a call to memcmp.
+        let old = &memo.keys[m];
+        if old.len() == memo.scratch.len() && old.iter().zip(&memo.scratch).all(|(a, b)| a == b) {
+            return None;
+        }
+        std::mem::swap(&mut memo.scratch, &mut memo.keys[m]);
+        let at = match memo.memo.get(&memo.keys[m][..]) {
+            Some(&at) => {
+                self.stats.memo_hits += 1;
+                at
+            }
+            None => {
+                let smt = self.machine.spec.scheduler.smt_cpi_factor;
+                let core_of = &self.machine.core_of;
+                let mut demands = Vec::new();
+                let mut slots = Vec::new();
+                for (i, &c) in cpus.iter().enumerate() {
+                    if let Some(t) = self.kernel.rqs[c].current {
+                        let task = &self.tasks[t];
+                        let sibling_busy = cpus.iter().any(|&o| {
+                            o != c
+                                && core_of[o] == core_of[c]
+                                && self.kernel.rqs[o].current.is_some()
+                        });
+                        let khz = self.domains[self.machine.domain_of[c]].cur_khz;
+                        demands.push(Demand {
+                            phase: &task.profile.phases[task.phase],
+                            cpu: c,
+                            freq_ghz: khz as f64 / 1e6,
+                            cpi_factor: if sibling_busy { smt } else { 1.0 },
+                        });
+                        slots.push(i);
+                    }
+                }
+                let solution = solve(&self.machine, &demands);
+                self.stats.solves += 1;
+                if !solution.converged {
+                    self.stats.unconverged += 1;
+                }
+                if memo.outcomes.len() + cpus.len() > MEMO_MAX_CPU_ENTRIES {
+                    memo.memo.clear();
+                    memo.outcomes.clear();
+                }
+                let at = memo.outcomes.len();
+                memo.outcomes.resize(at + cpus.len(), None);
+                for (i, o) in slots.into_iter().zip(solution.outcomes) {
+                    memo.outcomes[at + i] = Some(o);
+                }
+                memo.memo
+                    .insert(memo.keys[m].clone().into_boxed_slice(), at);
+                at
+            }
+        };
+        Some(at)
     }
 }

@@ -2,6 +2,7 @@
 //! hot loop reads, the scenario's tasks (with their `after` and restart
 //! bookkeeping), the `make -jN` build and the transient kernel threads.
 
+use super::events::MinTree;
 use super::gang::GangRun;
 use super::loadavg::LoadTracker;
 use super::rates::RateMemo;
@@ -44,7 +45,6 @@ impl SimPlatform {
                 CpuFacts {
                     domain,
                     local: fd.cpus.iter().position(|x| x.0 as usize == c).unwrap_or(0),
-                    package: machine.package_of[c],
                     voltage_domain: fd.voltage_domain,
                     max_khz: fd.max_khz(),
                 }
@@ -84,8 +84,16 @@ impl SimPlatform {
             next_balance: ns(machine.spec.scheduler.balance_interval_ms / 1000.0),
             rates: RateMemo::new(&machine),
             busy_ns: vec![0.0; n],
-            package_w: vec![0.0; packages],
-            package_idle_j: vec![0.0; packages],
+            cpu_at: vec![0; n],
+            cpu_next: MinTree::new(n),
+            cpu_check: vec![u64::MAX; n],
+            cpu_stale: vec![false; n],
+            stale: Vec::new(),
+            dom_next: MinTree::new(topology.freq_domains.len()),
+            fd_cpus: vec![Vec::new(); topology.freq_domains.len()],
+            vd_cpus: vec![Vec::new(); topology.voltage_domains.len()],
+            idle_retry: true,
+            package_count: packages,
             package_j: 0.0,
             system_j: 0.0,
             reported_package_j: 0.0,
@@ -118,6 +126,13 @@ impl SimPlatform {
                 next_eval: governor.next_eval(&machine.spec.governor),
                 governor,
             });
+        }
+        for (c, facts) in sim.cpu_facts.iter().enumerate() {
+            sim.fd_cpus[facts.domain].push(c);
+            sim.vd_cpus[facts.voltage_domain].push(c);
+        }
+        for d in 0..sim.domains.len() {
+            sim.refresh_dom_next(d);
         }
         sim.refresh_volts();
         sim.lengths = scenario
