@@ -17,6 +17,7 @@ pub mod hilo;
 pub mod pam;
 pub mod params;
 pub mod registry;
+pub mod wca;
 
 use ecosched_model::{Plan, Requirements, Snapshot, Topology};
 use std::collections::BTreeMap;
