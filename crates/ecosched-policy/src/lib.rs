@@ -16,6 +16,7 @@ pub mod baseline;
 pub mod hilo;
 pub mod pam;
 pub mod params;
+pub mod placed;
 pub mod registry;
 pub mod wca;
 

@@ -313,6 +313,13 @@ impl Wca {
 
     /// Table 1 for thread `id` against sibling `n2`: the stage that moves
     /// it, if any.
+    ///
+    /// A later stage acts only where the earlier ones stay balanced (§4.2:
+    /// stage 3 runs when "both the number of threads and cache weight is
+    /// balanced"): a move must not leave an imbalance that an earlier
+    /// stage would undo by moving the thread straight back. Read literally,
+    /// Table 1 lets stage 3 move a high-IPC thread next to a CW-2 thread
+    /// and stage 2 move it back at the next invocation.
     fn stage(&self, id: TaskId, n1: &CpuSet, n2: &CpuSet) -> Option<u8> {
         let a = self.tuple(n1, None);
         let b = self.tuple(n2, None);
@@ -320,8 +327,17 @@ impl Wca {
         if a.count.saturating_sub(1) > b.count {
             return Some(1);
         }
+        // After the move N2 holds b.count + 1; stage 1 would move it back
+        // if b.count > a.count − 1.
+        if b.count + 1 > a.count {
+            return None;
+        }
         if without.cw > b.cw {
             return Some(2);
+        }
+        // Stage 2 would move it back if CW(N2) > CW(N1) − CW(T).
+        if b.cw > without.cw {
+            return None;
         }
         if without.ipc > b.ipc {
             return Some(3);
@@ -735,6 +751,27 @@ mod tests {
         let p = pins(&plan);
         let on_second_cache = [&p[&1], &p[&2]].iter().filter(|c| **c == "3").count();
         assert_eq!(on_second_cache, 1, "{p:?}");
+    }
+
+    /// mcf (CW 2, low IPC) alone, two bzip2 (CW 1, high IPC) together:
+    /// stage 3 would move a bzip2 next to mcf and stage 2 straight back;
+    /// the placement must hold instead.
+    #[test]
+    fn stage_three_never_undoes_stage_two() {
+        let mut w = wca();
+        let mix = vec![
+            task(1, 0, 100, 0.15, 0.15), // mcf
+            task(2, 2, 100, 1.5, 0.01),  // bzip2
+            task(3, 3, 100, 1.5, 0.01),  // bzip2
+        ];
+        for k in 1..=5 {
+            let plan = w.decide(&snap(0.1 * k as f64, mix.clone()));
+            if k > 1 {
+                assert!(plan.task_cpus.is_empty(), "{:?}", plan.task_cpus);
+            }
+        }
+        let s = w.stats();
+        assert_eq!(s.stage2_moves + s.stage3_moves, 0, "{s:?}");
     }
 
     /// Stage 1: two threads on one CPU spread to an idle one.
