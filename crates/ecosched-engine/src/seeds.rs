@@ -101,9 +101,13 @@ pub fn compare_seeds(
             seed: Some(seed),
             ..options.clone()
         };
-        reports.push(compare(scenario, policies, baseline, &opts, &mut |i, t| {
-            progress(seed, i, t)
-        })?);
+        reports.push(compare(
+            scenario,
+            policies,
+            baseline,
+            &opts,
+            &mut |i, t| progress(seed, i, t),
+        )?);
     }
     let summary = policies
         .iter()
@@ -122,7 +126,10 @@ pub fn compare_seeds(
             let mut per_task: BTreeMap<String, Vec<f64>> = BTreeMap::new();
             for r in &runs {
                 for t in &r.tasks {
-                    per_task.entry(t.name.clone()).or_default().push(t.runtime_s);
+                    per_task
+                        .entry(t.name.clone())
+                        .or_default()
+                        .push(t.runtime_s);
                 }
             }
             let task_runtime_s: BTreeMap<String, Spread> = per_task
