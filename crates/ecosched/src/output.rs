@@ -306,53 +306,6 @@ pub fn bench(b: &BenchReport) -> String {
     )
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn check(name: &str, pass: bool) -> Check {
-        Check {
-            kind: RowKind::Calibrated,
-            name: name.into(),
-            source: "Paper §1".into(),
-            paper: 1.0,
-            simulated: if pass { 1.01 } else { 2.0 },
-            tolerance: 0.05,
-            pass,
-            note: "why".into(),
-        }
-    }
-
-    #[test]
-    fn validate_tallies() {
-        let text = validate(
-            ecosched_sim::Observe::Linux,
-            &[check("a", true), check("b", false)],
-        );
-        assert!(text.contains("[Paper §1]"), "{text}");
-        assert!(text.contains("FAIL"), "{text}");
-        assert!(text.lines().any(|l| l == "1 passed, 1 failed"), "{text}");
-    }
-
-    #[test]
-    fn bench_line() {
-        let b = BenchReport {
-            scenario: "bench-8c24t".into(),
-            simulated_s: 600.0,
-            wall_s: 2.0,
-            realtime_factor: 300.0,
-            tick_ms: 1.0,
-            events: 1200,
-            solves: 30,
-            memo_hit_rate: 0.975,
-        };
-        assert_eq!(
-            bench(&b),
-            "bench-8c24t: 600.0 simulated s in 2.000 s wall = 300.0× real time (tick 1 ms; 1200 events, 30 solves, memo hit rate 0.9750)\n"
-        );
-    }
-}
-
 /// `compare --seeds N`: each policy's mean ± standard deviation over the
 /// seeds, and the run-time standard deviation across them (Dhiman Table 2).
 pub fn compare_seeds(r: &ecosched_engine::seeds::SeedsReport) -> String {
@@ -401,4 +354,51 @@ pub fn compare_seeds(r: &ecosched_engine::seeds::SeedsReport) -> String {
         observe_label(r.observe),
         t.render()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(name: &str, pass: bool) -> Check {
+        Check {
+            kind: RowKind::Calibrated,
+            name: name.into(),
+            source: "Paper §1".into(),
+            paper: 1.0,
+            simulated: if pass { 1.01 } else { 2.0 },
+            tolerance: 0.05,
+            pass,
+            note: "why".into(),
+        }
+    }
+
+    #[test]
+    fn validate_tallies() {
+        let text = validate(
+            ecosched_sim::Observe::Linux,
+            &[check("a", true), check("b", false)],
+        );
+        assert!(text.contains("[Paper §1]"), "{text}");
+        assert!(text.contains("FAIL"), "{text}");
+        assert!(text.lines().any(|l| l == "1 passed, 1 failed"), "{text}");
+    }
+
+    #[test]
+    fn bench_line() {
+        let b = BenchReport {
+            scenario: "bench-8c24t".into(),
+            simulated_s: 600.0,
+            wall_s: 2.0,
+            realtime_factor: 300.0,
+            tick_ms: 1.0,
+            events: 1200,
+            solves: 30,
+            memo_hit_rate: 0.975,
+        };
+        assert_eq!(
+            bench(&b),
+            "bench-8c24t: 600.0 simulated s in 2.000 s wall = 300.0× real time (tick 1 ms; 1200 events, 30 solves, memo hit rate 0.9750)\n"
+        );
+    }
 }
