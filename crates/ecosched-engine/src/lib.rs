@@ -18,6 +18,7 @@
 pub mod bench;
 pub mod experiment;
 pub mod report;
+pub mod seeds;
 pub mod validate;
 
 pub use ecosched_control::{run, ControlError};

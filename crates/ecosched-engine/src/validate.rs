@@ -812,5 +812,227 @@ pub fn all_checks(o: Observe) -> Result<Vec<Check>, EngineError> {
     out.extend(richling_table1(o)?);
     out.extend(pam_checks(o)?);
     out.extend(pam_power_cap(o)?);
+    out.extend(dhiman_checks()?);
     Ok(out)
+}
+
+const DHIMAN_T2: &str = "Dhiman et al. (WCA) §5.2, Table 2";
+const DHIMAN_F2: &str = "Dhiman et al. (WCA) §3, Fig. 2a";
+const DHIMAN_F5: &str = "Dhiman et al. (WCA) §5.2, Fig. 5a";
+
+/// The eight 3-thread mixes of Table 2 with the paper's figures: default
+/// migrations/s and run-time std-dev (%), then WCA's.
+pub const DHIMAN_TABLE2: [(&str, f64, f64, f64, f64); 8] = [
+    ("art-equake-equake", 1.01, 86.0, 0.14, 2.0),
+    ("mcf-applu-applu", 1.46, 21.0, 0.06, 1.0),
+    ("bzip2-lucas-lucas", 1.22, 22.0, 0.04, 1.0),
+    ("vortex-swim-swim", 1.28, 15.0, 0.10, 2.0),
+    ("gcc-wupwise-wupwise", 1.67, 12.0, 0.14, 3.0),
+    ("art-mcf-mcf", 1.42, 38.0, 0.17, 4.0),
+    ("mcf-bzip2-bzip2", 1.42, 4.0, 0.17, 1.0),
+    ("vortex-equake-equake", 1.14, 44.0, 0.05, 3.0),
+];
+
+/// Seeds each Table 2 mix is repeated over (the paper's 10 runs).
+pub const DHIMAN_SEEDS: u32 = 10;
+
+/// One Table 2 mix: default (`performance`) against `wca` over
+/// [`DHIMAN_SEEDS`] seeds, and the best and worst hand-made placements.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DhimanMix {
+    /// The mix (`art-equake-equake`).
+    pub mix: String,
+    /// Default and WCA over the seeds.
+    pub default: crate::seeds::PolicySpread,
+    /// WCA over the seeds.
+    pub wca: crate::seeds::PolicySpread,
+    /// AW perf/W (eq. 2) of the best placement (bench1 alone on one L2),
+    /// against the default of each seed, mean over the seeds.
+    pub best_aw: f64,
+    /// AW perf/W of the worst placement (bench1 beside a bench2).
+    pub worst_aw: f64,
+}
+
+/// Run one Table 2 mix under `--observe linux`.
+pub fn dhiman_mix(mix: &str) -> Result<DhimanMix, EngineError> {
+    let scenario = Scenario::load(&format!("dhiman-{mix}"))?;
+    let options = SimOptions::observing(Observe::Linux);
+    let policies = vec![
+        ("performance".to_string(), Params::default()),
+        ("wca".to_string(), Params::default()),
+    ];
+    let report = crate::seeds::compare_seeds(
+        &scenario,
+        &policies,
+        "performance",
+        &options,
+        DHIMAN_SEEDS,
+        &mut |_, _, _| {},
+    )?;
+    let mut it = report.policies.into_iter();
+    let (Some(default), Some(wca)) = (it.next(), it.next()) else {
+        return Err(EngineError::from(
+            ecosched_policy::PolicyError::Incompatible(
+                "the seeded comparison returned fewer policies than it ran".into(),
+            ),
+        ));
+    };
+    let mut parts = mix.split('-');
+    let (a, b) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    // Over the same seeds as WCA: AW perf/W is against each seed's default.
+    let placed = |map: String| -> Result<f64, EngineError> {
+        let r = crate::seeds::compare_seeds(
+            &scenario,
+            &[
+                ("performance".to_string(), Params::default()),
+                ("placed".to_string(), Params::default().with("map", map)),
+            ],
+            "performance",
+            &options,
+            DHIMAN_SEEDS,
+            &mut |_, _, _| {},
+        )?;
+        Ok(r.policies
+            .iter()
+            .find(|p| p.policy == "placed")
+            .and_then(|p| p.aw_perf_per_w)
+            .map_or(f64::NAN, |a| a.mean))
+    };
+    // Cores 0,1 share one L2 and 2,3 the other (Fig. 1a).
+    let best_aw = placed(format!("{a}@0,{b}#0@2,{b}#1@3"))?;
+    let worst_aw = placed(format!("{a}@0,{b}#0@1,{b}#1@3"))?;
+    Ok(DhimanMix {
+        mix: mix.to_string(),
+        default,
+        wca,
+        best_aw,
+        worst_aw,
+    })
+}
+
+/// Dhiman et al.: Table 2 (migrations and run-time std-dev, default →
+/// WCA), Fig. 2a (best vs worst placement) and Fig. 5a (WCA gains, equal
+/// to the best placement). Always under `--observe linux`: these rows are
+/// about a policy's gain.
+///
+/// Calibrated: the background kernel threads' wake-up period (400 ms, the
+/// same in every mix) was set from Table 2's average default migration
+/// rate, and art's working set from Fig. 2a. Everything else is predicted.
+/// Not reached: the default's run-time std-dev (paper 30 % on average;
+/// the simulator's flips are frequent and short, so run times average
+/// them out and vary by a few %); the rows check its direction and the
+/// size of WCA's cut instead.
+pub fn dhiman_checks() -> Result<Vec<Check>, EngineError> {
+    let mixes: Vec<DhimanMix> = DHIMAN_TABLE2
+        .iter()
+        .map(|(m, ..)| dhiman_mix(m))
+        .collect::<Result<_, _>>()?;
+    let n = mixes.len() as f64;
+    let mean = |f: &dyn Fn(&DhimanMix) -> f64| mixes.iter().map(f).sum::<f64>() / n;
+    let mig = |s: &crate::seeds::PolicySpread| s.migrations_per_s.map_or(f64::NAN, |x| x.mean);
+    let sd = |s: &crate::seeds::PolicySpread| s.runtime_std_pct.unwrap_or(f64::NAN);
+    let def_mig = mean(&|m| mig(&m.default));
+    let wca_mig = mean(&|m| mig(&m.wca));
+    let def_sd = mean(&|m| sd(&m.default));
+    let wca_sd = mean(&|m| sd(&m.wca));
+    let per_mix: Vec<String> = mixes
+        .iter()
+        .map(|m| {
+            format!(
+                "{}: {:.2}/s {:.1}% → {:.2}/s {:.2}%",
+                m.mix,
+                mig(&m.default),
+                sd(&m.default),
+                mig(&m.wca),
+                sd(&m.wca)
+            )
+        })
+        .collect();
+    let gains = mixes
+        .iter()
+        .filter(|m| m.wca.aw_perf_per_w.is_some_and(|a| a.mean > 0.0))
+        .count() as f64;
+    let at_best = mixes
+        .iter()
+        .filter(|m| {
+            m.wca
+                .aw_perf_per_w
+                .is_some_and(|a| (a.mean - m.best_aw).abs() <= 0.02)
+        })
+        .count() as f64;
+    let aee = &mixes[0];
+    let worst_vs_best = 1.0 - (1.0 + aee.worst_aw) / (1.0 + aee.best_aw);
+    let default_position = -aee.worst_aw / (aee.best_aw - aee.worst_aw);
+    Ok(vec![
+        Check::new(
+            "Table 2 mixes: default migrations/s, mean of 8",
+            DHIMAN_T2,
+            1.33,
+            def_mig,
+            0.25,
+            "per-CPU high-priority kernel threads waking every 400 ms (one setting for all mixes) pre-empt a benchmark; the count-based balancer moves it; calibrated from this row",
+        ),
+        Check::new(
+            "Table 2 mixes: WCA migrations/s, mean of 8",
+            DHIMAN_T2,
+            0.11,
+            wca_mig,
+            0.10,
+            &format!("WCA pins the three threads; the rest are its own initial moves. Per mix (default → WCA, mig/s and run-time std-dev): {}", per_mix.join("; ")),
+        )
+        .predicted(),
+        Check::new(
+            "Table 2 mixes: migrations cut default → WCA",
+            DHIMAN_T2,
+            0.91,
+            1.0 - wca_mig / def_mig,
+            0.09,
+            "1 − mean WCA / mean default; fails below 0.82 (the issue asks ≥ 0.80)",
+        )
+        .predicted(),
+        Check::new(
+            "Table 2 mixes: run-time std-dev cut default → WCA",
+            DHIMAN_T2,
+            0.89,
+            1.0 - wca_sd / def_sd,
+            0.11,
+            &format!("1 − mean WCA / mean default of (std/mean of run time over 10 seeds); fails below 0.78 or if WCA varies more. Magnitudes not reached: default {def_sd:.1} % (paper 30 %), WCA {wca_sd:.2} % (paper 2 %)"),
+        )
+        .predicted(),
+        Check::new(
+            "Fig. 5a: Table 2 mixes where WCA gains AW perf/W",
+            DHIMAN_F5,
+            8.0,
+            gains,
+            0.0,
+            "count of mixes with mean AW perf/W (eq. 2, vs the default, 10 seeds) > 0",
+        )
+        .predicted(),
+        Check::new(
+            "§5.2: Table 2 mixes where WCA equals the best placement",
+            DHIMAN_F5,
+            8.0,
+            at_best,
+            0.0,
+            "count of mixes with WCA's AW perf/W within 0.02 of the best hand-made placement's ('equal to the best possible')",
+        )
+        .predicted(),
+        Check::new(
+            "art-equake-equake: worst vs best placement perf/W loss",
+            DHIMAN_F2,
+            0.70,
+            worst_vs_best,
+            0.20,
+            "1 − perf/W(worst) / perf/W(best), perf/W from eq. 2 against the default; art's working set calibrated from this row; fails below 0.50",
+        ),
+        Check::new(
+            "art-equake-equake: default between best and worst",
+            DHIMAN_F2,
+            0.5,
+            default_position,
+            0.4,
+            "(perf/W default − worst) / (best − worst); 'the default scheduler falls roughly in the middle'; fails outside 0.1–0.9",
+        )
+        .predicted(),
+    ])
 }

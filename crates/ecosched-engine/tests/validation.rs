@@ -24,3 +24,9 @@ fn merkel_table1_frequency_scaling() {
 fn merkel_table2_mixing_beats_frequency_scaling() {
     report(&merkel_table2(Observe::Linux).unwrap());
 }
+
+/// Issue #10: Dhiman et al. Table 2, Fig. 2a and Fig. 5a under `--observe linux`.
+#[test]
+fn dhiman_wca_cuts_migrations_and_variance() {
+    report(&ecosched_engine::validate::dhiman_checks().unwrap());
+}

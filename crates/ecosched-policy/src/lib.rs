@@ -16,7 +16,9 @@ pub mod baseline;
 pub mod hilo;
 pub mod pam;
 pub mod params;
+pub mod placed;
 pub mod registry;
+pub mod wca;
 
 use ecosched_model::{Plan, Requirements, Snapshot, Topology};
 use std::collections::BTreeMap;

@@ -5,6 +5,8 @@ use crate::baseline::{GovernorPolicy, StaticPolicy, FIXED_PARAMS, STATIC_PARAMS}
 use crate::hilo::{FreqMode, Hilo, HiloConfig, HILO_PARAMS};
 use crate::pam::{Pam, PAM_PARAMS};
 use crate::params::{ParamSpec, Params};
+use crate::placed::{Placed, PLACED_PARAMS};
+use crate::wca::{Wca, WCA_PARAMS};
 use crate::{Policy, PolicyError};
 use ecosched_model::Governor;
 
@@ -92,6 +94,18 @@ const CATALOGUE: &[PolicyInfo] = &[
         description: "PAM (Banikazemi et al.): shared-cache model picks process-to-cache mappings; goal=performance|power-cap|energy",
         params: PAM_PARAMS,
         build: |p| Ok(Box::new(Pam::from_params(p)?)),
+    },
+    PolicyInfo {
+        name: "wca",
+        description: "WCA (Dhiman et al.): transient threads ignored; threads balanced by count, cache weight, then IPC at every topology level, and pinned",
+        params: WCA_PARAMS,
+        build: |p| Ok(Box::new(Wca::from_params(p)?)),
+    },
+    PolicyInfo {
+        name: "placed",
+        description: "each named task pinned to its own CPU (--param map=name@cpu,…): hand-made static placements",
+        params: PLACED_PARAMS,
+        build: |p| Ok(Box::new(Placed::from_params(p)?)),
     },
 ];
 

@@ -91,6 +91,17 @@ pub struct TransientSpec {
     pub period_ms: f64,
     /// Run time per wake-up, ms.
     pub run_ms: f64,
+    /// Nice value (default 0). Kernel threads that pre-empt user work at
+    /// once (Dhiman §3, §4.1: "they have high priority") are −20.
+    #[serde(default)]
+    pub nice: i32,
+    /// Bind thread `k` to CPU `k mod CPUs`, as the kernel's per-CPU
+    /// workers are (default false: free to run anywhere). A bound thread
+    /// wakes on its own CPU and pre-empts whatever runs there, which is
+    /// what lets the count-based balancer see a passing imbalance (Dhiman
+    /// §4.1, Fig. 3b).
+    #[serde(default)]
+    pub per_cpu: bool,
 }
 
 /// A scenario as written.
@@ -204,6 +215,7 @@ pub const SCENARIOS: &[(&str, &str)] = builtin_files!("../scenarios":
     "pam-libq-xalancbmk", "pam-libq-mcf", "pam-libq-bzip2", "pam-libq-gcc", "pam-libq-sjeng",
     "pam-libq-hmmer", "pam-libq-omnetpp", "pam-libq-perlbench",
     "pam-mix-323", "pam-mix-333", "pam-powercap", "pam-bzip2-libq",
+    "dhiman-art-equake-equake", "dhiman-mcf-applu-applu", "dhiman-bzip2-lucas-lucas", "dhiman-vortex-swim-swim", "dhiman-gcc-wupwise-wupwise", "dhiman-art-mcf-mcf", "dhiman-mcf-bzip2-bzip2", "dhiman-vortex-equake-equake",
 );
 
 const PROFILES_TOML: &str = include_str!("../profiles.toml");
@@ -501,11 +513,12 @@ impl Scenario {
             if !(tr.period_ms > 0.0
                 && tr.run_ms > 0.0
                 && tr.run_ms < tr.period_ms
-                && tr.count <= 1000)
+                && tr.count <= 1000
+                && (-20..=19).contains(&tr.nice))
             {
                 return Err(at(
                     "transients".into(),
-                    "need 0 < run_ms < period_ms and count ≤ 1000".into(),
+                    "need 0 < run_ms < period_ms, count ≤ 1000 and nice in −20..19".into(),
                 ));
             }
         }

@@ -198,6 +198,11 @@ pub struct CompareArgs {
     /// Print the comparison as one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Repeat the comparison over N seeds (the scenario's or --seed's, then
+    /// the next N − 1) and report each policy's mean and standard deviation,
+    /// with the run-time standard deviation across seeds (Dhiman Table 2).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub seeds: Option<u32>,
 }
 
 /// `ecosched bench …`.

@@ -131,6 +131,30 @@ fn compare(args: &CompareArgs) -> Result<Outcome> {
         observe: s.observe,
         ..Default::default()
     };
+    if let Some(n) = s.seeds {
+        let mut stage = (u64::MAX, usize::MAX);
+        let report = ecosched_engine::seeds::compare_seeds(
+            &scenario,
+            &s.policies,
+            &s.baseline,
+            &options,
+            n,
+            &mut |seed, i, t| {
+                if (seed, i) != stage {
+                    stage = (seed, i);
+                    bar.stage(&format!("seed {seed}, {}", label(i)));
+                }
+                bar.update(t);
+            },
+        )
+        .with_context(|| format!("comparing policies on {}", scenario.spec.name))?;
+        drop(bar);
+        return Ok(Outcome::ok(if s.json {
+            output::json(&report)?
+        } else {
+            output::compare_seeds(&report)
+        }));
+    }
     let report = experiment::compare(
         &scenario,
         &s.policies,

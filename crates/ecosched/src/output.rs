@@ -306,6 +306,56 @@ pub fn bench(b: &BenchReport) -> String {
     )
 }
 
+/// `compare --seeds N`: each policy's mean ± standard deviation over the
+/// seeds, and the run-time standard deviation across them (Dhiman Table 2).
+pub fn compare_seeds(r: &ecosched_engine::seeds::SeedsReport) -> String {
+    use ecosched_engine::seeds::Spread;
+    let pm = |s: Option<Spread>, digits: usize| {
+        s.map_or_else(
+            || "–".to_string(),
+            |s| format!("{:.digits$} ± {:.digits$}", s.mean, s.std),
+        )
+    };
+    let header = [
+        "policy",
+        "makespan (s)",
+        "avg power (W)",
+        "migrations/s",
+        "run-time std-dev (%)",
+        "AW perf/W",
+    ];
+    let mut align = vec![Align::Left];
+    align.resize(header.len(), Align::Right);
+    let mut t = Table::new(&header, &align);
+    for p in &r.policies {
+        let label = if p.policy == r.baseline {
+            format!("{} *", p.policy)
+        } else {
+            p.policy.clone()
+        };
+        t.row(vec![
+            label,
+            pm(p.makespan_s, 1),
+            pm(p.avg_power_w, 1),
+            pm(p.migrations_per_s, 3),
+            p.runtime_std_pct
+                .map_or_else(|| "–".to_string(), |v| format!("{v:.2}")),
+            pm(p.aw_perf_per_w, 3),
+        ]);
+    }
+    let seeds = match (r.seeds.first(), r.seeds.last()) {
+        (Some(a), Some(b)) => format!("seeds {a}–{b} ({} runs each)", r.seeds.len()),
+        _ => "no seeds".to_string(),
+    };
+    format!(
+        "scenario {}, baseline {} (*), {seeds}; mean ± standard deviation over the seeds\nobserved: {}\n\n{}",
+        r.scenario,
+        r.baseline,
+        observe_label(r.observe),
+        t.render()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -104,6 +104,8 @@ pub struct CompareSettings {
     pub observe: ecosched_sim::Observe,
     /// JSON output.
     pub json: bool,
+    /// Repeat over this many seeds and report means and deviations.
+    pub seeds: Option<u32>,
 }
 
 /// The catalogue entry for `name`, or the library's "unknown policy" error
@@ -226,6 +228,7 @@ impl CompareSettings {
             seed: args.seed,
             observe: args.observe,
             json: args.json,
+            seeds: args.seeds,
         })
     }
 }
@@ -353,6 +356,7 @@ mod tests {
             seed: None,
             observe: ecosched_sim::Observe::Linux,
             json: false,
+            seeds: None,
         })
     }
 

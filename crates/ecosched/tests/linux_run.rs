@@ -562,3 +562,108 @@ fn a_good_calibration_file_is_accepted() {
     assert_eq!(code, Some(0), "{stderr}");
     assert!(ran);
 }
+
+/// Issue #10: WCA needs the instruction, cycle and LLC-reference events;
+/// on a machine without a PMU it is refused before the command starts,
+/// naming them.
+#[test]
+fn wca_is_refused_here_naming_the_missing_events() {
+    if std::process::Command::new("perf")
+        .args(["stat", "-e", "instructions", "true"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        return; // A machine with a PMU runs WCA; this VM has none.
+    }
+    let state = tempfile::tempdir().unwrap();
+    let marker = state.path().join("ran");
+    let out = bin()
+        .args(["run", "--policy", "wca", "--state-dir"])
+        .arg(state.path())
+        .args(["--", "touch"])
+        .arg(&marker)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    for event in ["Instructions", "Cycles", "LlcReferences"] {
+        assert!(
+            stderr.contains(event),
+            "the refusal names {event}:\n{stderr}"
+        );
+    }
+    assert!(!marker.exists(), "the command must not have started");
+}
+
+/// Issue #10: WCA behind a fake PMU on real processes. Two busy loops are
+/// non-transient: each ends up pinned to one CPU (checked in
+/// `/proc/<pid>/status`); the shell that started them sleeps (under 1 %
+/// on a CPU per `/proc/<pid>/task/*/schedstat`), is transient and is left
+/// with the CPUs it had.
+#[test]
+fn wca_pins_busy_threads_and_leaves_the_transient_shell_alone() {
+    use ecosched_linux::perf::FakePerf;
+    use ecosched_linux::platform::{LinuxOptions, LinuxPlatform};
+    use ecosched_model::Platform;
+    let state = tempfile::tempdir().unwrap();
+    let options = LinuxOptions {
+        state_dir: state.path().to_path_buf(),
+        ..LinuxOptions::default()
+    };
+    let mut platform = LinuxPlatform::prepare_with(&options, Box::new(FakePerf::new())).unwrap();
+    let mut wca = ecosched_policy::build("wca", &ecosched_policy::Params::default()).unwrap();
+    platform.open_counters(&wca.requirements());
+    assert!(wca
+        .requirements()
+        .missing(&platform.capabilities())
+        .is_empty());
+    let initial = wca.init(&platform.topology()).unwrap();
+    platform.apply(&initial).unwrap();
+    platform
+        .start(&[
+            "sh".into(),
+            "-c".into(),
+            "sh -c 'while :; do :; done' & sh -c 'while :; do :; done' & sleep 30".into(),
+        ])
+        .unwrap();
+    let shell = platform.child_pid().unwrap();
+    let original = allowed_list(shell).unwrap();
+    for _ in 0..15 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let snapshot = platform.observe().unwrap();
+        let plan = wca.decide(&snapshot);
+        platform.apply(&plan).unwrap();
+    }
+    let busy: Vec<u32> = descendants(shell)
+        .into_iter()
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/cmdline")).is_ok_and(|c| c.contains("while"))
+        })
+        .collect();
+    assert_eq!(busy.len(), 2, "{busy:?}");
+    let pins: Vec<String> = busy.iter().map(|p| allowed_list(*p).unwrap()).collect();
+    for pin in &pins {
+        assert!(
+            pin.parse::<u32>().is_ok(),
+            "a busy loop is pinned to one CPU: {pins:?}"
+        );
+    }
+    if platform.topology().online_cpus().len() >= 2 {
+        assert_ne!(pins[0], pins[1], "the two busy loops share no CPU");
+    }
+    assert_eq!(
+        allowed_list(shell).unwrap(),
+        original,
+        "the transient shell is not pinned"
+    );
+    let notes = wca.notes();
+    assert_eq!(notes["placed_threads"], "2", "{notes:?}");
+    assert!(notes["transient_threads"] != "0", "{notes:?}");
+    platform.finish(true).unwrap();
+    for p in busy.iter().chain([&shell]) {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &p.to_string()])
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+}

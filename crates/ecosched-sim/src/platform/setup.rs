@@ -164,18 +164,25 @@ impl SimPlatform {
         if let Some(tr) = scenario.spec.transients.clone() {
             let profile = Arc::new(transient_profile(tr.run_ms, tr.period_ms));
             let id = sim.phase_keys.len() as u32 + 1;
+            let cpus = sim.machine.cpus();
             for k in 0..tr.count {
                 let first = ns(sim.rng.random::<f64>() * tr.period_ms / 1000.0);
-                sim.push_task(
+                let slot = sim.push_task(
                     format!("kworker/{k}"),
                     None,
                     false,
-                    0,
+                    tr.nice,
                     profile.clone(),
                     vec![id],
                     f64::INFINITY,
                     first,
                 );
+                if tr.per_cpu {
+                    let own = k as usize % cpus;
+                    for (c, a) in sim.sched[slot].allowed.iter_mut().enumerate() {
+                        *a = c == own;
+                    }
+                }
             }
         }
         Ok(sim)

@@ -1,0 +1,148 @@
+//! `placed`: each named task pinned to one CPU of its own choosing, for
+//! hand-made static placements — the best and worst schedules Dhiman et
+//! al. create "manually … by binding threads to cores" (seed 003, §3,
+//! Fig. 2a) to bracket what a balancer achieves. Unlike `static`, which
+//! confines all managed work to one set, this places tasks one by one.
+//!
+//! `--param map=art@0,equake#0@2,equake#1@3` pins the task named `art` to
+//! CPU 0 and so on; tasks not named are left to the kernel. A task that
+//! restarts under the same name is pinned again.
+
+use crate::params::{ParamSpec, Params};
+use crate::{Policy, PolicyError};
+use ecosched_model::{CpuId, CpuSet, Plan, Requirements, Snapshot, TaskId, Topology};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+/// Parameters of `placed`.
+pub const PLACED_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        key: "map",
+        help: "task-name@cpu pairs, comma-separated (required), e.g. art@0,equake#0@2",
+    },
+    ParamSpec {
+        key: "interval_ms",
+        help: "how often new tasks are looked for, ms (default 100)",
+    },
+];
+
+/// The `placed` policy.
+pub struct Placed {
+    map: BTreeMap<String, CpuId>,
+    interval: Duration,
+    pinned: BTreeSet<TaskId>,
+}
+
+impl Placed {
+    /// Built from `--param`s.
+    pub fn from_params(params: &Params) -> Result<Self, PolicyError> {
+        params.check_keys("placed", PLACED_PARAMS)?;
+        let text = params
+            .get::<String>("map")?
+            .ok_or_else(|| PolicyError::MissingParam {
+                policy: "placed".into(),
+                key: "map".into(),
+                help: PLACED_PARAMS[0].help.into(),
+            })?;
+        let mut map = BTreeMap::new();
+        for pair in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let bad = |reason: &str| PolicyError::BadParam {
+                key: "map".into(),
+                value: text.clone(),
+                reason: format!("{pair:?}: {reason}"),
+            };
+            let (name, cpu) = pair
+                .rsplit_once('@')
+                .ok_or_else(|| bad("expected task-name@cpu"))?;
+            let cpu: u32 = cpu.parse().map_err(|_| bad("the CPU must be a number"))?;
+            if name.is_empty() {
+                return Err(bad("no task name"));
+            }
+            if map.insert(name.to_string(), CpuId(cpu)).is_some() {
+                return Err(bad("the task is named twice"));
+            }
+        }
+        if map.is_empty() {
+            return Err(PolicyError::BadParam {
+                key: "map".into(),
+                value: text,
+                reason: "names no task".into(),
+            });
+        }
+        let interval_ms = params.get::<u64>("interval_ms")?.unwrap_or(100);
+        if interval_ms == 0 {
+            return Err(PolicyError::BadParam {
+                key: "interval_ms".into(),
+                value: "0".into(),
+                reason: "must be positive".into(),
+            });
+        }
+        Ok(Placed {
+            map,
+            interval: Duration::from_millis(interval_ms),
+            pinned: BTreeSet::new(),
+        })
+    }
+}
+
+impl Policy for Placed {
+    fn name(&self) -> &str {
+        "placed"
+    }
+    fn requirements(&self) -> Requirements {
+        Requirements {
+            affinity: true,
+            ..Requirements::default()
+        }
+    }
+    fn interval(&self) -> Duration {
+        self.interval
+    }
+    fn init(&mut self, topology: &Topology) -> Result<Plan, PolicyError> {
+        let online = topology.online_cpus();
+        if let Some((name, cpu)) = self.map.iter().find(|(_, c)| !online.contains(**c)) {
+            return Err(PolicyError::Incompatible(format!(
+                "placed: {name}@{} names a CPU that is not online (online: {})",
+                cpu.0,
+                online.to_list()
+            )));
+        }
+        self.pinned.clear();
+        Ok(Plan::default())
+    }
+    fn decide(&mut self, snapshot: &Snapshot) -> Plan {
+        let mut plan = Plan::default();
+        let live: BTreeSet<TaskId> = snapshot.live_managed().map(|t| t.id).collect();
+        self.pinned.retain(|id| live.contains(id));
+        for task in snapshot.live_managed() {
+            if let Some(cpu) = self.map.get(&task.name) {
+                if self.pinned.insert(task.id) {
+                    plan.task_cpus.insert(task.id, CpuSet::single(*cpu));
+                }
+            }
+        }
+        plan
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_pairs_and_rejects_bad_ones() {
+        let p = Placed::from_params(&Params::default().with("map", "art@0, equake#0@2")).unwrap();
+        assert_eq!(p.map["equake#0"], CpuId(2));
+        for bad in ["art", "art@x", "@1", "a@1,a@2", ","] {
+            let err = Placed::from_params(&Params::default().with("map", bad)).err();
+            assert!(
+                err.as_ref().is_some_and(|e| e.to_string().contains("map")),
+                "{bad}: {err:?}"
+            );
+        }
+        assert!(matches!(
+            Placed::from_params(&Params::default()),
+            Err(PolicyError::MissingParam { .. })
+        ));
+    }
+}

@@ -1,0 +1,848 @@
+//! WCA — the workload-characteristics-aware load balancer of Dhiman,
+//! Kontorinis, Tullsen, Rosing, Saxe and Chew (ISLPED'10, seed 003;
+//! POLICIES.md §3), as a meta-scheduler: instead of patching the kernel's
+//! balancer it decides where each thread belongs and pins it there, so the
+//! kernel's count-only balancer has nothing left to flip.
+//!
+//! ```text
+//!  every interval, per managed thread (§4.1, §4.2, eq. 1):
+//!    on-CPU share over window_ms  < t_on_tr      → transient: unpinned, ignored
+//!    IPC    ← a·IPC_cur    + (1−a)·IPC           (instructions / cycles)
+//!    LLCRPI ← a·LLCRPI_cur + (1−a)·LLCRPI        (LLC references / instructions)
+//!    CW = 2 if LLCRPI > llcrpi_high, else 1 if IPC > ipc_high, else 0
+//!  balance (Table 1), at every level, outermost first:
+//!      machine ─ packages ─ last-level caches ─ CPUs
+//!    T on N1, sibling N2 with an idle CPU:
+//!      1. (count(N1) − 1) > count(N2)     → move T to N2
+//!      2. (CW(N1) − CW(T)) > CW(N2)       → move T to N2
+//!      3. (IPC(N1) − IPC(T)) > IPC(N2)    → move T to N2
+//!  pin every non-transient thread to its CPU
+//! ```
+//!
+//! Choices where the paper leaves room (POLICIES.md §3):
+//! - The paper updates the averages each time a thread leaves a CPU; a
+//!   meta-scheduler sees counter deltas once per interval (`interval_ms`,
+//!   default 100 ms), so each interval is one "run". An interval in which a
+//!   thread retired no instructions leaves its averages unchanged.
+//! - The history window for transience is not given in the paper (§4.1 says
+//!   only "a runtime history"); `window_ms` defaults to 1 s, ten intervals,
+//!   long enough to see a daemon that wakes a few times a second.
+//!   A thread observed for less than one interval is not yet characterised
+//!   and is treated like a transient one (left alone).
+//! - "Migrate T to an idle CPU in N2": the idle CPU is the lowest-numbered
+//!   CPU of N2 with no non-transient thread placed on it. Of several
+//!   siblings the least loaded (by count, then CW, then IPC) is tried first.
+//! - Each thread moves at most once per decision, which bounds a decision's
+//!   work; Table 1's strict "after removing T" form already rules out
+//!   ping-pong between two nodes.
+//! - On Linux transient threads are the managed command's own mostly
+//!   sleeping threads (on-CPU time from `/proc/<pid>/task/*/schedstat`);
+//!   the kernel's own threads are not managed and are kept from disturbing
+//!   the placement by the pinning itself.
+
+use crate::params::{ParamSpec, Params};
+use crate::{Policy, PolicyError};
+use ecosched_model::{
+    CounterKind, CpuId, CpuSet, Plan, Requirements, Snapshot, TaskId, TaskState, Topology,
+};
+use std::collections::{BTreeMap, VecDeque};
+use std::time::Duration;
+
+/// Parameters of `wca`, with their defaults.
+pub const WCA_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        key: "alpha",
+        help: "EWMA weight a of the current interval's IPC and LLCRPI (default 0.5, eq. 1)",
+    },
+    ParamSpec {
+        key: "t_on_tr",
+        help: "transient below this on-CPU share of the history window (default 0.01 = 1 %, §4.1)",
+    },
+    ParamSpec {
+        key: "window_ms",
+        help: "history window of the transience test, ms (default 1000)",
+    },
+    ParamSpec {
+        key: "llcrpi_high",
+        help: "cache weight 2 above this many LLC requests per instruction (default 0.1, §4.2)",
+    },
+    ParamSpec {
+        key: "ipc_high",
+        help: "cache weight 1 above this IPC when LLCRPI is not high (default 1.0, §4.2)",
+    },
+    ParamSpec {
+        key: "interval_ms",
+        help: "sampling and balancing interval, ms (default 100)",
+    },
+];
+
+/// Everything that configures WCA.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WcaConfig {
+    /// EWMA weight of the newest value (eq. 1's α).
+    pub alpha: f64,
+    /// Transience threshold `T_On_tr`: on-CPU time / total time.
+    pub t_on_tr: f64,
+    /// History window of the transience test.
+    pub window: Duration,
+    /// LLC requests per instruction above which CW = 2.
+    pub llcrpi_high: f64,
+    /// IPC above which CW = 1 (when LLCRPI is not high).
+    pub ipc_high: f64,
+    /// Control interval.
+    pub interval: Duration,
+}
+
+impl Default for WcaConfig {
+    fn default() -> Self {
+        WcaConfig {
+            alpha: 0.5,
+            t_on_tr: 0.01,
+            window: Duration::from_millis(1000),
+            llcrpi_high: 0.1,
+            ipc_high: 1.0,
+            interval: Duration::from_millis(100),
+        }
+    }
+}
+
+fn bad(key: &str, value: impl ToString, reason: &str) -> PolicyError {
+    PolicyError::BadParam {
+        key: key.into(),
+        value: value.to_string(),
+        reason: reason.into(),
+    }
+}
+
+impl WcaConfig {
+    /// Read and check `--param`s.
+    pub fn from_params(params: &Params) -> Result<Self, PolicyError> {
+        params.check_keys("wca", WCA_PARAMS)?;
+        let d = WcaConfig::default();
+        let alpha = params.get::<f64>("alpha")?.unwrap_or(d.alpha);
+        if !(alpha > 0.0 && alpha <= 1.0) {
+            return Err(bad("alpha", alpha, "must be in (0, 1]"));
+        }
+        let t_on_tr = params.get::<f64>("t_on_tr")?.unwrap_or(d.t_on_tr);
+        if !(0.0..1.0).contains(&t_on_tr) {
+            return Err(bad("t_on_tr", t_on_tr, "must be a share in [0, 1)"));
+        }
+        let llcrpi_high = params.get::<f64>("llcrpi_high")?.unwrap_or(d.llcrpi_high);
+        if !(llcrpi_high.is_finite() && llcrpi_high >= 0.0) {
+            return Err(bad(
+                "llcrpi_high",
+                llcrpi_high,
+                "must be a finite number ≥ 0",
+            ));
+        }
+        let ipc_high = params.get::<f64>("ipc_high")?.unwrap_or(d.ipc_high);
+        if !(ipc_high.is_finite() && ipc_high >= 0.0) {
+            return Err(bad("ipc_high", ipc_high, "must be a finite number ≥ 0"));
+        }
+        let interval_ms = params.get::<u64>("interval_ms")?.unwrap_or(100);
+        if !(1..=3_600_000).contains(&interval_ms) {
+            return Err(bad("interval_ms", interval_ms, "must be 1–3600000 ms"));
+        }
+        let window_ms = params.get::<u64>("window_ms")?.unwrap_or(1000);
+        if window_ms < interval_ms || window_ms > 86_400_000 {
+            return Err(bad(
+                "window_ms",
+                window_ms,
+                "must be at least interval_ms and at most a day",
+            ));
+        }
+        Ok(WcaConfig {
+            alpha,
+            t_on_tr,
+            window: Duration::from_millis(window_ms),
+            llcrpi_high,
+            ipc_high,
+            interval: Duration::from_millis(interval_ms),
+        })
+    }
+}
+
+/// What WCA knows about one thread.
+#[derive(Debug, Clone, Default)]
+struct Thread {
+    /// Averaged instructions per cycle, once it has run.
+    ipc: Option<f64>,
+    /// Averaged LLC requests per instruction, once it has run.
+    llcrpi: Option<f64>,
+    /// (interval ns, on-CPU ns) per observed interval, oldest first,
+    /// covering at most the window.
+    history: VecDeque<(u64, u64)>,
+}
+
+impl Thread {
+    /// On-CPU share over the history, `None` before the first interval.
+    fn on_share(&self) -> Option<f64> {
+        let total: u64 = self.history.iter().map(|h| h.0).sum();
+        let on: u64 = self.history.iter().map(|h| h.1).sum();
+        (total > 0).then(|| on as f64 / total as f64)
+    }
+}
+
+/// Moves made by each stage of Table 1, and other run statistics.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WcaStats {
+    /// Decisions taken.
+    pub decisions: u64,
+    /// Moves by stage 1 (thread count).
+    pub stage1_moves: u64,
+    /// Moves by stage 2 (cache weight).
+    pub stage2_moves: u64,
+    /// Moves by stage 3 (IPC).
+    pub stage3_moves: u64,
+    /// Affinity changes sent (pins and unpins).
+    pub affinity_changes: u64,
+    /// Threads transient (or not yet characterised) at the last decision.
+    pub transient_now: usize,
+    /// Most threads transient at once.
+    pub transient_max: usize,
+    /// Threads placed (non-transient) at the last decision.
+    pub placed_now: usize,
+}
+
+/// The WCA policy.
+pub struct Wca {
+    config: WcaConfig,
+    /// Sibling sets, outermost level first: each entry is the children of
+    /// one node of the topology tree.
+    levels: Vec<Vec<CpuSet>>,
+    online: CpuSet,
+    threads: BTreeMap<TaskId, Thread>,
+    /// CPU of every non-transient thread.
+    placed: BTreeMap<TaskId, CpuId>,
+    /// The affinity last sent per task.
+    applied: BTreeMap<TaskId, CpuSet>,
+    stats: WcaStats,
+}
+
+/// Node totals of Table 1's 3-tuple (Fig. 4).
+#[derive(Debug, Clone, Copy, Default)]
+struct Tuple {
+    count: u32,
+    cw: u32,
+    ipc: f64,
+}
+
+impl Wca {
+    /// WCA with `config`.
+    pub fn new(config: WcaConfig) -> Self {
+        Wca {
+            config,
+            levels: Vec::new(),
+            online: CpuSet::new(),
+            threads: BTreeMap::new(),
+            placed: BTreeMap::new(),
+            applied: BTreeMap::new(),
+            stats: WcaStats::default(),
+        }
+    }
+
+    /// Built from `--param`s.
+    pub fn from_params(params: &Params) -> Result<Self, PolicyError> {
+        Ok(Wca::new(WcaConfig::from_params(params)?))
+    }
+
+    /// Statistics so far.
+    pub fn stats(&self) -> &WcaStats {
+        &self.stats
+    }
+
+    /// A thread's cache weight (§4.2).
+    fn cache_weight(&self, t: &Thread) -> u32 {
+        match (t.llcrpi, t.ipc) {
+            (Some(l), _) if l > self.config.llcrpi_high => 2,
+            (_, Some(i)) if i > self.config.ipc_high => 1,
+            _ => 0,
+        }
+    }
+
+    /// Fold one interval into the thread's history and averages.
+    fn characterise(&mut self, snapshot: &Snapshot) {
+        let interval_ns = (snapshot.interval_s * 1e9).round().max(0.0) as u64;
+        let window_ns = self.config.window.as_nanos() as u64;
+        let alpha = self.config.alpha;
+        let live: Vec<TaskId> = snapshot.live_managed().map(|t| t.id).collect();
+        self.threads.retain(|id, _| live.contains(id));
+        self.placed.retain(|id, _| live.contains(id));
+        self.applied.retain(|id, _| live.contains(id));
+        for task in snapshot.live_managed() {
+            let th = self.threads.entry(task.id).or_default();
+            let c = &task.counters;
+            th.history
+                .push_back((interval_ns, c.on_cpu_ns.unwrap_or(0).min(interval_ns)));
+            while th.history.iter().map(|h| h.0).sum::<u64>() > window_ns && th.history.len() > 1 {
+                th.history.pop_front();
+            }
+            if let (Some(i), Some(cy)) = (c.instructions, c.cycles) {
+                if i > 0 && cy > 0 {
+                    let ipc = i as f64 / cy as f64;
+                    th.ipc = Some(th.ipc.map_or(ipc, |p| alpha * ipc + (1.0 - alpha) * p));
+                    if let Some(r) = c.llc_references {
+                        let rpi = r as f64 / i as f64;
+                        th.llcrpi =
+                            Some(th.llcrpi.map_or(rpi, |p| alpha * rpi + (1.0 - alpha) * p));
+                    }
+                }
+            }
+        }
+    }
+
+    fn tuple(&self, node: &CpuSet, without: Option<TaskId>) -> Tuple {
+        let mut t = Tuple::default();
+        for (id, cpu) in &self.placed {
+            if Some(*id) == without || !node.contains(*cpu) {
+                continue;
+            }
+            let th = &self.threads[id];
+            t.count += 1;
+            t.cw += self.cache_weight(th);
+            t.ipc += th.ipc.unwrap_or(0.0);
+        }
+        t
+    }
+
+    fn idle_cpu(&self, node: &CpuSet, allowed: &CpuSet) -> Option<CpuId> {
+        node.iter()
+            .filter(|c| allowed.contains(*c))
+            .find(|c| !self.placed.values().any(|p| p == c))
+    }
+
+    /// Table 1 for thread `id` against sibling `n2`: the stage that moves
+    /// it, if any.
+    ///
+    /// A later stage acts only where the earlier ones stay balanced (§4.2:
+    /// stage 3 runs when "both the number of threads and cache weight is
+    /// balanced"): a move must not leave an imbalance that an earlier
+    /// stage would undo by moving the thread straight back. Read literally,
+    /// Table 1 lets stage 3 move a high-IPC thread next to a CW-2 thread
+    /// and stage 2 move it back at the next invocation.
+    fn stage(&self, id: TaskId, n1: &CpuSet, n2: &CpuSet) -> Option<u8> {
+        let a = self.tuple(n1, None);
+        let b = self.tuple(n2, None);
+        let without = self.tuple(n1, Some(id));
+        if a.count.saturating_sub(1) > b.count {
+            return Some(1);
+        }
+        // After the move N2 holds b.count + 1; stage 1 would move it back
+        // if b.count > a.count − 1.
+        if b.count + 1 > a.count {
+            return None;
+        }
+        if without.cw > b.cw {
+            return Some(2);
+        }
+        // Stage 2 would move it back if CW(N2) > CW(N1) − CW(T).
+        if b.cw > without.cw {
+            return None;
+        }
+        if without.ipc > b.ipc {
+            return Some(3);
+        }
+        None
+    }
+
+    /// One balancing pass over every level, each thread moving at most once.
+    fn balance(&mut self, allowed: &BTreeMap<TaskId, CpuSet>) {
+        let mut moved: Vec<TaskId> = Vec::new();
+        let levels = self.levels.clone();
+        loop {
+            let mut any = false;
+            for siblings in &levels {
+                let ids: Vec<TaskId> = self.placed.keys().copied().collect();
+                for id in ids {
+                    if moved.contains(&id) {
+                        continue;
+                    }
+                    let cpu = self.placed[&id];
+                    let Some(n1) = siblings.iter().position(|s| s.contains(cpu)) else {
+                        continue;
+                    };
+                    let mask = allowed
+                        .get(&id)
+                        .cloned()
+                        .unwrap_or_else(|| self.online.clone());
+                    let mut others: Vec<(Tuple, usize, CpuId)> = siblings
+                        .iter()
+                        .enumerate()
+                        .filter(|(i, _)| *i != n1)
+                        .filter_map(|(i, s)| {
+                            self.idle_cpu(s, &mask).map(|c| (self.tuple(s, None), i, c))
+                        })
+                        .collect();
+                    others.sort_by(|x, y| {
+                        (x.0.count, x.0.cw)
+                            .cmp(&(y.0.count, y.0.cw))
+                            .then(x.0.ipc.total_cmp(&y.0.ipc))
+                            .then(x.1.cmp(&y.1))
+                    });
+                    let hit = others.iter().find_map(|(_, i, c)| {
+                        self.stage(id, &siblings[n1], &siblings[*i])
+                            .map(|s| (s, *c))
+                    });
+                    if let Some((stage, to)) = hit {
+                        self.placed.insert(id, to);
+                        moved.push(id);
+                        any = true;
+                        match stage {
+                            1 => self.stats.stage1_moves += 1,
+                            2 => self.stats.stage2_moves += 1,
+                            _ => self.stats.stage3_moves += 1,
+                        }
+                    }
+                }
+            }
+            if !any {
+                break;
+            }
+        }
+    }
+}
+
+/// The topology as WCA balances it (Fig. 1b / Fig. 4): for every node of
+/// the tree machine → packages → last-level caches → CPUs, the CPU sets of
+/// its children; outermost first. Nodes with one child add nothing and are
+/// left out.
+pub fn sibling_levels(topology: &Topology) -> Vec<Vec<CpuSet>> {
+    let online = topology.online_cpus();
+    let mut packages: BTreeMap<u32, CpuSet> = BTreeMap::new();
+    for cpu in topology.cpus.iter().filter(|c| c.online) {
+        packages.entry(cpu.package).or_default().insert(cpu.id);
+    }
+    let mut levels = Vec::new();
+    let pkg_sets: Vec<CpuSet> = packages.values().cloned().collect();
+    if pkg_sets.len() > 1 {
+        levels.push(pkg_sets.clone());
+    }
+    let caches: Vec<CpuSet> = topology
+        .last_level_caches()
+        .iter()
+        .map(|c| c.cpus.intersection(&online))
+        .filter(|c| !c.is_empty())
+        .collect();
+    let mut leaves: Vec<CpuSet> = Vec::new();
+    for pkg in &pkg_sets {
+        let mut children: Vec<CpuSet> = caches
+            .iter()
+            .filter(|c| c.is_subset(pkg))
+            .cloned()
+            .collect();
+        let covered = children.iter().fold(CpuSet::new(), |acc, c| acc.union(c));
+        // CPUs no cache lists are their own node.
+        children.extend(
+            pkg.iter()
+                .filter(|c| !covered.contains(*c))
+                .map(CpuSet::single),
+        );
+        children.sort();
+        children.dedup();
+        if children.len() > 1 {
+            levels.push(children.clone());
+        }
+        leaves.extend(children);
+    }
+    let cpu_level: Vec<Vec<CpuSet>> = leaves
+        .iter()
+        .filter(|n| n.len() > 1)
+        .map(|n| n.iter().map(CpuSet::single).collect())
+        .collect();
+    levels.extend(cpu_level);
+    levels
+}
+
+impl Policy for Wca {
+    fn name(&self) -> &str {
+        "wca"
+    }
+    fn requirements(&self) -> Requirements {
+        Requirements {
+            counters: [
+                CounterKind::Instructions,
+                CounterKind::Cycles,
+                CounterKind::LlcReferences,
+                CounterKind::OnCpuTime,
+            ]
+            .into(),
+            affinity: true,
+            ..Requirements::default()
+        }
+    }
+    fn interval(&self) -> Duration {
+        self.config.interval
+    }
+    fn init(&mut self, topology: &Topology) -> Result<Plan, PolicyError> {
+        self.online = topology.online_cpus();
+        if self.online.is_empty() {
+            return Err(PolicyError::Incompatible(
+                "the machine has no online CPUs".into(),
+            ));
+        }
+        self.levels = sibling_levels(topology);
+        self.threads.clear();
+        self.placed.clear();
+        self.applied.clear();
+        self.stats = WcaStats::default();
+        Ok(Plan::default())
+    }
+    fn decide(&mut self, snapshot: &Snapshot) -> Plan {
+        self.stats.decisions += 1;
+        self.characterise(snapshot);
+        let mut allowed: BTreeMap<TaskId, CpuSet> = BTreeMap::new();
+        let mut transient = 0usize;
+        for task in snapshot.live_managed() {
+            let th = &self.threads[&task.id];
+            let steady = th
+                .on_share()
+                .is_some_and(|s| s >= self.config.t_on_tr && task.state != TaskState::Stopped);
+            // What the thread may use apart from our own pin: the CPUs
+            // the machine has online.
+            allowed.insert(task.id, self.online.clone());
+            if !steady {
+                transient += 1;
+                self.placed.remove(&task.id);
+                continue;
+            }
+            if !self.placed.contains_key(&task.id) {
+                let at = task
+                    .cpu
+                    .filter(|c| self.online.contains(*c))
+                    .or_else(|| self.online.first());
+                if let Some(cpu) = at {
+                    self.placed.insert(task.id, cpu);
+                }
+            }
+        }
+        self.stats.transient_now = transient;
+        self.stats.transient_max = self.stats.transient_max.max(transient);
+        self.balance(&allowed);
+        self.stats.placed_now = self.placed.len();
+        let mut plan = Plan::default();
+        for task in snapshot.live_managed() {
+            let want = match self.placed.get(&task.id) {
+                Some(cpu) => CpuSet::single(*cpu),
+                // Transient: unpinned, but only undone if we pinned it.
+                None if self.applied.contains_key(&task.id) => self.online.clone(),
+                None => continue,
+            };
+            if self.applied.get(&task.id) != Some(&want) {
+                self.stats.affinity_changes += 1;
+                if want == self.online {
+                    self.applied.remove(&task.id);
+                } else {
+                    self.applied.insert(task.id, want.clone());
+                }
+                plan.task_cpus.insert(task.id, want);
+            }
+        }
+        plan
+    }
+    fn notes(&self) -> BTreeMap<String, String> {
+        let s = &self.stats;
+        [
+            ("decisions", s.decisions.to_string()),
+            ("transient_threads", s.transient_now.to_string()),
+            ("transient_threads_max", s.transient_max.to_string()),
+            ("placed_threads", s.placed_now.to_string()),
+            ("moves_stage1_count", s.stage1_moves.to_string()),
+            ("moves_stage2_cache_weight", s.stage2_moves.to_string()),
+            ("moves_stage3_ipc", s.stage3_moves.to_string()),
+            ("affinity_changes", s.affinity_changes.to_string()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ecosched_model::topology::{CacheDomain, CacheKind, Cpu};
+    use ecosched_model::{Counters, CpuSample, PowerSample, ProcessId, TaskSample};
+    use std::sync::Arc;
+
+    /// The Xeon E5430 of Fig. 1a: cores 0,1 share one L2, cores 2,3 the other.
+    fn e5430() -> Topology {
+        Topology {
+            cpus: (0..4)
+                .map(|i| Cpu {
+                    id: CpuId(i),
+                    package: 0,
+                    die: i / 2,
+                    core: i,
+                    numa_node: 0,
+                    online: true,
+                    freq_domain: None,
+                })
+                .collect(),
+            caches: (0..2)
+                .map(|d| CacheDomain {
+                    level: 2,
+                    kind: CacheKind::Unified,
+                    size_kib: 6144,
+                    cpus: (2 * d..2 * d + 2).map(CpuId).collect(),
+                })
+                .collect(),
+            ..Topology::default()
+        }
+    }
+
+    fn id(pid: u32) -> TaskId {
+        TaskId {
+            pid,
+            start_ticks: 0,
+        }
+    }
+
+    /// A thread that ran `on_ms` of a 100 ms interval on `cpu` with this
+    /// IPC and LLC requests per instruction.
+    fn task(pid: u32, cpu: u32, on_ms: u64, ipc: f64, llcrpi: f64) -> TaskSample {
+        let cycles = on_ms * 2_000_000;
+        let instructions = (cycles as f64 * ipc) as u64;
+        TaskSample {
+            id: id(pid),
+            process: ProcessId {
+                tgid: pid,
+                start_ticks: 0,
+            },
+            name: format!("t{pid}"),
+            managed: true,
+            state: TaskState::Running,
+            cpu: Some(CpuId(cpu)),
+            allowed: CpuSet::first_n(4),
+            nice: 0,
+            started_s: 0.0,
+            finished_s: None,
+            counters: Counters {
+                instructions: Some(instructions),
+                cycles: Some(cycles),
+                llc_references: Some((instructions as f64 * llcrpi) as u64),
+                on_cpu_ns: Some(on_ms * 1_000_000),
+                ..Counters::default()
+            },
+        }
+    }
+
+    fn snap(time_s: f64, tasks: Vec<TaskSample>) -> Snapshot {
+        Snapshot {
+            time_s,
+            interval_s: 0.1,
+            topology: Arc::new(e5430()),
+            tasks,
+            cpus: (0..4)
+                .map(|i| CpuSample {
+                    id: CpuId(i),
+                    freq_khz: None,
+                    utilisation: 1.0,
+                    nr_running: None,
+                })
+                .collect(),
+            power: PowerSample::default(),
+            load_avg: None,
+            parallelism_hint: None,
+        }
+    }
+
+    fn wca() -> Wca {
+        let mut w = Wca::from_params(&Params::default()).unwrap();
+        w.init(&e5430()).unwrap();
+        w
+    }
+
+    fn pins(plan: &Plan) -> BTreeMap<u32, String> {
+        plan.task_cpus
+            .iter()
+            .map(|(t, s)| (t.pid, s.to_list()))
+            .collect()
+    }
+
+    #[test]
+    fn topology_levels_are_caches_then_cores() {
+        let levels = sibling_levels(&e5430());
+        let text: Vec<Vec<String>> = levels
+            .iter()
+            .map(|l| l.iter().map(CpuSet::to_list).collect())
+            .collect();
+        assert_eq!(
+            text,
+            vec![
+                vec!["0-1".to_string(), "2-3".to_string()],
+                vec!["0".to_string(), "1".to_string()],
+                vec!["2".to_string(), "3".to_string()],
+            ]
+        );
+    }
+
+    #[test]
+    fn cache_weight_follows_llcrpi_then_ipc() {
+        let w = wca();
+        let t = |ipc, llcrpi| Thread {
+            ipc: Some(ipc),
+            llcrpi: Some(llcrpi),
+            history: VecDeque::new(),
+        };
+        assert_eq!(w.cache_weight(&t(0.5, 0.2)), 2);
+        assert_eq!(w.cache_weight(&t(1.5, 0.05)), 1);
+        assert_eq!(w.cache_weight(&t(0.5, 0.05)), 0);
+        // The thresholds are strict (§4.2: "LLCRPI > 0.1", "IPC > 1").
+        assert_eq!(w.cache_weight(&t(1.0, 0.1)), 0);
+    }
+
+    #[test]
+    fn ewma_halves_towards_the_new_value() {
+        let mut w = wca();
+        w.decide(&snap(0.1, vec![task(1, 0, 100, 2.0, 0.0)]));
+        w.decide(&snap(0.2, vec![task(1, 0, 100, 1.0, 0.0)]));
+        let ipc = w.threads[&id(1)].ipc.unwrap();
+        assert!((ipc - 1.5).abs() < 1e-3, "{ipc}");
+        let mut slow = Wca::from_params(&Params::default().with("alpha", 0.25)).unwrap();
+        slow.init(&e5430()).unwrap();
+        slow.decide(&snap(0.1, vec![task(1, 0, 100, 2.0, 0.0)]));
+        slow.decide(&snap(0.2, vec![task(1, 0, 100, 1.0, 0.0)]));
+        let ipc = slow.threads[&id(1)].ipc.unwrap();
+        assert!((ipc - 1.75).abs() < 1e-3, "{ipc}");
+    }
+
+    /// §3's art-equake-equake: the kernel put art next to an equake.
+    /// Equal cache weights, so stage 3 (IPC) moves the lower-IPC equake
+    /// to the idle core beside the other equake; art ends up alone, and
+    /// the next decision changes nothing (no ping-pong).
+    #[test]
+    fn art_is_left_alone_on_its_cache_and_the_placement_holds() {
+        let mut w = wca();
+        let mix = || {
+            vec![
+                task(1, 0, 100, 0.9, 0.2),  // art
+                task(2, 1, 100, 0.5, 0.15), // equake next to art
+                task(3, 2, 100, 0.5, 0.15), // equake
+            ]
+        };
+        let plan = w.decide(&snap(0.1, mix()));
+        let p = pins(&plan);
+        assert_eq!(p[&1], "0");
+        assert_eq!(p[&2], "3");
+        assert_eq!(p[&3], "2");
+        assert_eq!(w.stats().stage3_moves, 1);
+        let mut moved = mix();
+        moved[1].cpu = Some(CpuId(3));
+        let again = w.decide(&snap(0.2, moved));
+        assert!(again.task_cpus.is_empty(), "{:?}", again.task_cpus);
+        assert_eq!(w.stats().stage3_moves, 1);
+    }
+
+    /// Stage 2: two cache-heavy threads share a cache while a light one
+    /// has the other; one heavy thread moves to the light one's idle
+    /// sibling core.
+    #[test]
+    fn cache_weight_imbalance_moves_a_heavy_thread() {
+        let mut w = wca();
+        let plan = w.decide(&snap(
+            0.1,
+            vec![
+                task(1, 0, 100, 0.5, 0.3),
+                task(2, 1, 100, 0.5, 0.3),
+                task(3, 2, 100, 0.5, 0.01),
+            ],
+        ));
+        assert_eq!(w.stats().stage2_moves, 1);
+        let p = pins(&plan);
+        let on_second_cache = [&p[&1], &p[&2]].iter().filter(|c| **c == "3").count();
+        assert_eq!(on_second_cache, 1, "{p:?}");
+    }
+
+    /// mcf (CW 2, low IPC) alone, two bzip2 (CW 1, high IPC) together:
+    /// stage 3 would move a bzip2 next to mcf and stage 2 straight back;
+    /// the placement must hold instead.
+    #[test]
+    fn stage_three_never_undoes_stage_two() {
+        let mut w = wca();
+        let mix = vec![
+            task(1, 0, 100, 0.15, 0.15), // mcf
+            task(2, 2, 100, 1.5, 0.01),  // bzip2
+            task(3, 3, 100, 1.5, 0.01),  // bzip2
+        ];
+        for k in 1..=5 {
+            let plan = w.decide(&snap(0.1 * k as f64, mix.clone()));
+            if k > 1 {
+                assert!(plan.task_cpus.is_empty(), "{:?}", plan.task_cpus);
+            }
+        }
+        let s = w.stats();
+        assert_eq!(s.stage2_moves + s.stage3_moves, 0, "{s:?}");
+    }
+
+    /// Stage 1: two threads on one CPU spread to an idle one.
+    #[test]
+    fn count_imbalance_spreads_threads() {
+        let mut w = wca();
+        let plan = w.decide(&snap(
+            0.1,
+            vec![task(1, 0, 50, 0.5, 0.0), task(2, 0, 50, 0.5, 0.0)],
+        ));
+        assert!(w.stats().stage1_moves >= 1);
+        let p = pins(&plan);
+        assert_ne!(p[&1], p[&2]);
+    }
+
+    /// A thread on a CPU under 1 % of the window is transient: never
+    /// pinned, not counted, and unpinned when it becomes so.
+    #[test]
+    fn transient_threads_are_left_unpinned() {
+        let mut w = wca();
+        let plan = w.decide(&snap(
+            0.1,
+            vec![task(1, 0, 100, 0.5, 0.0), task(9, 0, 0, 1.0, 0.0)],
+        ));
+        let p = pins(&plan);
+        assert_eq!(p.get(&1).map(String::as_str), Some("0"));
+        assert!(!p.contains_key(&9));
+        assert_eq!(w.stats().transient_now, 1);
+        assert_eq!(w.stats().stage1_moves, 0);
+        // Thread 1 goes quiet: after a window of idleness it is unpinned.
+        let mut last = Plan::default();
+        for k in 2..=12 {
+            last = w.decide(&snap(0.1 * k as f64, vec![task(1, 0, 0, 0.5, 0.0)]));
+            if !last.task_cpus.is_empty() {
+                break;
+            }
+        }
+        assert_eq!(pins(&last)[&1], "0-3");
+        assert_eq!(w.notes()["transient_threads"], "1");
+    }
+
+    #[test]
+    fn rejects_bad_params() {
+        for (k, v) in [
+            ("alpha", "0"),
+            ("alpha", "1.5"),
+            ("t_on_tr", "1"),
+            ("window_ms", "10"),
+            ("interval_ms", "0"),
+            ("llcrpi_high", "-1"),
+            ("ipc_high", "x"),
+        ] {
+            let err = Wca::from_params(&Params::default().with(k, v)).err();
+            assert!(
+                err.as_ref().is_some_and(|e| e.to_string().contains(k)),
+                "{k}={v}: {err:?}"
+            );
+        }
+        assert!(Wca::from_params(&Params::default().with("nope", 1)).is_err());
+    }
+
+    #[test]
+    fn needs_instruction_cycle_and_llc_counters() {
+        let r = wca().requirements();
+        for k in [
+            CounterKind::Instructions,
+            CounterKind::Cycles,
+            CounterKind::LlcReferences,
+        ] {
+            assert!(r.counters.contains(&k));
+        }
+        assert!(r.affinity);
+    }
+}
