@@ -62,13 +62,7 @@ impl CpusetMount {
     }
 
     fn from_mounts(root: &FsRoot, mounts: &str) -> Option<Self> {
-        let entries: Vec<(&str, &str, &str)> = mounts
-            .lines()
-            .filter_map(|l| {
-                let f: Vec<&str> = l.split_whitespace().collect();
-                (f.len() >= 4).then(|| (f[1], f[2], f[3]))
-            })
-            .collect();
+        let entries = mount_entries(mounts);
         let v1 = entries
             .iter()
             .find(|(_, fs, opts)| *fs == "cgroup" && opts.split(',').any(|o| o == "cpuset"));
@@ -123,6 +117,18 @@ impl CpusetMount {
         };
         membership_dir(root, &rel, &text, controller, &self.mount)
     }
+}
+
+/// The (mount point, file system type, options) of each `/proc/mounts`
+/// line, for finding the cgroup hierarchies.
+pub(crate) fn mount_entries(mounts: &str) -> Vec<(&str, &str, &str)> {
+    mounts
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() >= 4).then(|| (f[1], f[2], f[3]))
+        })
+        .collect()
 }
 
 /// The directory (relative to the root) a `/proc/<pid>/cgroup` text puts a

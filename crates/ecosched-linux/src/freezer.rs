@@ -78,13 +78,7 @@ impl FreezerMount {
     }
 
     fn from_mounts(mounts: &str) -> Option<Self> {
-        let entries: Vec<(&str, &str, &str)> = mounts
-            .lines()
-            .filter_map(|l| {
-                let f: Vec<&str> = l.split_whitespace().collect();
-                (f.len() >= 4).then(|| (f[1], f[2], f[3]))
-            })
-            .collect();
+        let entries = crate::cgroup::mount_entries(&mounts);
         let v1 = entries
             .iter()
             .find(|(_, fs, opts)| *fs == "cgroup" && opts.split(',').any(|o| o == "freezer"))
