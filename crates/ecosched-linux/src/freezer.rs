@@ -78,7 +78,7 @@ impl FreezerMount {
     }
 
     fn from_mounts(mounts: &str) -> Option<Self> {
-        let entries = crate::cgroup::mount_entries(&mounts);
+        let entries = crate::cgroup::mount_entries(mounts);
         let v1 = entries
             .iter()
             .find(|(_, fs, opts)| *fs == "cgroup" && opts.split(',').any(|o| o == "freezer"))
