@@ -2,7 +2,10 @@
 //! several policies against a baseline (`ecosched compare`), with alone
 //! runs for the figures that need them.
 
+use crate::normalise;
+use crate::oracle;
 use crate::report::{CompareReport, SimReport};
+use crate::series::{Series, SeriesSink};
 use crate::EngineError;
 use ecosched_control::run;
 use ecosched_model::trace::{MemorySink, NullSink, TraceSink};
@@ -60,7 +63,19 @@ pub fn simulate_into(
     sink: &mut dyn TraceSink,
     progress: &mut dyn FnMut(f64),
 ) -> Result<SimRun, EngineError> {
-    let mut policy = build(policy, params)?;
+    let policy = build(policy, params)?;
+    simulate_policy_into(scenario, policy, options, sink, progress)
+}
+
+/// Run an already built `policy` on `scenario` (the oracle's candidates,
+/// which are not in the catalogue), streaming every step to `sink`.
+pub fn simulate_policy_into(
+    scenario: &Scenario,
+    mut policy: Box<dyn ecosched_policy::Policy>,
+    options: &SimOptions,
+    sink: &mut dyn TraceSink,
+    progress: &mut dyn FnMut(f64),
+) -> Result<SimRun, EngineError> {
     let seed = options.seed.unwrap_or(scenario.spec.seed);
     let mut platform = SimPlatform::new(scenario, seed)?;
     platform.observe_as(options.observe, &options.extra_counters);
@@ -141,6 +156,39 @@ pub fn compare(
     options: &SimOptions,
     progress: &mut dyn FnMut(usize, f64),
 ) -> Result<CompareReport, EngineError> {
+    compare_impl(scenario, policies, baseline, options, progress, None)
+}
+
+/// [`compare`], also keeping each policy's time series (at most about
+/// `2 × points` points each), in the order of `policies`, for plots.
+pub fn compare_with_series(
+    scenario: &Scenario,
+    policies: &[(String, Params)],
+    baseline: &str,
+    options: &SimOptions,
+    points: usize,
+    progress: &mut dyn FnMut(usize, f64),
+) -> Result<(CompareReport, Vec<Series>), EngineError> {
+    let mut series = Vec::new();
+    let report = compare_impl(
+        scenario,
+        policies,
+        baseline,
+        options,
+        progress,
+        Some((&mut series, points)),
+    )?;
+    Ok((report, series))
+}
+
+fn compare_impl(
+    scenario: &Scenario,
+    policies: &[(String, Params)],
+    baseline: &str,
+    options: &SimOptions,
+    progress: &mut dyn FnMut(usize, f64),
+    mut series: Option<(&mut Vec<Series>, usize)>,
+) -> Result<CompareReport, EngineError> {
     let Some((_, base_params)) = policies.iter().find(|(n, _)| n == baseline) else {
         return Err(EngineError::from(
             ecosched_policy::PolicyError::Incompatible(format!(
@@ -153,11 +201,54 @@ pub fn compare(
             )),
         ));
     };
+    if baseline == "oracle" {
+        return Err(EngineError::from(
+            ecosched_policy::PolicyError::Incompatible(
+                "the oracle cannot be the baseline: give another policy as --baseline; every policy is also reported as a ratio to the oracle".into(),
+            ),
+        ));
+    }
     let mut runs = Vec::new();
+    let mut oracle_search = None;
     for (i, (name, params)) in policies.iter().enumerate() {
-        runs.push(simulate(scenario, name, params, options, &mut |t| {
-            progress(i, t)
-        })?);
+        if name == "oracle" {
+            let objective = ecosched_policy::oracle::Objective::from_params(params)?;
+            let (run, found) = oracle::search(scenario, objective, options, &mut |done, total| {
+                progress(
+                    i,
+                    done as f64 / total.max(1) as f64 * scenario.spec.duration_s.unwrap_or(1.0),
+                )
+            })?;
+            if let Some((out, points)) = &mut series {
+                // The search keeps no steps: run the chosen one again.
+                let mut sink = SeriesSink::new(*points);
+                simulate_policy_into(
+                    scenario,
+                    Box::new(found.choice.policy()),
+                    options,
+                    &mut sink,
+                    &mut |_| {},
+                )?;
+                let mut s = sink.into_series();
+                s.policy = "oracle".into();
+                out.push(s);
+            }
+            oracle_search = Some(found);
+            runs.push(run);
+            continue;
+        }
+        let run = match &mut series {
+            Some((out, points)) => {
+                let mut sink = SeriesSink::new(*points);
+                let run = simulate_into(scenario, name, params, options, &mut sink, &mut |t| {
+                    progress(i, t)
+                })?;
+                out.push(sink.into_series());
+                run
+            }
+            None => simulate(scenario, name, params, options, &mut |t| progress(i, t))?,
+        };
+        runs.push(run);
     }
     let alone = alone_times(scenario, baseline, base_params, options)?;
     let base_idx = policies
@@ -170,12 +261,48 @@ pub fn compare(
         .zip(&runs)
         .map(|((name, _), run)| (name.clone(), Comparison::new(&run.metrics, &base, &alone)))
         .collect();
+    let oracle_metrics = policies
+        .iter()
+        .position(|(n, _)| n == "oracle")
+        .map(|i| runs[i].metrics.clone());
+    let ratios_to_oracle: BTreeMap<String, Comparison> = match &oracle_metrics {
+        Some(o) => policies
+            .iter()
+            .zip(&runs)
+            .map(|((name, _), run)| (name.clone(), Comparison::new(&run.metrics, o, &alone)))
+            .collect(),
+        None => BTreeMap::new(),
+    };
+    let reports: Vec<SimReport> = runs.into_iter().map(|r| r.report).collect();
+    let refs: Vec<&SimReport> = reports.iter().collect();
+    let norm = normalise::normalisation(scenario, &refs);
+    let work = normalise::all_work_figures(&refs, norm);
+    let work_ratios = match work.get(baseline) {
+        Some(base) => work
+            .iter()
+            .map(|(name, w)| (name.clone(), normalise::work_ratios(w, base)))
+            .collect(),
+        None => BTreeMap::new(),
+    };
+    let work_ratios_to_oracle = match work.get("oracle").filter(|_| oracle_metrics.is_some()) {
+        Some(o) => work
+            .iter()
+            .map(|(name, w)| (name.clone(), normalise::work_ratios(w, o)))
+            .collect(),
+        None => BTreeMap::new(),
+    };
     Ok(CompareReport {
         scenario: scenario.spec.name.clone(),
         baseline: baseline.to_string(),
         observe: options.observe,
-        results: runs.into_iter().map(|r| r.report).collect(),
+        results: reports,
         ratios,
         alone_s: alone,
+        normalisation: norm,
+        work,
+        work_ratios,
+        oracle: oracle_search,
+        ratios_to_oracle,
+        work_ratios_to_oracle,
     })
 }

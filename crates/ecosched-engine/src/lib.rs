@@ -16,9 +16,15 @@
 //! ```
 
 pub mod bench;
+pub mod calibrate;
 pub mod experiment;
+pub mod fidelity;
+pub mod normalise;
+pub mod oracle;
 pub mod report;
 pub mod seeds;
+pub mod series;
+pub mod sweep;
 pub mod validate;
 
 pub use ecosched_control::{run, ControlError};

@@ -2,9 +2,11 @@
 //! Other tools parse these: field names are a contract (issue #2,
 //! "Command-line contract"); add fields, never rename them.
 
+use crate::normalise::{Normalisation, WorkFigures, WorkRatios};
+use crate::oracle::OracleSearch;
 use ecosched_control::RunOutcome;
 use ecosched_model::{
-    Comparison, Counters, Meter, PowerSource, RunMetrics, TaskMetrics, TraceHeader,
+    Comparison, Counters, Meter, PatelMetrics, PowerSource, RunMetrics, TaskMetrics, TraceHeader,
 };
 use ecosched_sim::Observe;
 use serde::Serialize;
@@ -48,6 +50,11 @@ pub struct SimReport {
     pub mean_task_edp_js: Option<f64>,
     /// Per task.
     pub tasks: Vec<TaskMetrics>,
+    /// Managed instances still running when the run ended (a fixed
+    /// duration cut them off).
+    pub unfinished_tasks: u32,
+    /// Patel's ch. 9 figures (POLICIES.md §5.7).
+    pub patel: PatelMetrics,
     /// What the policy reported about its run (e.g. PAM's search kind);
     /// omitted when it reports nothing.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
@@ -75,6 +82,8 @@ impl SimReport {
             instructions_per_s_per_w: m.instructions_per_s_per_w,
             mean_task_edp_js: m.mean_task_edp_js,
             tasks: m.tasks.clone(),
+            unfinished_tasks: m.unfinished_tasks,
+            patel: m.patel.clone(),
             policy_notes: BTreeMap::new(),
         }
     }
@@ -95,6 +104,21 @@ pub struct CompareReport {
     pub ratios: BTreeMap<String, Comparison>,
     /// Each task's run time alone on the machine under the baseline, s.
     pub alone_s: BTreeMap<String, f64>,
+    /// Which unit of work the headline figures are per (issue #15).
+    pub normalisation: Normalisation,
+    /// Per policy, its figures per unit of work.
+    pub work: BTreeMap<String, WorkFigures>,
+    /// Per policy, its work figures against the baseline's.
+    pub work_ratios: BTreeMap<String, WorkRatios>,
+    /// What the oracle's search did and chose, when `oracle` was compared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oracle: Option<OracleSearch>,
+    /// Per policy, ratios to the oracle (policy / oracle), when compared.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub ratios_to_oracle: BTreeMap<String, Comparison>,
+    /// Per policy, work figures against the oracle's, when compared.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub work_ratios_to_oracle: BTreeMap<String, WorkRatios>,
 }
 
 /// Counter totals of one task over a run (only the counters the platform

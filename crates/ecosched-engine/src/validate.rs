@@ -53,7 +53,16 @@ pub struct Check {
     pub pass: bool,
     /// How the figure is derived, and why the tolerance is what it is.
     pub note: String,
+    /// A figure the model is known not to reach (see [`Check::known_miss`]).
+    pub known_miss: bool,
+    /// |simulated − paper| / |paper|; absent when the paper's figure is 0
+    /// (an absolute bound) or the row states an ordering (1 = holds).
+    pub rel_error: Option<f64>,
 }
+
+/// The widest tolerance a row with a paper number may have, relative to
+/// that number (issue #17): beyond it a row stops being a reproduction.
+pub const MAX_REL_TOLERANCE: f64 = 0.15;
 
 impl Check {
     /// A calibrated row (see [`Check::predicted`]).
@@ -74,7 +83,45 @@ impl Check {
             tolerance,
             pass: (simulated - paper).abs() <= tolerance,
             note: note.to_string(),
+            known_miss: false,
+            rel_error: (paper != 0.0).then(|| (simulated - paper).abs() / paper.abs()),
         }
+    }
+
+    /// A row stating an ordering or a direction: 1 when it holds, 0 when
+    /// it reverses (or vanishes); no tolerance and no relative error.
+    pub fn ordering(name: &str, source: &str, holds: bool, note: &str) -> Self {
+        Check {
+            rel_error: None,
+            ..Check::new(name, source, 1.0, if holds { 1.0 } else { 0.0 }, 0.0, note)
+        }
+    }
+
+    /// Why this row's tolerance breaks the rules of issue #17, if it does:
+    /// a row with a paper number passes within [`MAX_REL_TOLERANCE`] of it
+    /// at most. Rows comparing with 0 are absolute bounds and exempt.
+    pub fn tolerance_problem(&self) -> Option<String> {
+        (self.paper != 0.0 && self.tolerance > MAX_REL_TOLERANCE * self.paper.abs() + 1e-12).then(
+            || {
+                format!(
+                    "{} ({}): tolerance ±{} is wider than {:.0} % of the paper's {}",
+                    self.name,
+                    self.source,
+                    self.tolerance,
+                    MAX_REL_TOLERANCE * 100.0,
+                    self.paper
+                )
+            },
+        )
+    }
+
+    /// Mark the row as a figure the model is known not to reach: it is
+    /// still shown (as a miss, with its honest tolerance) but does not fail
+    /// `ecosched validate`; its test fails once the row passes, so that it
+    /// is promoted rather than forgotten.
+    pub fn known_miss(mut self) -> Self {
+        self.known_miss = true;
+        self
     }
 
     /// Mark the row as predicted: no parameter was set from it.
@@ -188,9 +235,12 @@ pub fn merkel_fig1(o: Observe) -> Result<Vec<Check>, EngineError> {
             FIG1,
             2.0,
             slowdown("merkel-2-stream-fit1-shared", "merkel-1-stream-fit1", "stream-fit1")?,
-            0.7,
-            "fits the L2 once: slows markedly when sharing it (\"considerably\"; 1.3–2.7 accepted)",
-        ),
+            0.3,
+            "fits the L2 once: slows markedly when sharing it (\"considerably\", ≈ 2 in Fig. 1); 1.7–2.3 accepted. \
+             A known miss: each instance keeps half the L2 and its misses go to a memory latency that the FSB \
+             queue (set for four streams' 3.9×) barely lengthens for two, so the slowdown stays near 1.5",
+        )
+        .known_miss(),
         Check::new(
             "stream-fit1: 2 instances on different L2s vs alone",
             FIG1,
@@ -289,9 +339,12 @@ pub fn merkel_table1(o: Observe) -> Result<Vec<Check>, EngineError> {
             TAB1,
             paper,
             mean(per_task.into_iter()),
-            0.15,
-            "mean over the four tasks of each task's EDP ratio; mixes lie between 4 × stream and 4 × aluadd",
-        ));
+            (0.15f64).min(0.75 * (paper - 1.0)),
+            "mean over the four tasks of each task's EDP ratio; mixes lie between 4 × stream and 4 × aluadd; \
+             tolerance 0.15 at most and three quarters of the effect (paper − 1), so equal EDP fails. \
+             Predicted: the Q6600's power and the two profiles were set from the 4 × rows only",
+        )
+        .predicted());
     }
     Ok(checks)
 }
@@ -362,14 +415,19 @@ pub fn richling_fig2(o: Observe) -> Result<Vec<Check>, EngineError> {
         let ondemand = time("ondemand", None)? / perf;
         ondemand_slowdown.push(ondemand);
         if n < 8 {
-            checks.push(Check::new(
+            let row = Check::new(
                 &format!("make -j{n}: ondemand vs performance (run time ratio)"),
                 RFIG,
                 1.54,
                 ondemand,
-                0.46,
-                "Fig. 1 is not in the text: \"clearly slower\" for N < 8; 1.08–2.0 accepted (2.0 = every job at the lowest frequency)",
-            ));
+                0.23,
+                "Fig. 1 is not in the text: \"clearly slower\" for N < 8, read as 1.54; 1.31–1.77 accepted (15 %)",
+            );
+            // -j6 and -j7 are known misses: at six or seven jobs on eight
+            // cores most cores carry a job for most of a 200 ms sample,
+            // stay above 2.6.25's 70 % step-down point and keep 2.1 GHz, so
+            // the model's slowdown falls to ~1.2 where Fig. 1 stays high.
+            checks.push(if n >= 6 { row.known_miss() } else { row });
         }
         let spare = time("hilo", Some(n))?;
         checks.push(Check::new(
@@ -397,8 +455,8 @@ pub fn richling_fig2(o: Observe) -> Result<Vec<Check>, EngineError> {
                 RFIG,
                 0.725,
                 time("hilo-ondemand", Some(n))? / perf / ondemand,
-                0.225,
-                "§V-A: \"significantly better than the original on-demand approach for small parallelisms\"; 0.5–0.95 accepted",
+                0.105,
+                "§V-A: \"significantly better than the original on-demand approach for small parallelisms\", read as 0.725; 0.62–0.83 accepted (15 %)",
             ));
         }
     }
@@ -407,16 +465,25 @@ pub fn richling_fig2(o: Observe) -> Result<Vec<Check>, EngineError> {
         RFIG,
         0.5,
         ondemand_slowdown[0] - ondemand_slowdown[6],
-        0.45,
-        "the gap is largest at small N (§II); 0.05–0.95 accepted",
+        0.075,
+        "the gap is largest at small N (§II), read as 0.5; 0.425–0.575 accepted (15 %)",
+    ));
+    checks.push(Check::ordering(
+        "ondemand's slowdown at -j1 larger than at -j7 (1 = holds)",
+        RFIG,
+        ondemand_slowdown[0] > ondemand_slowdown[6],
+        &format!(
+            "§II: the gap is largest at small N; simulated -j1 {:.3}×, -j7 {:.3}×",
+            ondemand_slowdown[0], ondemand_slowdown[6]
+        ),
     ));
     checks.push(Check::new(
         "-j2 … -j6: variant B (no spare) vs C (with spare), mean run time ratio",
         RFIG,
         1.06,
         mean(b_over_c.into_iter()),
-        0.06,
-        "§V-B/C: without the spare, make competes with the jobs for H; Fig. 2's values are not in the text, 1.00–1.12 accepted",
+        0.04,
+        "§V-B/C: without the spare, make competes with the jobs for H; Fig. 2's values are not in the text, read as 1.06; 1.02–1.10 accepted (narrower than the effect, so equal run times fail)",
     ));
     Ok(checks)
 }
@@ -481,9 +548,10 @@ pub fn richling_table1(o: Observe) -> Result<Vec<Check>, EngineError> {
             RTAB1,
             464.0 / 364.0,
             t(&ondemand),
-            0.3,
-            "7:44 vs 6:04 (27 %); the simulated kernel puts every new job on the CPU idle longest (SIMULATOR.md §3), always a cold one, so the model errs high",
-        ),
+            0.19,
+            "7:44 vs 6:04 (27 %); 1.09–1.47 accepted (15 %). A known miss: the simulated kernel puts every new job on the CPU idle longest (SIMULATOR.md §3), always a cold one that waits for the next 200 ms sample, so the model errs high; 2.6.25's step-down hysteresis (a core loaded 35–70 % keeps its frequency) makes it worse, since the hopping -j1 build loads each of the four cores about a quarter",
+        )
+        .known_miss(),
         Check::new(
             "-j1 all cores low vs performance (run time ratio)",
             RTAB1,
@@ -526,7 +594,7 @@ pub fn richling_table1(o: Observe) -> Result<Vec<Check>, EngineError> {
 
 const PAM_MODEL: &str = "Banikazemi et al. (PAM) §IV-C, eq. 14";
 const PAM_OCC: &str = "Banikazemi et al. (PAM) §IV-C";
-const PAM_GAIN: &str = "Banikazemi et al. (PAM) abstract, §V-B/C, Figs. 4, 6";
+const PAM_GAIN: &str = "Banikazemi et al. (PAM) §V-B/C, Figs. 4, 6, abstract";
 const PAM_CAP: &str = "Banikazemi et al. (PAM) §V-G, Figs. 11–12";
 
 /// One task over one interval, as PAM's counters see it.
@@ -695,7 +763,7 @@ pub fn pam_checks(o: Observe) -> Result<Vec<Check>, EngineError> {
             PAM_OCC,
             0.15,
             occupancy("bzip2"),
-            0.05,
+            0.0225,
             "O = lines in / lines in of the L2 (eq. 6), mean over intervals; both confined to CPUs 0-1",
         ),
         Check::new(
@@ -711,17 +779,20 @@ pub fn pam_checks(o: Observe) -> Result<Vec<Check>, EngineError> {
             PAM_GAIN,
             0.125,
             gain,
-            0.04,
-            "SIMULATOR.md §6: 'roughly 10–15 %' (the paper's best system-wide figure is 14 %); run times under pam vs ondemand",
-        ),
+            0.018,
+            "SIMULATOR.md §6: 'roughly 10–15 %' (the paper's best system-wide figure is 14 %), read as 0.125; 0.107–0.143 accepted (15 %). \
+             A known miss: xalancbmk's miss curve was tuned on this figure with the old ±0.04, and the model now gains a little more",
+        )
+        .known_miss(),
         Check::new(
             "4 libquantum + 4 xalancbmk: largest single-benchmark run-time reduction",
             PAM_GAIN,
             0.33,
             best_single,
-            0.10,
-            "the paper: 'as much as 33 % for individual threads'; xalancbmk gains once it shares an L2 only with itself",
-        ),
+            0.049,
+            "the paper: 'as much as 33 % for individual threads'; 0.28–0.38 accepted (15 %). A known miss: xalancbmk gains once it shares an L2 only with itself, less than in the paper",
+        )
+        .known_miss(),
     ])
 }
 
@@ -742,7 +813,7 @@ pub fn pam_power_cap(o: Observe) -> Result<Vec<Check>, EngineError> {
         PAM_CAP,
         4.5,
         cap.mean_cpus,
-        0.75,
+        0.675,
         "'in most cases four or five CPUs are used'; CPUs allowed by the cap, mean over intervals",
     )])
 }
@@ -813,6 +884,483 @@ pub fn all_checks(o: Observe) -> Result<Vec<Check>, EngineError> {
     out.extend(pam_checks(o)?);
     out.extend(pam_power_cap(o)?);
     out.extend(dhiman_checks()?);
+    out.extend(merkel_fig5(o)?);
+    out.extend(merkel_fig6(o)?);
+    out.extend(patel_table4()?);
+    out.extend(patel_table25()?);
+    out.extend(patel_table21()?);
+    out.extend(richling_fig1_ordering(o)?);
+    Ok(out)
+}
+
+const PATEL_T4: &str = "Patel, PhD thesis (UNLV 2012) §9.2.1, Table 4";
+const PATEL_T21: &str = "Patel, PhD thesis (UNLV 2012) §9.2.3, Table 21";
+const PATEL_T25: &str = "Patel, PhD thesis (UNLV 2012) §9.2.4, Table 25";
+
+/// What Patel measured beside every run with `perf` (§9.1): instructions
+/// for the metrics, cache references and misses (Table 21), context
+/// switches and migrations (Table 25). Always observed as Linux would see
+/// it, because these rows are about the policies' gains.
+fn patel_measurement() -> SimOptions {
+    use ecosched_model::CounterKind as K;
+    SimOptions {
+        extra_counters: [
+            K::Instructions,
+            K::LlcReferences,
+            K::LlcMisses,
+            K::ContextSwitches,
+            K::Migrations,
+        ]
+        .into(),
+        ..SimOptions::observing(Observe::Linux)
+    }
+}
+
+fn patel_run(scenario: &str, policy: &str) -> Result<RunMetrics, EngineError> {
+    let s = Scenario::load(scenario)?;
+    let o = patel_measurement();
+    Ok(simulate(&s, policy, &Params::default(), &o, &mut |_| {})?.metrics)
+}
+
+/// `(1 − x / base) × 100`, a reduction in percent.
+fn reduction_pct(x: Option<f64>, base: Option<f64>) -> f64 {
+    match (x, base) {
+        (Some(x), Some(b)) if b > 0.0 => (1.0 - x / b) * 100.0,
+        _ => f64::NAN,
+    }
+}
+
+/// Patel Table 4: algorithm 1 (`patel1`) against the control group
+/// (default scheduler + ondemand) on Tasks 2, 3 and 4. Nothing in the
+/// model was set from these figures, so every row is predicted. The rows
+/// check directions and the growth of the savings with load; the notes give
+/// the magnitudes and, where the model disagrees, why.
+///
+/// Power is the *loaded* power (while every program still runs): the
+/// thesis's Tasks 3 and 4 save exactly the same 36 W, which is what two
+/// steady full-load readings of the wall meter give, not two run averages
+/// with different tails.
+pub fn patel_table4() -> Result<Vec<Check>, EngineError> {
+    let mut checks = Vec::new();
+    let paper = [
+        (2, 8.28, -6.10, 2.32),
+        (3, 19.67, -35.94, -20.26),
+        (4, 19.67, -30.06, -12.93),
+    ];
+    let mut savings = Vec::new();
+    for (task, p_power, p_perf, p_ppw) in paper {
+        let scenario = format!("patel-task{task}");
+        let control = patel_run(&scenario, "ondemand")?;
+        let test = patel_run(&scenario, "patel1")?;
+        let c = ecosched_model::PatelComparison::new(&test, &control);
+        let loaded = c.loaded_power_savings_pct.unwrap_or(f64::NAN);
+        let average = c.power_savings_pct.unwrap_or(f64::NAN);
+        let perf = c.performance_improvement_pct.unwrap_or(f64::NAN);
+        let ppw = c.perf_per_w_improvement_pct.unwrap_or(f64::NAN);
+        savings.push(loaded);
+        checks.push(
+            Check::new(
+                &format!("Task {task}: algorithm 1 saves power against control (loaded; 1 = holds)"),
+                PATEL_T4,
+                1.0,
+                holds(loaded > 0.0),
+                0.0,
+                &format!(
+                    "simulated {loaded:.1} % loaded, {average:.1} % over the whole run; thesis {p_power:.2} %. \
+                     Smaller than the thesis: the preset's 110 W of base and memory power (Opteron 6134 \
+                     preset, calibrated elsewhere) leave less to save than the thesis's 183 W machine showed"
+                ),
+            )
+            .predicted(),
+        );
+        let perf_note = if task == 2 {
+            format!(
+                "simulated {perf:.1} %, thesis {p_perf:.2} %; perf/W simulated {ppw:.1} %, thesis {p_ppw:+.2} %. \
+                 MISS in magnitude: four CPU-bound programs get at most 2×2.3 + 2×1.4 GHz here against \
+                 4×2.3 GHz under ondemand, a physical loss of ~20 % for them that the non-CPU-intensive \
+                 program's gain cannot offset; the thesis's −6 % (and its gcc running faster at lower \
+                 frequencies, Table 2) is within its testbed's noise, so the model keeps its physics"
+            )
+        } else {
+            format!(
+                "simulated {perf:.1} %, thesis {p_perf:.2} %; perf/W simulated {ppw:.1} %, thesis {p_ppw:+.2} %: \
+                 10.6 GHz of cpusets against 18.4 GHz under ondemand on a fully loaded machine"
+            )
+        };
+        checks.push(
+            Check::new(
+                &format!("Task {task}: algorithm 1 is slower than control (1 = holds)"),
+                PATEL_T4,
+                1.0,
+                holds(perf < 0.0),
+                0.0,
+                &perf_note,
+            )
+            .predicted(),
+        );
+        if p_ppw < 0.0 {
+            checks.push(
+                Check::new(
+                    &format!("Task {task}: algorithm 1 lowers performance per watt (1 = holds)"),
+                    PATEL_T4,
+                    1.0,
+                    holds(ppw < 0.0),
+                    0.0,
+                    &format!("simulated {ppw:.1} %, thesis {p_ppw:.2} %"),
+                )
+                .predicted(),
+            );
+        }
+    }
+    checks.push(
+        Check::new(
+            "power savings grow with load: Task 2 < Task 3 and Task 2 < Task 4 (1 = holds)",
+            PATEL_T4,
+            1.0,
+            holds(savings[0] < savings[1] && savings[0] < savings[2]),
+            0.0,
+            &format!(
+                "loaded savings {:.1} / {:.1} / {:.1} % (thesis 8.28 / 19.67 / 19.67 %): more programs \
+                 than fast CPUs push work onto the 0.8 GHz cpuset instead of ondemand's 2.3 GHz",
+                savings[0], savings[1], savings[2]
+            ),
+        )
+        .predicted(),
+    );
+    Ok(checks)
+}
+
+/// Patel Table 25: context switches and migrations of Task 4 with dynamic
+/// priorities under algorithms 4 and 2 against control, and of 4 against 2.
+pub fn patel_table25() -> Result<Vec<Check>, EngineError> {
+    let scenario = "patel-task4-dyn";
+    let control = patel_run(scenario, "ondemand")?;
+    let alg2 = patel_run(scenario, "patel2")?;
+    let alg4 = patel_run(scenario, "patel4")?;
+    let cs = |m: &RunMetrics| m.patel.context_switches.map(|x| x as f64);
+    let mig = |m: &RunMetrics| m.patel.migrations.map(|x| x as f64);
+    let mig4 = reduction_pct(mig(&alg4), mig(&control));
+    let mig2 = reduction_pct(mig(&alg2), mig(&control));
+    let cs4 = reduction_pct(cs(&alg4), cs(&control));
+    let cs2 = reduction_pct(cs(&alg2), cs(&control));
+    let cs42 = reduction_pct(cs(&alg4), cs(&alg2));
+    let mig42 = reduction_pct(mig(&alg4), mig(&alg2));
+    Ok(vec![
+        Check::new(
+            "Task 4 dyn: algorithm 4 cuts migrations against control (%)",
+            PATEL_T25,
+            24.15,
+            mig4,
+            3.6,
+            &format!(
+                "processes stay in their cpuset instead of following the balancer over all eight \
+                 CPUs; 20.5–27.8 % accepted (15 %). A known miss since the kernel model keeps \
+                 virtual runtime relative across queues (as CFS does; before, a high-priority \
+                 program could starve for seconds behind a slow queue's floor): algorithm 4 now \
+                 moves processes between cpusets more than algorithm 2 does (cut against \
+                 algorithm 2: {mig42:.1} %), which eats its cut against control. Control's \
+                 ondemand follows the thesis's 2.6.35 kernel (95 % up-threshold, 3-point \
+                 down-differential, 100 ms)"
+            ),
+        )
+        .predicted()
+        .known_miss(),
+        Check::new(
+            "Task 4 dyn: algorithm 2 cuts migrations against control (1 = holds)",
+            PATEL_T25,
+            1.0,
+            holds(mig2 > 0.0),
+            0.0,
+            &format!("simulated {mig2:.1} %, thesis 2.02 %: confinement alone cuts more here"),
+        )
+        .predicted(),
+        Check::new(
+            "Task 4 dyn: algorithm 4 switches context less than algorithm 2 (1 = holds)",
+            PATEL_T25,
+            1.0,
+            holds(cs42 > 0.0),
+            0.0,
+            &format!(
+                "simulated {cs42:.1} % fewer, thesis 25.82 %. Against control the model MISSES: \
+                 algorithm 4 {cs4:.1} % and algorithm 2 {cs2:.1} % (thesis 52.19 / 35.55 %), because \
+                 crowding 24 programs into the faster cpusets shortens CFS slices there, and the \
+                 non-CPU-intensive program blocks after a fixed on-CPU time, so at 0.8 GHz it blocks \
+                 more often per run; algorithm 4 against 2 on migrations: simulated {mig42:.1} %, \
+                 thesis 22.59 %. A known miss since the kernel model keeps virtual runtime \
+                 relative across queues: algorithm 4 now moves processes between cpusets more \
+                 than algorithm 2 (above), and switches no less"
+            ),
+        )
+        .predicted()
+        .known_miss(),
+    ])
+}
+
+/// Patel Table 21: algorithm 3 lowers the mean cache miss/reference ratio
+/// against algorithm 2 (Task 4, dynamic priorities).
+pub fn patel_table21() -> Result<Vec<Check>, EngineError> {
+    let scenario = "patel-task4-dyn";
+    let alg2 = patel_run(scenario, "patel2")?;
+    let alg3 = patel_run(scenario, "patel3")?;
+    let r = reduction_pct(alg3.patel.cache_miss_ratio, alg2.patel.cache_miss_ratio);
+    Ok(vec![Check::new(
+        "Task 4 dyn: algorithm 3 lowers the cache miss/reference ratio against algorithm 2 (1 = holds)",
+        PATEL_T21,
+        1.0,
+        holds(r > 0.0),
+        0.0,
+        &format!(
+            "simulated {r:.2} % lower, thesis 3.45 %. MISS: in the model a task's miss ratio depends \
+             only on its cache share, not on frequency or on how often it moved (no cache warm-up \
+             after a migration), so algorithm 3's vetoed up-moves cannot change it; the thesis's \
+             3.45 % is the kind of effect cold caches after migrations give; the sign is noise \
+             in the model, so the row is a known miss"
+        ),
+    )
+    .predicted()
+    .known_miss()])
+}
+
+const FIG5: &str = "Merkel et al. EuroSys'10 §8.1, Fig. 5";
+const FIG6: &str = "Merkel et al. EuroSys'10 §8.2, Fig. 6";
+
+/// One run of `policy` with its notes.
+fn run_noted(
+    o: Observe,
+    scenario: &str,
+    policy: &str,
+) -> Result<(RunMetrics, std::collections::BTreeMap<String, String>), EngineError> {
+    let s = Scenario::load(scenario)?;
+    // The memory-bus component from the Q6600's bus-transaction event, as
+    // the paper counted it (§4: "bus transactions"); perf's generic LLC
+    // misses leave out prefetched lines.
+    let params = if policy.starts_with("av") {
+        Params::default().with("bus_event", "mem_transactions")
+    } else {
+        Params::default()
+    };
+    let run = simulate(&s, policy, &params, &SimOptions::observing(o), &mut |_| {})?;
+    Ok((run.metrics, run.report.policy_notes))
+}
+
+/// "Average EDP relative to Linux" (Fig. 6) as Table 1 averages EDP: the
+/// mean over the benchmarks of each one's EDP ratio (Table 1's 1.45 for
+/// 1 stream + 3 aluadd is (0.93 + 3 × 1.63) / 4), so that a long benchmark
+/// does not outweigh the others.
+fn avg_edp_ratio(m: &RunMetrics, linux: &RunMetrics) -> f64 {
+    mean(m.tasks.iter().filter_map(|t| {
+        let base = linux.task(&t.name)?.edp_js?;
+        Some(t.edp_js? / base)
+    }))
+}
+
+fn holds(b: bool) -> f64 {
+    if b {
+        1.0
+    } else {
+        0.0
+    }
+}
+
+/// Merkel Fig. 5: sorted co-scheduling (`av-sort`) against standard Linux
+/// (`performance`) on 4 compute-bound + 4 memory-bound benchmarks.
+pub fn merkel_fig5(o: Observe) -> Result<Vec<Check>, EngineError> {
+    let scenario = "merkel-sort-8";
+    let (linux, _) = run_noted(o, scenario, "performance")?;
+    let (sorted, _) = run_noted(o, scenario, "av-sort")?;
+    let ratio = |name: &str, f: fn(&TaskMetrics) -> Option<f64>| -> f64 {
+        match (sorted.task(name).and_then(f), linux.task(name).and_then(f)) {
+            (Some(a), Some(b)) => a / b,
+            _ => f64::NAN,
+        }
+    };
+    let memory = ["lbm", "libquantum", "mcf", "soplex"];
+    let compute = ["games", "gromacs", "hmmer", "namd"];
+    let t = |n: &str| ratio(n, |m| Some(m.runtime_s));
+    let e = |n: &str| ratio(n, |m| m.edp_js);
+    let list = |names: &[&str]| {
+        names
+            .iter()
+            .map(|n| format!("{n} {:.3}", t(n)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mem_shorter = memory.iter().all(|n| t(n) < 1.0);
+    let libq_least = memory
+        .iter()
+        .filter(|n| **n != "libquantum")
+        .all(|n| t(n) < t("libquantum"));
+    let compute_mean = mean(compute.iter().map(|n| t(n)));
+    let power = sorted.avg_power_w.unwrap_or(f64::NAN) / linux.avg_power_w.unwrap_or(f64::NAN);
+    let edp_vs_t2 = mean(
+        memory
+            .iter()
+            .chain(compute.iter())
+            .map(|n| (e(n) - t(n).powi(2)).abs()),
+    );
+    Ok(vec![
+        Check::new(
+            "sorted vs Linux: every memory-bound task runs shorter (1 = holds)",
+            FIG5,
+            1.0,
+            holds(mem_shorter),
+            0.0,
+            &format!("run-time ratios sorted/Linux: {}", list(&memory)),
+        )
+        .predicted(),
+        Check::new(
+            "sorted vs Linux: libquantum gains least of the memory-bound tasks (1 = holds)",
+            FIG5,
+            1.0,
+            holds(libq_least),
+            0.0,
+            &format!(
+                "§8.1: even sorted, two memory-bound tasks share the bus at a time, and the paper blames bandwidth distributed unfairly to libquantum's cost [20]. A known miss: the model shares bandwidth by demand, without that unfairness, so libquantum's gain is close to the others' and not reliably the least ({})",
+                list(&memory)
+            ),
+        )
+        .predicted()
+        .known_miss(),
+        Check::new(
+            "sorted vs Linux: compute-bound tasks, mean run-time ratio",
+            FIG5,
+            1.0,
+            compute_mean,
+            0.05,
+            &format!(
+                "'hardly change' (a few percent): {}. A known miss: sorted, every compute-bound task always runs beside two memory-bound ones, so the saturated front-side bus (the preset's hard cap, set for Fig. 1's 3.9x) delays its few misses all the time, where Linux's random pairing sometimes leaves the bus idle",
+                list(&compute)
+            ),
+        )
+        .predicted()
+        .known_miss(),
+        Check::new(
+            "sorted vs Linux: average processor power ratio",
+            FIG5,
+            1.0,
+            power,
+            0.02,
+            "§8.1: power is almost the same (two compute-bound tasks always run, so frequency scaling is never engaged)",
+        )
+        .predicted(),
+        Check::new(
+            "sorted vs Linux: EDP follows run time squared (mean |EDP ratio - time ratio^2|)",
+            FIG5,
+            0.0,
+            edp_vs_t2,
+            0.02,
+            "§8.1: with power unchanged, EDP is determined by run time, quadratically; fails if sorting changed power",
+        )
+        .predicted(),
+    ])
+}
+
+/// Merkel Fig. 6 (Table 3's scenarios): average EDP of `av-sort` and `av`
+/// relative to Linux, and how often the heuristic lowers the frequency.
+pub fn merkel_fig6(o: Observe) -> Result<Vec<Check>, EngineError> {
+    let mut rel = Vec::new();
+    let mut low = Vec::new();
+    for s in 1..=4 {
+        let scenario = format!("merkel-freq-s{s}");
+        let (linux, _) = run_noted(o, &scenario, "performance")?;
+        let (sorted, _) = run_noted(o, &scenario, "av-sort")?;
+        let (av, notes) = run_noted(o, &scenario, "av")?;
+        rel.push((avg_edp_ratio(&sorted, &linux), avg_edp_ratio(&av, &linux)));
+        low.push(
+            notes
+                .get("low_frequency_share")
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or(f64::NAN),
+        );
+    }
+    let fig = |i: usize| {
+        format!(
+            "average EDP relative to Linux: av-sort {:.3}, av {:.3}",
+            rel[i].0, rel[i].1
+        )
+    };
+    let same = |i: usize| rel[i].1 / rel[i].0;
+    let av_wins = |i: usize| rel[i].1 < rel[i].0 && rel[i].1 < 1.0;
+    let s3_note = "; sorting alone hurts here (paper: 'not beneficial'): a latency-bound task (mcf, milc) then always runs beside two bus-heavy ones, and s3's margin over Linux is small";
+    let heuristic_note = "share of slot starts at which av chose 1.6 GHz; the bus component counts bus transactions (with perf's LLC misses, prefetch-heavy libquantum looks half as memory-bound and s3 never engages: this choice of event was made after seeing that, so these rows are calibrated)";
+    let mut out = Vec::new();
+    for (i, label) in [(0usize, "s1"), (1, "s2")] {
+        out.push(
+            Check::new(
+                &format!("{label}: av vs av-sort average EDP (heuristic idle)"),
+                FIG6,
+                1.0,
+                same(i),
+                0.01,
+                &format!(
+                    "§8.2: the heuristic never lowers the frequency here; {}",
+                    fig(i)
+                ),
+            )
+            .predicted(),
+        );
+    }
+    out.push(
+        Check::new(
+            "s2: av-sort beats Linux (1 = holds)",
+            FIG6,
+            1.0,
+            holds(rel[1].0 < 1.0),
+            0.0,
+            &format!("§8.2: sorting reduces contention; {}", fig(1)),
+        )
+        .predicted(),
+    );
+    for (i, label) in [(2usize, "s3"), (3, "s4")] {
+        out.push(
+            Check::new(
+                &format!("{label}: av beats av-sort and Linux (1 = holds)"),
+                FIG6,
+                1.0,
+                holds(av_wins(i)),
+                0.0,
+                &format!(
+                    "§8.2: contention cannot be avoided, the heuristic saves; {}{}",
+                    fig(i),
+                    if i == 2 { s3_note } else { "" }
+                ),
+            )
+            .predicted(),
+        );
+    }
+    out.push(
+        Check::new(
+            "s4's gain from av is larger than s3's (1 = holds)",
+            FIG6,
+            1.0,
+            holds(1.0 - rel[3].1 > 1.0 - rel[2].1),
+            0.0,
+            &format!(
+                "§8.2: without compute-bound tasks the frequency is low all the time; av/Linux s3 {:.3}, s4 {:.3}",
+                rel[2].1, rel[3].1
+            ),
+        )
+        .predicted(),
+    );
+    for (i, paper, text) in [
+        (0usize, 0.0, "s1: never (all compute-bound)"),
+        (1, 0.0, "s2: never (two compute-bound tasks always run)"),
+        (
+            2,
+            0.5,
+            "s3: whenever hmmer is not running, every other timeslice",
+        ),
+        (3, 1.0, "s4: all the time"),
+    ] {
+        out.push(Check::new(
+            &format!("{}: share of slots at low frequency", &text[..2]),
+            FIG6,
+            paper,
+            low[i],
+            0.05,
+            &format!("§8.2, {text}; {heuristic_note}"),
+        ));
+    }
     Ok(out)
 }
 
@@ -969,7 +1517,7 @@ pub fn dhiman_checks() -> Result<Vec<Check>, EngineError> {
             DHIMAN_T2,
             1.33,
             def_mig,
-            0.25,
+            0.195,
             "per-CPU high-priority kernel threads waking every 400 ms (one setting for all mixes) pre-empt a benchmark; the count-based balancer moves it; calibrated from this row",
         ),
         Check::new(
@@ -977,10 +1525,11 @@ pub fn dhiman_checks() -> Result<Vec<Check>, EngineError> {
             DHIMAN_T2,
             0.11,
             wca_mig,
-            0.10,
-            &format!("WCA pins the three threads; the rest are its own initial moves. Per mix (default → WCA, mig/s and run-time std-dev): {}", per_mix.join("; ")),
+            0.016,
+            &format!("WCA pins the three threads; the rest are its own initial moves (15 %; a known miss: fewer initial moves than the paper's). Per mix (default → WCA, mig/s and run-time std-dev): {}", per_mix.join("; ")),
         )
-        .predicted(),
+        .predicted()
+        .known_miss(),
         Check::new(
             "Table 2 mixes: migrations cut default → WCA",
             DHIMAN_T2,
@@ -1022,16 +1571,69 @@ pub fn dhiman_checks() -> Result<Vec<Check>, EngineError> {
             DHIMAN_F2,
             0.70,
             worst_vs_best,
-            0.20,
-            "1 − perf/W(worst) / perf/W(best), perf/W from eq. 2 against the default; art's working set calibrated from this row; fails below 0.50",
-        ),
+            0.105,
+            "1 − perf/W(worst) / perf/W(best), perf/W from eq. 2 against the default; art's working set calibrated from this row; 0.595–0.805 accepted (15 %). A known miss at 15 %: the loss is smaller than the paper's",
+        )
+        .known_miss(),
         Check::new(
             "art-equake-equake: default between best and worst",
             DHIMAN_F2,
             0.5,
             default_position,
-            0.4,
-            "(perf/W default − worst) / (best − worst); 'the default scheduler falls roughly in the middle'; fails outside 0.1–0.9",
+            0.075,
+            "(perf/W default − worst) / (best − worst); 'the default scheduler falls roughly in the middle', read as 0.5; 0.425–0.575 accepted (15 %)",
+        )
+        .predicted(),
+    ])
+}
+
+/// Predicted rows for Richling Fig. 1 (issue #17): the ordering of
+/// ondemand's slowdown over `make -j2` … `-j12`. Nothing in the model was
+/// set from it: the governor follows the paper's 2.6.25 kernel (200 ms,
+/// up-threshold 80, down-differential 10) and the job graph the paper's
+/// build, so the shape is the model's own.
+pub fn richling_fig1_ordering(o: Observe) -> Result<Vec<Check>, EngineError> {
+    let mut slowdown = Vec::new();
+    for n in 2..=12u32 {
+        let scenario = format!("richling-make-j{n}");
+        let time = |policy: &str| -> Result<f64, EngineError> {
+            Ok(run_hinted(o, &scenario, policy, Params::default(), None)?.makespan_s)
+        };
+        slowdown.push((n, time("ondemand")? / time("performance")?));
+    }
+    let list = slowdown
+        .iter()
+        .map(|(n, s)| format!("-j{n} {s:.3}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    // A step may rise by at most 2 % (run-to-run noise of one build).
+    let falls = slowdown.windows(2).all(|w| w[1].1 <= w[0].1 + 0.02);
+    let at = |n: u32| {
+        slowdown
+            .iter()
+            .find(|(m, _)| *m == n)
+            .map_or(f64::NAN, |(_, s)| *s)
+    };
+    Ok(vec![
+        Check::ordering(
+            "ondemand's slowdown does not grow from -j2 to -j12 (1 = holds)",
+            RFIG,
+            falls,
+            &format!("§II: the effect is more pronounced the larger the distance between cores and parallelism; ondemand/performance run time {list}"),
+        )
+        .predicted(),
+        Check::ordering(
+            "ondemand is slower than performance at every -j2 … -j12 (1 = holds)",
+            RFIG,
+            slowdown.iter().all(|(_, s)| *s > 1.0),
+            &format!("Fig. 1: ondemand never beats performance, even at -j8 … -j12 where phases of low parallelism remain (§V-A); {list}"),
+        )
+        .predicted(),
+        Check::ordering(
+            "ondemand's slowdown at -j2 exceeds -j12's (1 = holds)",
+            RFIG,
+            at(2) > at(12),
+            &format!("§II; simulated -j2 {:.3}, -j12 {:.3}", at(2), at(12)),
         )
         .predicted(),
     ])

@@ -8,7 +8,7 @@
 #![allow(clippy::unwrap_used)]
 
 use ecosched_engine::experiment::{simulate, SimOptions};
-use ecosched_engine::validate::{richling_fig2, richling_table1};
+use ecosched_engine::validate::{richling_fig1_ordering, richling_fig2, richling_table1};
 use ecosched_model::RunMetrics;
 use ecosched_policy::Params;
 use ecosched_sim::Observe;
@@ -20,6 +20,16 @@ use common::report;
 #[test]
 fn richling_fig2_ondemand_slow_and_spare_recovers() {
     report(&richling_fig2(Observe::Linux).unwrap());
+}
+
+/// Issue #17: the predicted ordering of ondemand's slowdown over -j2 … -j12.
+#[test]
+fn richling_fig1_ordering_is_predicted_and_holds() {
+    let rows = richling_fig1_ordering(Observe::Linux).unwrap();
+    assert!(rows
+        .iter()
+        .all(|r| r.kind == ecosched_engine::validate::RowKind::Predicted));
+    report(&rows);
 }
 
 #[test]

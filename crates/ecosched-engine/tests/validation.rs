@@ -30,3 +30,14 @@ fn merkel_table2_mixing_beats_frequency_scaling() {
 fn dhiman_wca_cuts_migrations_and_variance() {
     report(&ecosched_engine::validate::dhiman_checks().unwrap());
 }
+
+#[test]
+fn merkel_fig5_sorted_co_scheduling() {
+    // Known misses are shown but must still miss (`report` checks it).
+    report(&ecosched_engine::validate::merkel_fig5(Observe::Linux).unwrap());
+}
+
+#[test]
+fn merkel_fig6_frequency_heuristic() {
+    report(&ecosched_engine::validate::merkel_fig6(Observe::Linux).unwrap());
+}

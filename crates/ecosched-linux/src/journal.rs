@@ -18,16 +18,29 @@
 //! Only the first change of each thing is kept: that holds the original
 //! value. Undoing skips tasks that have exited (or whose PID now names a
 //! different task), which is normal, not a failure.
+//!
+//! `ecosched restore` usually runs as root, so a journal is untrusted input
+//! that could turn into a root file write. Hence (see [`crate::journal_safety`]):
+//! the state directory is made 0700 and refused when others may write to
+//! it; a journal not owned by root (or the user restoring) or writable by
+//! group or others is refused whole; every record must name a file under a
+//! cgroup mount or in cpufreq sysfs, with a known file name, and a task by
+//! PID and start time, or that record alone is skipped with a warning. A
+//! corrupt record in the middle is skipped with a warning and the rest
+//! restored; a torn last line (killed mid-write) was never acted on and is
+//! reported as such.
 
 use crate::error::LinuxError;
 use crate::fsroot::FsRoot;
 use crate::identity::{same_task, start_ticks};
+use crate::journal_safety::{self, AllowedPaths};
 use crate::{affinity, gang};
 use ecosched_model::CpuSet;
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// The directory journals live in by default: a tmpfs that survives the
@@ -115,11 +128,79 @@ impl Change {
     }
 }
 
-#[derive(Debug, Serialize, Deserialize)]
-struct Header {
-    version: u32,
-    owner_pid: u32,
-    owner_start_ticks: u64,
+/// The first line of a journal: which ecosched wrote it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    /// Format version.
+    pub version: u32,
+    /// The ecosched that wrote it.
+    pub owner_pid: u32,
+    /// Its start time, so a reused PID is not taken for it.
+    pub owner_start_ticks: u64,
+}
+
+/// A journal's text, read back: the header, the records that parsed (with
+/// their 1-based line numbers) and a warning for every line that did not.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParsedJournal {
+    /// The header, `None` when the file is empty or holds only a torn
+    /// header (killed while creating it: nothing was changed yet).
+    pub header: Option<Header>,
+    /// The records, oldest first.
+    pub changes: Vec<(usize, Change)>,
+    /// One line per skipped record.
+    pub warnings: Vec<String>,
+}
+
+/// Parse a journal's text. Never panics, whatever the text. A corrupt line
+/// in the middle is skipped with a warning (the records around it are
+/// still good, and each was written whole before its change was made); a
+/// last line without its newline was torn by a kill mid-write, so its
+/// change was never made, and it is reported as such. Only an unreadable
+/// header followed by records is an error: without it the owner cannot be
+/// checked.
+pub fn parse(text: &str) -> Result<ParsedJournal, String> {
+    let ends_whole = text.ends_with('\n');
+    let lines: Vec<&str> = text.lines().collect();
+    let last = lines.len();
+    let mut out = ParsedJournal {
+        header: None,
+        changes: Vec::new(),
+        warnings: Vec::new(),
+    };
+    let Some((first, rest)) = lines.split_first() else {
+        return Ok(out);
+    };
+    match serde_json::from_str::<Header>(first) {
+        Ok(h) if h.version == VERSION => out.header = Some(h),
+        Ok(h) => {
+            return Err(format!(
+                "line 1: journal format version {} (this ecosched reads {VERSION})",
+                h.version
+            ))
+        }
+        Err(_) if last == 1 && !ends_whole => {
+            out.warnings.push(
+                "line 1: torn header (killed while creating the journal; nothing was changed)"
+                    .into(),
+            );
+            return Ok(out);
+        }
+        Err(e) => return Err(format!("line 1: not a journal header: {e}")),
+    }
+    for (i, line) in rest.iter().enumerate() {
+        let n = i + 2;
+        match serde_json::from_str::<Change>(line) {
+            Ok(c) => out.changes.push((n, c)),
+            Err(_) if n == last && !ends_whole => out.warnings.push(format!(
+                "line {n}: torn last record (killed while writing it; that change was never made)"
+            )),
+            Err(e) => out.warnings.push(format!(
+                "line {n}: corrupt record skipped ({e}); the others are restored"
+            )),
+        }
+    }
+    Ok(out)
 }
 
 /// What undoing a journal did.
@@ -133,6 +214,9 @@ pub struct UndoReport {
     pub skipped_gone: usize,
     /// Changes that could not be undone, with the reason.
     pub failed: Vec<String>,
+    /// Records skipped when reading the journal back (corrupt, torn or
+    /// naming something ecosched never changes), with the reason.
+    pub warnings: Vec<String>,
 }
 
 /// An open journal owned by this process.
@@ -150,11 +234,27 @@ fn io_err(path: &Path, e: std::io::Error) -> LinuxError {
 }
 
 impl Journal {
-    /// Start a journal for this process in `state_dir`.
+    /// Start a journal for this process in `state_dir` (made 0700 if
+    /// missing; refused when others may write to it).
     pub fn create(state_dir: &Path, root: FsRoot) -> Result<Self, LinuxError> {
-        std::fs::create_dir_all(state_dir).map_err(|e| io_err(state_dir, e))?;
+        Self::create_tagged(state_dir, root, None)
+    }
+
+    /// [`Journal::create`] for one of several journals a process keeps at
+    /// once (the daemon keeps one per managed group, so that a group can be
+    /// undone on its own): `journal-<pid>-<tag>.jsonl`. `ecosched restore`
+    /// finds it like any other, by its header's owner.
+    pub fn create_tagged(
+        state_dir: &Path,
+        root: FsRoot,
+        tag: Option<&str>,
+    ) -> Result<Self, LinuxError> {
+        journal_safety::secure_state_dir(state_dir)?;
         let pid = std::process::id();
-        let path = state_dir.join(format!("journal-{pid}.jsonl"));
+        let path = match tag {
+            None => state_dir.join(format!("journal-{pid}.jsonl")),
+            Some(tag) => state_dir.join(format!("journal-{pid}-{tag}.jsonl")),
+        };
         let header = Header {
             version: VERSION,
             owner_pid: pid,
@@ -162,7 +262,22 @@ impl Journal {
             // changes are made under.
             owner_start_ticks: start_ticks(&FsRoot::live(), pid)?,
         };
-        let mut file = File::create(&path).map_err(|e| io_err(&path, e))?;
+        // Never truncate: a journal with this PID is a killed run's (the
+        // PID was reused) and still holds what to put back.
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::AlreadyExists => io_err(
+                    &path,
+                    std::io::Error::other(
+                        "a journal of an earlier run with this PID is still there; run `ecosched restore` first",
+                    ),
+                ),
+                _ => io_err(&path, e),
+            })?;
         let line = serde_json::to_string(&header).map_err(|e| io_err(&path, e.into()))?;
         writeln!(file, "{line}").map_err(|e| io_err(&path, e))?;
         file.sync_all().map_err(|e| io_err(&path, e))?;
@@ -333,10 +448,17 @@ pub enum RestoreOutcome {
         /// The running ecosched.
         pid: u32,
     },
+    /// Not acted on at all: it is not safe to trust (owner, permissions)
+    /// or cannot be read; the reason says which.
+    Refused {
+        /// The journal.
+        journal: PathBuf,
+        /// Why.
+        reason: String,
+    },
 }
 
-/// Undo every journal in `state_dir` whose owner is no longer running.
-pub fn restore(state_dir: &Path, root: &FsRoot) -> Result<Vec<RestoreOutcome>, LinuxError> {
+fn journal_paths(state_dir: &Path) -> Result<Vec<PathBuf>, LinuxError> {
     let entries = match std::fs::read_dir(state_dir) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -351,53 +473,192 @@ pub fn restore(state_dir: &Path, root: &FsRoot) -> Result<Vec<RestoreOutcome>, L
         })
         .collect();
     paths.sort();
+    Ok(paths)
+}
+
+/// Whether the ecosched of `header` is still running (and is not us).
+fn owner_running(header: &Header) -> bool {
+    header.owner_pid != std::process::id()
+        && same_task(&FsRoot::live(), header.owner_pid, header.owner_start_ticks)
+}
+
+/// Undo every journal in `state_dir` whose owner is no longer running, and
+/// remove the hint files such runs left.
+pub fn restore(state_dir: &Path, root: &FsRoot) -> Result<Vec<RestoreOutcome>, LinuxError> {
+    let allowed = AllowedPaths::of(root)?;
     let mut out = Vec::new();
-    for path in paths {
-        let text = std::fs::read_to_string(&path).map_err(|e| io_err(&path, e))?;
-        let mut lines = text.lines().enumerate();
-        let header: Header = match lines.next() {
-            Some((_, l)) => serde_json::from_str(l)
-                .map_err(|e| LinuxError::parse(&path, l, format!("journal header: {e}")))?,
-            None => {
-                // Created but never written: nothing was changed.
-                let _ = std::fs::remove_file(&path);
+    for path in journal_paths(state_dir)? {
+        let text = match journal_safety::read_trusted(&path) {
+            Ok(t) => t,
+            Err(reason) => {
+                out.push(RestoreOutcome::Refused {
+                    journal: path,
+                    reason,
+                });
                 continue;
             }
         };
-        if header.owner_pid != std::process::id()
-            && same_task(&FsRoot::live(), header.owner_pid, header.owner_start_ticks)
-        {
+        let parsed = match parse(&text) {
+            Ok(p) => p,
+            Err(reason) => {
+                out.push(RestoreOutcome::Refused {
+                    journal: path,
+                    reason,
+                });
+                continue;
+            }
+        };
+        let Some(header) = parsed.header else {
+            // Created but never (wholly) written: nothing was changed.
+            std::fs::remove_file(&path).map_err(|e| io_err(&path, e))?;
+            out.push(RestoreOutcome::Restored(UndoReport {
+                journal: path,
+                warnings: parsed.warnings,
+                ..UndoReport::default()
+            }));
+            continue;
+        };
+        if owner_running(&header) {
             out.push(RestoreOutcome::OwnerRunning {
                 journal: path,
                 pid: header.owner_pid,
             });
             continue;
         }
+        let mut warnings = parsed.warnings;
         let mut changes = Vec::new();
-        for (n, line) in lines {
-            match serde_json::from_str::<Change>(line) {
-                Ok(c) => changes.push(c),
-                // A torn last line (killed mid-write) was never acted on.
-                Err(_) if n + 1 == text.lines().count() => {}
-                Err(e) => {
-                    return Err(LinuxError::parse(
-                        &path,
-                        line,
-                        format!("journal line {}: {e}", n + 1),
-                    ))
-                }
+        for (n, change) in parsed.changes {
+            match allowed.check(&change) {
+                Ok(()) => changes.push(change),
+                Err(why) => warnings.push(format!("line {n}: record refused: {why}")),
             }
         }
-        let report = undo_changes(root, &path, &changes);
+        // In line order, as someone inspecting the file reads it.
+        warnings.sort_by_key(|w| {
+            w.strip_prefix("line ")
+                .and_then(|r| r.split(':').next())
+                .and_then(|n| n.parse::<usize>().ok())
+        });
+        let mut report = undo_changes(root, &path, &changes);
+        report.warnings = warnings;
         if report.failed.is_empty() {
             std::fs::remove_file(&path).map_err(|e| io_err(&path, e))?;
-            // The dead run's hint file (see `crate::hints`) is of no use
-            // to anyone now.
-            let _ = std::fs::remove_file(state_dir.join(format!("hint-{}", header.owner_pid)));
         }
+        // The dead run's hint file (see `crate::hints`) is of no use to
+        // anyone now, whatever could not be undone.
+        remove_hint(state_dir, &hint_name(&path, header.owner_pid))?;
         out.push(RestoreOutcome::Restored(report));
     }
+    remove_orphan_hints(state_dir)?;
     Ok(out)
+}
+
+/// The hint file beside a journal: `hint-<pid>`, or `hint-<pid>-<tag>`
+/// for a tagged journal (a daemon group's).
+fn hint_name(journal: &Path, pid: u32) -> String {
+    journal
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_prefix("journal-"))
+        .and_then(|n| n.strip_suffix(".jsonl"))
+        .map_or_else(|| format!("hint-{pid}"), |n| format!("hint-{n}"))
+}
+
+fn remove_hint(state_dir: &Path, name: &str) -> Result<(), LinuxError> {
+    let hint = state_dir.join(name);
+    match std::fs::remove_file(&hint) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(io_err(&hint, e)),
+    }
+}
+
+/// Hint files with no journal beside them and no process of their PID:
+/// left by a run killed after its journal was undone or removed.
+fn remove_orphan_hints(state_dir: &Path) -> Result<(), LinuxError> {
+    let Ok(entries) = std::fs::read_dir(state_dir) else {
+        return Ok(());
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("hint-"))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let journal = state_dir.join(format!("journal-{pid}.jsonl"));
+        if !journal.exists() && !Path::new(&format!("/proc/{pid}")).exists() {
+            remove_hint(state_dir, &format!("hint-{pid}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// One line per journal in `state_dir` left by an ecosched that is no
+/// longer running, saying what it still holds and naming `ecosched
+/// restore`. `run` prints these when it starts: otherwise the dead run's
+/// tasks stay confined (or frozen) without anyone saying so.
+pub fn stale_notices(state_dir: &Path, root: &FsRoot) -> Vec<String> {
+    let Ok(paths) = journal_paths(state_dir) else {
+        return Vec::new();
+    };
+    let mut notices = Vec::new();
+    for path in paths {
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let parsed = match parse(&text) {
+            Ok(p) => p,
+            Err(e) => {
+                notices.push(format!(
+                    "{} is unreadable ({e}); inspect it, then remove it or run `ecosched restore --state-dir {}`",
+                    path.display(),
+                    state_dir.display()
+                ));
+                continue;
+            }
+        };
+        let Some(header) = parsed.header else {
+            continue;
+        };
+        if owner_running(&header) || header.owner_pid == std::process::id() {
+            continue;
+        }
+        let in_place = parsed
+            .changes
+            .iter()
+            .filter(|(_, c)| still_in_place(root, c))
+            .count();
+        notices.push(format!(
+            "ecosched {} ended without undoing its changes ({} journalled, {in_place} still in place: tasks confined, frozen or cgroups left); run `ecosched restore --state-dir {}` (journal {})",
+            header.owner_pid,
+            parsed.changes.len(),
+            state_dir.display(),
+            path.display()
+        ));
+    }
+    notices
+}
+
+/// Whether what `change` did is still there to undo (its task alive, its
+/// cgroup present); a file change always counts.
+fn still_in_place(root: &FsRoot, change: &Change) -> bool {
+    match change {
+        Change::Affinity {
+            tid, start_ticks, ..
+        }
+        | Change::CgroupMoved {
+            tid, start_ticks, ..
+        }
+        | Change::GangMoved {
+            tid, start_ticks, ..
+        } => same_task(root, *tid, *start_ticks),
+        Change::Stopped { pid, start_ticks } => same_task(root, *pid, *start_ticks),
+        Change::CgroupCreated { dir, .. } => root.exists(dir),
+        Change::File { .. } => true,
+    }
 }
 
 #[cfg(test)]
@@ -475,7 +736,7 @@ mod tests {
         let dead = format!(
             "{{\"version\":1,\"owner_pid\":4194311,\"owner_start_ticks\":5}}\n\
              {{\"kind\":\"file\",\"path\":\"{GOV}\",\"before\":\"ondemand\"}}\n\
-             {{\"kind\":\"affinity\",\"tid\":4194312,\"start_ticks\":9,\"before\":\"0\"}}\n\
+             {{\"kind\":\"affinity\",\"tid\":4194303,\"start_ticks\":9,\"before\":\"0\"}}\n\
              {{\"kind\":\"file\",\"pa"
         );
         std::fs::write(state.path().join("journal-4194311.jsonl"), dead).unwrap();
@@ -536,12 +797,154 @@ mod tests {
     }
 
     #[test]
-    fn a_corrupt_journal_is_refused_with_its_line() {
+    fn a_corrupt_middle_record_is_skipped_with_a_warning_and_the_rest_restored() {
         let (_d, root) = fixture();
         let state = tempfile::tempdir().unwrap();
-        let text = "{\"version\":1,\"owner_pid\":4194311,\"owner_start_ticks\":5}\nnot json\n{}\n";
+        root.write(GOV, "performance", "root").unwrap();
+        let text = format!(
+            "{{\"version\":1,\"owner_pid\":4194311,\"owner_start_ticks\":5}}\n\
+             not json\n\
+             {{\"kind\":\"file\",\"path\":\"{GOV}\",\"before\":\"ondemand\"}}\n\
+             {{\"kind\":\"file\",\"path\":\"etc/passwd\",\"before\":\"planted\"}}\n"
+        );
         std::fs::write(state.path().join("journal-4194311.jsonl"), text).unwrap();
-        let err = restore(state.path(), &root).unwrap_err().to_string();
-        assert!(err.contains("journal line 2"), "{err}");
+        std::fs::write(state.path().join("hint-4194311"), "2\n").unwrap();
+        let outcomes = restore(state.path(), &root).unwrap();
+        let [RestoreOutcome::Restored(r)] = &outcomes[..] else {
+            panic!("{outcomes:?}")
+        };
+        assert_eq!((r.undone, r.failed.len()), (1, 0), "{r:?}");
+        assert_eq!(r.warnings.len(), 2, "{r:?}");
+        assert!(
+            r.warnings[0].contains("line 2: corrupt record skipped"),
+            "{r:?}"
+        );
+        assert!(
+            r.warnings[1].contains("line 4: record refused")
+                && r.warnings[1].contains("etc/passwd"),
+            "{r:?}"
+        );
+        assert_eq!(root.read(GOV, "").unwrap(), "ondemand");
+        assert!(
+            !root.exists("etc/passwd"),
+            "the planted record wrote nothing"
+        );
+        assert!(!state.path().join("hint-4194311").exists(), "hint removed");
+    }
+
+    #[test]
+    fn a_torn_last_line_or_header_is_reported_not_refused() {
+        let p = parse("{\"version\":1,\"owner_pid\":7,\"owner_start_ticks\":5}\n{\"kind\":\"fi")
+            .unwrap();
+        assert_eq!(p.changes.len(), 0);
+        assert!(p.warnings[0].contains("torn last record"), "{p:?}");
+        let p = parse("{\"version\":1,\"own").unwrap();
+        assert_eq!(p.header, None);
+        assert!(p.warnings[0].contains("torn header"), "{p:?}");
+        assert!(parse("garbage\n{}\n").unwrap_err().contains("line 1"));
+        assert!(
+            parse("{\"version\":9,\"owner_pid\":7,\"owner_start_ticks\":5}\n")
+                .unwrap_err()
+                .contains("version 9")
+        );
+    }
+
+    #[test]
+    fn a_journal_others_may_write_is_refused_whole() {
+        use std::os::unix::fs::PermissionsExt;
+        let (_d, root) = fixture();
+        let state = tempfile::tempdir().unwrap();
+        root.write(GOV, "performance", "root").unwrap();
+        let path = state.path().join("journal-4194311.jsonl");
+        let text = format!(
+            "{{\"version\":1,\"owner_pid\":4194311,\"owner_start_ticks\":5}}\n\
+             {{\"kind\":\"file\",\"path\":\"{GOV}\",\"before\":\"ondemand\"}}\n"
+        );
+        std::fs::write(&path, text).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let outcomes = restore(state.path(), &root).unwrap();
+        assert!(
+            matches!(&outcomes[..], [RestoreOutcome::Refused { reason, .. }] if reason.contains("writable by group or others")),
+            "{outcomes:?}"
+        );
+        assert_eq!(
+            root.read(GOV, "").unwrap(),
+            "performance",
+            "nothing applied"
+        );
+        assert!(path.exists(), "kept for inspection");
+        // A symlink planted as a journal is not followed.
+        std::fs::remove_file(&path).unwrap();
+        let target = state.path().join("elsewhere");
+        std::fs::write(&target, "").unwrap();
+        std::os::unix::fs::symlink(&target, &path).unwrap();
+        let outcomes = restore(state.path(), &root).unwrap();
+        assert!(
+            matches!(&outcomes[..], [RestoreOutcome::Refused { .. }]),
+            "{outcomes:?}"
+        );
+    }
+
+    #[test]
+    fn a_later_run_is_told_about_a_dead_runs_journal() {
+        let (_d, root) = fixture();
+        let state = tempfile::tempdir().unwrap();
+        assert!(stale_notices(state.path(), &root).is_empty());
+        let text = format!(
+            "{{\"version\":1,\"owner_pid\":4194311,\"owner_start_ticks\":5}}\n\
+             {{\"kind\":\"file\",\"path\":\"{GOV}\",\"before\":\"ondemand\"}}\n"
+        );
+        std::fs::write(state.path().join("journal-4194311.jsonl"), text).unwrap();
+        let mine = Journal::create(state.path(), root.clone()).unwrap();
+        let notices = stale_notices(state.path(), &root);
+        assert_eq!(
+            notices.len(),
+            1,
+            "only the dead run's, not ours: {notices:?}"
+        );
+        assert!(
+            notices[0].contains("ecosched 4194311") && notices[0].contains("ecosched restore"),
+            "{notices:?}"
+        );
+        drop(mine);
+    }
+
+    #[test]
+    fn a_journal_with_this_pid_is_never_truncated() {
+        let (_d, root) = fixture();
+        let state = tempfile::tempdir().unwrap();
+        let path = state
+            .path()
+            .join(format!("journal-{}.jsonl", std::process::id()));
+        std::fs::write(&path, "left by a killed run\n").unwrap();
+        let err = Journal::create(state.path(), root).unwrap_err().to_string();
+        assert!(err.contains("ecosched restore"), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            "left by a killed run\n"
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn parsing_random_text_never_panics(text in "\\PC{0,400}") {
+            let _ = parse(&text);
+        }
+
+        #[test]
+        fn parsing_damaged_journals_never_panics(cut in 0usize..400, noise in proptest::collection::vec(proptest::num::u8::ANY, 0..40)) {
+            let good = "{\"version\":1,\"owner_pid\":7,\"owner_start_ticks\":5}\n\
+                {\"kind\":\"affinity\",\"tid\":9,\"start_ticks\":3,\"before\":\"0-3\"}\n\
+                {\"kind\":\"stopped\",\"pid\":9,\"start_ticks\":3}\n";
+            let mut bytes = good.as_bytes()[..cut.min(good.len())].to_vec();
+            bytes.extend(noise);
+            let text = String::from_utf8_lossy(&bytes);
+            if let Ok(p) = parse(&text) {
+                let mounts = AllowedPaths::from_mounts("cgroup /sys/fs/cgroup/cpuset cgroup rw 0 0\n");
+                for (_, c) in &p.changes {
+                    let _ = mounts.check(c);
+                }
+            }
+        }
     }
 }

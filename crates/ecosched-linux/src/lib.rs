@@ -20,11 +20,17 @@ pub mod gang;
 pub mod hints;
 pub mod identity;
 pub mod journal;
+pub mod journal_safety;
+pub mod limits;
+#[cfg(test)]
+mod parser_props;
 pub mod perf;
 pub mod platform;
 pub mod pmu;
 pub mod power;
 pub mod procfs;
+pub mod runcgroup;
+pub mod spawn;
 pub mod tasks;
 pub mod topology;
 

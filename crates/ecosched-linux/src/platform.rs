@@ -27,6 +27,8 @@ use crate::identity::same_task;
 use crate::journal::{Change, Journal, UndoReport};
 use crate::perf::{PerfBackend, SystemPerf};
 use crate::power::PowerMeter;
+use crate::runcgroup::{AcctMount, AcctVersion, CgroupCpu, RunCgroup};
+use crate::spawn::{self, CommandError};
 use crate::tasks::{HostFacts, TaskReader, TaskReading};
 use crate::topology::{discover, LinuxTopology};
 use crate::{affinity, gang};
@@ -36,8 +38,8 @@ use ecosched_model::{
     Plan, Platform, PlatformError, ProcessId, Snapshot, TaskId, TaskSample, TaskState, Topology,
 };
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
-use std::process::{Child, Command, ExitStatus};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ExitStatus};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -51,11 +53,17 @@ const POLL: Duration = Duration::from_millis(10);
 /// the policy's interval bounds what a short-lived task takes with it.
 const SUBSAMPLE: Duration = Duration::from_millis(100);
 
-/// The extra reads may use at most this share of one core: with many tasks
+/// The extra reads may use at most this share of one core (0.5 %, so that
+/// with the policy's own observations a run stays near 1 %): with many tasks
 /// a read costs more, and the reads between observations thin out (a
-/// 10 ms read waits at least 1 s), so watching never costs much more than
+/// 10 ms read waits at least 2 s), so watching never costs much more than
 /// the observations the policy asks for.
-const SUBSAMPLE_DUTY: u32 = 100;
+const SUBSAMPLE_DUTY: u32 = 200;
+
+/// How long the processes of an interrupted run have to end after the
+/// signal is passed on before they are killed: a shell's background jobs
+/// ignore SIGINT, and the run must not leave them behind.
+const KILL_GRACE: Duration = Duration::from_secs(1);
 
 /// What was read of one task since the last observation.
 #[derive(Debug)]
@@ -85,6 +93,12 @@ impl Default for LinuxOptions {
     }
 }
 
+/// Where an attached platform (one of the daemon's groups) finds its
+/// tasks: the root processes to follow, with their descendants, asked at
+/// every look. The daemon decides membership (a cgroup's processes, a
+/// user's or a command name's); the platform follows and manages.
+pub type Members = Box<dyn FnMut() -> Vec<u32> + Send>;
+
 /// What a finished run leaves: how the command ended and what undoing the
 /// journal did.
 #[derive(Debug)]
@@ -95,6 +109,14 @@ pub struct RunEnd {
     pub interrupted_by: Option<i32>,
     /// Undoing the journal.
     pub restore: UndoReport,
+    /// CPU time of every process of the run, exited ones included, from
+    /// the run's own cgroup; `None` without one (see `cpu_source`).
+    pub cgroup_cpu: Option<CgroupCpu>,
+    /// Where the run's CPU time comes from, in words.
+    pub cpu_source: String,
+    /// Busy CPU seconds of the whole machine over the run (`/proc/stat`),
+    /// what the run's CPU time is a share of.
+    pub machine_busy_s: Option<f64>,
 }
 
 /// The live machine, managing one command and its descendants.
@@ -123,12 +145,22 @@ pub struct LinuxPlatform {
     last_read: Instant,
     read_cost: Duration,
     cpuset: Option<ManagedCpuset>,
+    /// The run's accounting cgroup (every process of the run).
+    run_cgroup: Option<RunCgroup>,
+    /// Why there is no accounting cgroup, when there is none.
+    no_run_cgroup: Option<String>,
+    /// Machine busy ticks when the command started.
+    busy_ticks_start: Option<u64>,
     cgroup_name: String,
     gang: GangRunner,
     hint: HintFile,
     notices: Vec<String>,
     /// Why the load average could not be read, said once.
     loadavg_failed: bool,
+    /// Attached mode: where the tasks are found instead of a child.
+    members: Option<Members>,
+    /// Attached mode: set to end the management (the daemon's groups).
+    stop: Option<Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl std::fmt::Debug for LinuxPlatform {
@@ -177,10 +209,57 @@ impl LinuxPlatform {
         perf: Box<dyn PerfBackend>,
         pmu: Option<&ecosched_model::PmuSpec>,
     ) -> Result<Self, LinuxError> {
+        Self::prepare_tagged(cpu_root, options, perf, pmu, None)
+    }
+
+    /// Manage processes that already run instead of a started command: the
+    /// daemon's groups. `tag` names this group's journal, hint file and
+    /// cgroups apart from the other groups of the same process; `members`
+    /// is asked for the group's root processes at every look; the
+    /// management ends when `stop` is set (or on `SIGINT`/`SIGTERM`), and
+    /// [`LinuxPlatform::release`] undoes it.
+    pub fn attach(
+        options: &LinuxOptions,
+        tag: &str,
+        perf: Box<dyn PerfBackend>,
+        members: Members,
+        stop: Arc<std::sync::atomic::AtomicBool>,
+    ) -> Result<Self, LinuxError> {
+        let mut platform = Self::prepare_tagged(FsRoot::live(), options, perf, None, Some(tag))?;
+        platform.members = Some(members);
+        platform.stop = Some(stop);
+        platform.run_start_epoch_s = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64());
+        platform.refresh_tasks();
+        Ok(platform)
+    }
+
+    /// Undo everything an attached platform changed, and say what that did.
+    pub fn release(mut self) -> UndoReport {
+        self.journal.undo()
+    }
+
+    /// How many tasks are being managed now.
+    pub fn task_count(&self) -> usize {
+        self.tasks.len()
+    }
+
+    fn prepare_tagged(
+        cpu_root: FsRoot,
+        options: &LinuxOptions,
+        perf: Box<dyn PerfBackend>,
+        pmu: Option<&ecosched_model::PmuSpec>,
+        tag: Option<&str>,
+    ) -> Result<Self, LinuxError> {
         let root = FsRoot::live();
+        // Thousands of threads need thousands of descriptors (crate::limits).
+        let nofile_notice = crate::limits::raise_nofile()
+            .err()
+            .map(|e| format!("open-file limit not raised, large programs may go unobserved: {e}"));
         let machine = discover(&root)?;
         let topology = Arc::new(machine.topology.clone());
-        let journal = Journal::create(&options.state_dir, root.clone())?;
+        let journal = Journal::create_tagged(&options.state_dir, root.clone(), tag)?;
         let host = HostFacts::detect(&root)?;
         let mut pmu_notice = None;
         let (raw, matched) = match pmu {
@@ -214,12 +293,11 @@ impl LinuxPlatform {
                 })?;
             signal_ids.push(id);
         }
-        let hint = HintFile::create(
-            options
-                .state_dir
-                .join(format!("hint-{}", std::process::id())),
-            options.parallelism,
-        )?;
+        let hint_name = match tag {
+            None => format!("hint-{}", std::process::id()),
+            Some(tag) => format!("hint-{}-{tag}", std::process::id()),
+        };
+        let hint = HintFile::create(options.state_dir.join(hint_name), options.parallelism)?;
         let mut notices = Vec::new();
         let missing = &reader.availability().unavailable;
         if let Some((_, why)) = missing.first() {
@@ -230,6 +308,8 @@ impl LinuxPlatform {
             ));
         }
         notices.extend(pmu_notice);
+        notices.extend(crate::journal::stale_notices(&options.state_dir, &root));
+        notices.extend(nofile_notice);
         notices.extend(machine.notes.iter().cloned());
         if machine.cpufreq.is_empty() {
             notices.push(
@@ -262,15 +342,21 @@ impl LinuxPlatform {
             last_read: Instant::now(),
             read_cost: Duration::ZERO,
             cpuset: None,
+            run_cgroup: None,
+            no_run_cgroup: None,
+            busy_ticks_start: None,
             cgroup_name: options.cgroup_name.clone(),
             gang: GangRunner::default(),
             hint,
             notices,
             loadavg_failed: false,
+            members: None,
+            stop: None,
         })
     }
 
-    /// Start `command` (program and arguments) under management.
+    /// Start `command` (program and arguments) under management, found on
+    /// `PATH` as a shell would (see [`LinuxPlatform::launch`]).
     pub fn start(&mut self, command: &[String]) -> Result<(), LinuxError> {
         let Some((program, args)) = command.split_first() else {
             return Err(LinuxError::Absent {
@@ -278,12 +364,74 @@ impl LinuxPlatform {
                 what: "a command to run after `--`".into(),
             });
         };
-        let child = Command::new(program)
-            .args(args)
+        let path = spawn::resolve(program, std::env::var("PATH").ok().as_deref()).map_err(|e| {
+            let kind = match e {
+                CommandError::NotFound { .. } => std::io::ErrorKind::NotFound,
+                CommandError::NotExecutable { .. } => std::io::ErrorKind::PermissionDenied,
+            };
+            LinuxError::Io {
+                path: PathBuf::from(program),
+                source: std::io::Error::new(kind, e.to_string()),
+            }
+        })?;
+        self.launch(&path, args, None)
+    }
+
+    /// Whether `plan` (a policy's first) can be carried out on this
+    /// machine: its CPUs usable here, its frequencies P-states of domains
+    /// that exist and a cpufreq to set them. Checked before the command
+    /// starts, so a plan that cannot be applied runs nothing.
+    pub fn check_initial(&self, plan: &Plan) -> Result<(), PlatformError> {
+        check_plan(plan, &self.topology, &self.machine.allowed)?;
+        if !plan.frequency.is_empty() && self.machine.cpufreq.is_empty() {
+            return Err(PlatformError::InvalidPlan(
+                "the plan sets frequencies, but this machine has no cpufreq (sys/devices/system/cpu/cpufreq absent)".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Start `program` (already resolved, see [`spawn::resolve`]) with
+    /// `args`, inside the run's accounting cgroup and, when `managed_cpus`
+    /// is given, inside a cpuset of those CPUs from its first instruction.
+    /// Without root (or cgroups) the run goes on without an accounting
+    /// cgroup, and says so in [`RunEnd::cpu_source`].
+    pub fn launch(
+        &mut self,
+        program: &Path,
+        args: &[String],
+        managed_cpus: Option<&ecosched_model::CpuSet>,
+    ) -> Result<(), LinuxError> {
+        if let Some(cpus) = managed_cpus {
+            self.set_managed_cpus(cpus)?;
+        }
+        match self.create_run_cgroup() {
+            Ok(cg) => self.run_cgroup = Some(cg),
+            Err(why) => self.no_run_cgroup = Some(why),
+        }
+        let mut join = Vec::new();
+        if let Some(cg) = &self.run_cgroup {
+            join.push(self.root.path(&cg.join_file()));
+        }
+        if let Some(cpuset) = &self.cpuset {
+            let same = self
+                .run_cgroup
+                .as_ref()
+                .is_some_and(|cg| cg.dir() == cpuset.dir());
+            if !same {
+                join.push(self.root.path(&format!(
+                    "{}/{}",
+                    cpuset.dir(),
+                    cpuset.mount().members()
+                )));
+            }
+        }
+        self.busy_ticks_start = crate::runcgroup::machine_busy_ticks(&self.root).ok();
+        let child = spawn::command_in(program, args, &join)
             .env(HINT_ENV, self.hint.path())
             .spawn()
             .map_err(|e| LinuxError::Io {
-                path: PathBuf::from(program),
+                path: program.to_path_buf(),
                 source: std::io::Error::new(e.kind(), format!("cannot start the command: {e}")),
             })?;
         self.started = Instant::now();
@@ -294,6 +442,40 @@ impl LinuxPlatform {
         self.child = Some(child);
         self.refresh_tasks();
         Ok(())
+    }
+
+    /// The run's accounting cgroup: on cgroup v2 the cpuset cgroup itself
+    /// (made now if the plan did not ask for one: a process is in one v2
+    /// cgroup only), else a new one on the v1 `cpuacct` hierarchy. `Err`
+    /// says why there is none.
+    fn create_run_cgroup(&mut self) -> Result<RunCgroup, String> {
+        let mount = match AcctMount::find(&self.root) {
+            Ok(Some(m)) => m,
+            Ok(None) => return Err("no cpuacct or cgroup2 mount in /proc/mounts".into()),
+            Err(e) => return Err(e.to_string()),
+        };
+        if mount.version == AcctVersion::V2 {
+            let cpuset_v2 = CpusetMount::find(&self.root)
+                .is_ok_and(|m| m.version == crate::cgroup::Version::V2);
+            if cpuset_v2 {
+                if self.cpuset.is_none() {
+                    let cpuset_mount = CpusetMount::find(&self.root).map_err(|e| e.to_string())?;
+                    self.cpuset = Some(
+                        ManagedCpuset::create(
+                            &mut self.journal,
+                            cpuset_mount,
+                            &self.cgroup_name.clone(),
+                        )
+                        .map_err(|e| e.to_string())?,
+                    );
+                }
+                if let Some(cpuset) = &self.cpuset {
+                    return Ok(RunCgroup::adopt(AcctVersion::V2, cpuset.dir()));
+                }
+            }
+        }
+        RunCgroup::create(&mut self.journal, &mount, &self.cgroup_name.clone())
+            .map_err(|e| e.to_string())
     }
 
     /// The command's PID, once started.
@@ -321,6 +503,22 @@ impl LinuxPlatform {
         let mut topology = (*self.topology).clone();
         topology.calibration = calibration;
         self.topology = Arc::new(topology);
+        Ok(())
+    }
+
+    /// Estimate power with `params` (a power model the user chose) where
+    /// nothing measures it; a measured meter stays as it is. Before the
+    /// command starts: the meter takes its first reading now.
+    pub fn set_power_model(
+        &mut self,
+        params: crate::power::estimate::EstimateParams,
+    ) -> Result<(), LinuxError> {
+        self.meter = PowerMeter::open_with(&self.root, &self.topology, params)?;
+        let line = format!("power: {}", self.meter.describe());
+        match self.notices.iter_mut().find(|n| n.starts_with("power: ")) {
+            Some(n) => *n = line,
+            None => self.notices.push(line),
+        }
         Ok(())
     }
 
@@ -364,17 +562,18 @@ impl LinuxPlatform {
         }
     }
 
-    /// Undo every change, pass on an interrupting signal to the command,
-    /// wait for it, and say how it ended. `stop` also asks the command to
-    /// end (`SIGTERM`): a run that failed does not leave it running
-    /// unmanaged.
+    /// Read the run's CPU time from its cgroup, undo every change, pass on
+    /// an interrupting signal to every process of the run (SIGKILL after
+    /// [`KILL_GRACE`] for those that ignore it), wait for the command and
+    /// say how it ended. `stop` also asks the command to end (`SIGTERM`): a
+    /// run that failed does not leave it running unmanaged.
     pub fn finish(mut self, stop: bool) -> Result<RunEnd, LinuxError> {
-        let restore = self.journal.undo();
         let interrupted_by = match self.signal.load(Ordering::SeqCst) {
             0 => None,
             sig => Some(sig as i32),
         };
         let Some(mut child) = self.child.take() else {
+            let _ = self.journal.undo();
             return Err(LinuxError::Absent {
                 path: PathBuf::from("ecosched run"),
                 what: "a started command".into(),
@@ -385,8 +584,26 @@ impl LinuxPlatform {
             (None, true) => Some(nix::sys::signal::Signal::SIGTERM),
             (None, false) => None,
         };
-        if let (Some(signal), None) = (pass_on, self.status) {
-            let _ = gang::signal(child.id(), signal);
+        // Read before the undo removes the cgroup; after a normal exit
+        // this holds every process's time, exited descendants included.
+        let cgroup_cpu = self.run_cgroup.as_ref().map(|cg| cg.usage(&self.root));
+        let busy_end = crate::runcgroup::machine_busy_ticks(&self.root).ok();
+        // Every process of the run, not only the command: a shell's
+        // background jobs would otherwise outlive it. Listed now, signalled
+        // once the undo has thawed them and taken them out of the cgroups.
+        let members = match (pass_on, &self.run_cgroup) {
+            (Some(_), Some(cg)) => cg.members(&self.root).unwrap_or_else(|e| {
+                eprintln!("ecosched: could not list every process of the run: {e}");
+                Vec::new()
+            }),
+            _ => Vec::new(),
+        };
+        let restore = self.journal.undo();
+        if let Some(signal) = pass_on {
+            if self.status.is_none() {
+                let _ = gang::signal(child.id(), signal);
+            }
+            crate::runcgroup::end_all(&self.root, &members, signal, KILL_GRACE);
         }
         let status = match self.status {
             Some(s) => s,
@@ -395,10 +612,38 @@ impl LinuxPlatform {
                 source: e,
             })?,
         };
+        let (cgroup_cpu, cpu_source) = match (cgroup_cpu, &self.run_cgroup) {
+            (Some(Ok(c)), Some(cg)) => (
+                Some(c),
+                format!(
+                    "the run's cgroup {} (every process, exited ones included)",
+                    self.root.path(cg.dir()).display()
+                ),
+            ),
+            (Some(Err(e)), _) => (
+                None,
+                format!("per-task counters (the run's cgroup could not be read: {e}); processes that exited between reads are missing"),
+            ),
+            _ => (
+                None,
+                format!(
+                    "per-task counters (no accounting cgroup: {}); processes that exited between reads are missing",
+                    self.no_run_cgroup.as_deref().unwrap_or("not started")
+                ),
+            ),
+        };
+        let host = *self.reader.host();
+        let machine_busy_s = match (self.busy_ticks_start, busy_end) {
+            (Some(a), Some(b)) => Some(host.ticks_to_s(b.saturating_sub(a))),
+            _ => None,
+        };
         Ok(RunEnd {
             status,
             interrupted_by,
             restore,
+            cgroup_cpu,
+            cpu_source,
+            machine_busy_s,
         })
     }
 
@@ -415,8 +660,13 @@ impl LinuxPlatform {
     /// one forked before the cpuset existed (or while tasks were being
     /// moved in) would otherwise escape it.
     fn refresh_tasks(&mut self) {
-        let Some(pid) = self.child_pid() else { return };
-        let Ok(found) = self.reader.discover(pid) else {
+        let child = self.child_pid();
+        let roots = match (&mut self.members, child) {
+            (Some(members), _) => members(),
+            (None, Some(pid)) => vec![pid],
+            (None, None) => return,
+        };
+        let Ok(found) = self.reader.discover_roots(&roots) else {
             return;
         };
         for id in found {
@@ -506,6 +756,7 @@ impl LinuxPlatform {
             start_ticks: task.start_ticks,
             before,
         })?;
+        self.reader.affinity_changed();
         affinity::set(task.pid, cpus)
     }
 
@@ -522,6 +773,7 @@ impl LinuxPlatform {
             return Ok(());
         };
         cpuset.set_cpus(&mut self.journal, cpus)?;
+        self.reader.affinity_changed();
         self.attach_all()
     }
 
@@ -863,7 +1115,9 @@ impl Platform for LinuxPlatform {
     }
 
     fn finished(&self) -> bool {
-        self.status.is_some() || self.signal.load(Ordering::SeqCst) != 0
+        self.status.is_some()
+            || self.signal.load(Ordering::SeqCst) != 0
+            || self.stop.as_ref().is_some_and(|s| s.load(Ordering::SeqCst))
     }
 }
 

@@ -7,11 +7,15 @@
 //! Identity is [`TaskId`] = thread ID + start time (`stat` field 22). A
 //! thread whose start time is not the expected one is another task that
 //! got a recycled PID and is reported [`LinuxError::Gone`], never read or
-//! acted on. Once a task has been verified its `/proc` files are kept open:
-//! an open `/proc` file stays bound to the task it was opened for (reads
-//! fail with `ESRCH` after it exits), so later reads cannot drift to a new
-//! task with the same PID — and re-reading an open file with `pread` costs a
-//! fraction of opening it again (see the `observe` benchmark).
+//! acted on. Once a task has been verified its `schedstat` and `stat` are
+//! kept open: an open `/proc` file stays bound to the task it was opened
+//! for (reads fail with `ESRCH` after it exits), so later reads cannot
+//! drift to a new task with the same PID — and re-reading an open file with
+//! `pread` costs a fraction of opening it again (see the `observe`
+//! benchmark). `status`, read once per task where perf counts context
+//! switches, is opened, read and closed, right after the held `schedstat`
+//! proved the task still there: a thread costs two `/proc` descriptors
+//! and its perf events, not three and its events.
 //!
 //! Threads are read under `/proc/<tgid>/task/<tid>/`, not `/proc/<tid>/`:
 //! the latter is the thread-group view, whose `stat` sums over every thread
@@ -125,10 +129,11 @@ pub struct Observation {
     pub errors: Vec<(TaskId, LinuxError)>,
 }
 
-/// A `/proc` file kept open and re-read from offset 0.
+/// A `/proc` file re-read from offset 0: kept open, or (`file` `None`)
+/// opened for each read and closed after it, to spare a descriptor.
 struct ProcFile {
     path: PathBuf,
-    file: File,
+    file: Option<File>,
     buf: Vec<u8>,
 }
 
@@ -138,10 +143,19 @@ impl ProcFile {
         match File::open(&path) {
             Ok(file) => Ok(ProcFile {
                 path,
-                file,
+                file: Some(file),
                 buf: Vec::new(),
             }),
             Err(e) => Err(io_error(path, e, pid)),
+        }
+    }
+
+    /// A file opened only while it is read.
+    fn transient(root: &FsRoot, rel: &str) -> ProcFile {
+        ProcFile {
+            path: root.path(rel),
+            file: None,
+            buf: Vec::new(),
         }
     }
 
@@ -154,12 +168,20 @@ impl ProcFile {
         pid: u32,
         parse: impl Fn(&str) -> Result<T, procfs::ProcParseError>,
     ) -> Result<T, LinuxError> {
+        let opened;
+        let file = match &self.file {
+            Some(f) => f,
+            None => {
+                opened = File::open(&self.path).map_err(|e| io_error(self.path.clone(), e, pid))?;
+                &opened
+            }
+        };
         let mut filled = 0;
         loop {
             if self.buf.len() < filled + 4096 {
                 self.buf.resize(filled + 4096, 0);
             }
-            match self.file.read_at(&mut self.buf[filled..], filled as u64) {
+            match file.read_at(&mut self.buf[filled..], filled as u64) {
                 Ok(n) => {
                     filled += n;
                     if filled < self.buf.len() {
@@ -227,6 +249,9 @@ struct Tracked {
     prev_switches: Option<u64>,
     /// The last `stat` read, reused while the task does not run.
     last_stat: Option<Stat>,
+    /// The last allowed CPUs read and the reader's affinity epoch then,
+    /// reused while the task does not run and nothing was re-pinned.
+    last_allowed: Option<(CpuSet, u64)>,
     /// No reading has been returned yet.
     first: bool,
     groups: Vec<OpenGroup>,
@@ -283,12 +308,18 @@ impl Tracked {
     ///   late, when it next runs.
     /// - With `live_affinity` (the root is this machine) and perf counting
     ///   context switches, `status` is read only the first time; the
-    ///   allowed CPUs come from `sched_getaffinity(2)`, a tenth of the cost.
+    ///   allowed CPUs come from `sched_getaffinity(2)`, a tenth of the cost,
+    ///   and only for a task that ran since the last read.
     ///
     /// The held `schedstat`/`stat` file read first fails with `ESRCH` once
     /// the task is gone, so the TID still names this task for the reads
     /// by TID that follow.
-    fn sample(&mut self, id: TaskId, live_affinity: bool) -> Result<TaskReading, LinuxError> {
+    fn sample(
+        &mut self,
+        id: TaskId,
+        live_affinity: bool,
+        affinity_epoch: u64,
+    ) -> Result<TaskReading, LinuxError> {
         let sched = match &mut self.schedstat {
             Some(f) => Some(f.parse(id.pid, procfs::schedstat::parse)?),
             None => None,
@@ -323,8 +354,17 @@ impl Tracked {
                     "no Cpus_allowed_list line",
                 ))
             }
-            None => affinity(id.pid)?,
+            // A task that has not run since the last read, and was not
+            // re-pinned by ecosched since ([`TaskReader::affinity_changed`]),
+            // is not asked again (half of an idle task's cost): only a
+            // change made by someone else while it sleeps shows late, when
+            // it next runs.
+            None => match &self.last_allowed {
+                Some((last, epoch)) if idle && *epoch == affinity_epoch => last.clone(),
+                _ => affinity(id.pid)?,
+            },
         };
+        self.last_allowed = Some((allowed.clone(), affinity_epoch));
 
         let mut counters = Counters::default();
         if let Some(now) = sched {
@@ -484,6 +524,9 @@ pub struct TaskReader {
     has_schedstat: bool,
     /// The root is this machine's `/`, so `sched_getaffinity` answers for it.
     live_affinity: bool,
+    /// Bumped whenever ecosched changes affinities or cpusets, so that no
+    /// allowed set read before is reused.
+    affinity_epoch: u64,
     tracked: HashMap<TaskId, Tracked>,
     /// Processes found by earlier discoveries (pid → start ticks): they stay
     /// members after their parent exits and they are re-parented away.
@@ -553,6 +596,7 @@ impl TaskReader {
             availability,
             has_schedstat,
             live_affinity,
+            affinity_epoch: 0,
             tracked: HashMap::new(),
             members: BTreeMap::new(),
             tgids: HashMap::new(),
@@ -585,6 +629,12 @@ impl TaskReader {
         &self.host
     }
 
+    /// ecosched changed affinities or cpusets: read every task's allowed
+    /// CPUs afresh at the next read, sleeping or not.
+    pub fn affinity_changed(&mut self) {
+        self.affinity_epoch = self.affinity_epoch.wrapping_add(1);
+    }
+
     /// Tasks currently tracked (with open files and perf groups).
     pub fn tracked(&self) -> usize {
         self.tracked.len()
@@ -598,12 +648,23 @@ impl TaskReader {
             .map_err(|e| LinuxError::parse(&self.root.path(rel), &text, e.reason))
     }
 
-    /// `stat` of process `pid` (the thread-group view), or `Gone`.
+    /// `stat` of process `pid`'s leader thread (its ppid and start time are
+    /// the process's), or `Gone`. Read as `/proc/<pid>/task/<pid>/stat`:
+    /// the thread-group view `/proc/<pid>/stat` sums CPU times over every
+    /// thread in the kernel, so for a 2000-thread program each discovery
+    /// paid 2000 threads' worth; the process view is the fallback.
     fn process_stat(&self, pid: u32) -> Result<Stat, LinuxError> {
-        let rel = format!("proc/{pid}/stat");
+        let mut rel = format!("proc/{pid}/task/{pid}/stat");
         let text = match self.root.read(&rel, "process") {
             Ok(t) => t,
-            Err(LinuxError::Absent { .. }) => return Err(LinuxError::Gone { pid }),
+            Err(LinuxError::Absent { .. }) => {
+                rel = format!("proc/{pid}/stat");
+                match self.root.read(&rel, "process") {
+                    Ok(t) => t,
+                    Err(LinuxError::Absent { .. }) => return Err(LinuxError::Gone { pid }),
+                    Err(e) => return Err(e),
+                }
+            }
             Err(e) => return Err(e),
         };
         procfs::stat::parse(&text)
@@ -619,6 +680,15 @@ impl TaskReader {
     /// different start time is a new task and is dropped. `Gone` when
     /// neither `root_pid` nor any earlier member is alive.
     pub fn discover(&mut self, root_pid: u32) -> Result<Vec<TaskId>, LinuxError> {
+        self.discover_roots(&[root_pid])
+    }
+
+    /// [`TaskReader::discover`] from several roots at once, in one walk of
+    /// `/proc` (the daemon's groups: every process of a cgroup, every
+    /// process matching a rule). `Gone` names the first root when none of
+    /// them, nor any earlier member, is alive.
+    pub fn discover_roots(&mut self, roots: &[u32]) -> Result<Vec<TaskId>, LinuxError> {
+        let root_pid = roots.first().copied().unwrap_or(0);
         let mut start_of = BTreeMap::new();
         let mut children: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
         for name in self.root.list("proc")? {
@@ -640,9 +710,7 @@ impl TaskReader {
             .filter(|(pid, start)| start_of.get(pid) == Some(start))
             .map(|(pid, _)| *pid)
             .collect();
-        if start_of.contains_key(&root_pid) {
-            queue.push(root_pid);
-        }
+        queue.extend(roots.iter().filter(|r| start_of.contains_key(r)).copied());
         if queue.is_empty() {
             return Err(LinuxError::Gone { pid: root_pid });
         }
@@ -779,10 +847,11 @@ impl TaskReader {
             } else {
                 None
             },
-            status: ProcFile::open(&self.root, &format!("{dir}/status"), id.pid)?,
+            status: ProcFile::transient(&self.root, &format!("{dir}/status")),
             prev_sched: None,
             prev_switches: None,
             last_stat: None,
+            last_allowed: None,
             first: true,
             groups: Vec::new(),
         };
@@ -826,7 +895,7 @@ impl TaskReader {
             self.tracked.insert(id, t);
         }
         match self.tracked.get_mut(&id) {
-            Some(t) => t.sample(id, self.live_affinity),
+            Some(t) => t.sample(id, self.live_affinity, self.affinity_epoch),
             None => Err(LinuxError::Gone { pid: id.pid }),
         }
     }
@@ -967,11 +1036,14 @@ mod tests {
         assert_eq!(r.discover(100).unwrap().len(), 3);
         // The command exits; its child is re-parented to init.
         std::fs::remove_dir_all(dir.path().join("proc/100")).unwrap();
+        // The kernel shows it in the process's and its leader thread's stat.
         let stat = dir.path().join("proc/200/stat");
+        let leader = dir.path().join("proc/200/task/200/stat");
         let text = std::fs::read_to_string(&stat)
             .unwrap()
             .replacen(" S 100 ", " S 1 ", 1);
         std::fs::write(&stat, &text).unwrap();
+        std::fs::write(&leader, &text).unwrap();
         let ids = r.discover(100).unwrap();
         assert_eq!(
             ids,
@@ -982,6 +1054,7 @@ mod tests {
         );
         // PID 200 now names a newer process: not ours.
         std::fs::write(&stat, text.replacen(" 900 ", " 950 ", 1)).unwrap();
+        std::fs::write(&leader, text.replacen(" 900 ", " 950 ", 1)).unwrap();
         assert!(matches!(
             r.discover(100),
             Err(LinuxError::Gone { pid: 100 })

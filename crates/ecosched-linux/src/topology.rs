@@ -24,7 +24,11 @@
 //! is only unique within a package (and on s390 not even there), and
 //! `physical_package_id` is `-1` on some architectures. Packages are the
 //! distinct package sibling sets; cores the distinct thread sibling sets
-//! within a package; dies the distinct die sets within a package. Model
+//! within a package; dies the distinct die sets within a package. A
+//! thread sibling set whose CPUs each have their own L1d cache but share
+//! one L1i is not SMT but an AMD family 15h compute unit (two cores with
+//! one `core_id`, one L1i and one L2): each CPU is then a core, as hwloc
+//! counts them. Model
 //! ids: a package keeps its kernel `physical_package_id` when every package
 //! has a distinct valid one (else packages are numbered by first CPU); dies
 //! and cores are numbered machine-wide by first CPU. The kernel ids are kept
@@ -157,8 +161,12 @@ pub fn discover(root: &FsRoot) -> Result<LinuxTopology, LinuxError> {
     let offline = minus(&all, &online);
 
     let mut topo: BTreeMap<CpuId, CpuTopo> = BTreeMap::new();
+    let mut l1: BTreeMap<CpuId, (CpuSet, CpuSet)> = BTreeMap::new();
     for cpu in online.iter() {
         topo.insert(cpu, read_cpu_topology(root, cpu, &online)?);
+        if let (Some(d), Some(i)) = caches::l1_sharing(root, cpu)? {
+            l1.insert(cpu, (d, i));
+        }
     }
     let package_sets = partition(&online, |cpu| {
         let t = &topo[&cpu];
@@ -209,11 +217,12 @@ pub fn discover(root: &FsRoot) -> Result<LinuxTopology, LinuxError> {
             next_die += 1;
             die_of_package.entry(package).or_insert(die);
             let cores = partition(&dset, |cpu| {
-                topo[&cpu]
+                let siblings = topo[&cpu]
                     .core_set
                     .clone()
                     .unwrap_or_else(|| CpuSet::single(cpu))
-                    .intersection(&dset)
+                    .intersection(&dset);
+                compute_unit_core(cpu, siblings, l1.get(&cpu))
             });
             for cset in cores {
                 for id in cset.iter() {
@@ -390,6 +399,22 @@ fn cpu_sets(root: &FsRoot) -> Result<(CpuSet, CpuSet), LinuxError> {
         }
     };
     Ok((all.union(&online), online))
+}
+
+/// `cpu`'s core given its thread `siblings` and the CPUs sharing its L1d
+/// and L1i: siblings that share its L1i but no L1d are the other core of a
+/// compute unit (AMD family 15h), so the core is `cpu` alone.
+fn compute_unit_core(cpu: CpuId, siblings: CpuSet, l1: Option<&(CpuSet, CpuSet)>) -> CpuSet {
+    match l1 {
+        Some((data, instruction))
+            if siblings.len() > 1
+                && data.intersection(&siblings).len() <= 1
+                && instruction.intersection(&siblings).len() > 1 =>
+        {
+            CpuSet::single(cpu)
+        }
+        _ => siblings,
+    }
 }
 
 /// A sibling set from its mask file, else its list file. The mask is read

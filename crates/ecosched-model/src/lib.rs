@@ -30,7 +30,7 @@ pub mod trace;
 pub use calibration::Calibration;
 pub use capability::{Capabilities, Requirements};
 pub use cpuset::{CpuId, CpuSet};
-pub use metrics::{Comparison, RunMetrics, TaskMetrics};
+pub use metrics::{Comparison, PatelComparison, PatelMetrics, RunMetrics, TaskMetrics};
 pub use plan::{FreqSetting, GangAction, GangGroup, GangSchedule, GangSlot, Governor, Plan};
 pub use platform::{ApplyReport, Platform, PlatformError};
 pub use pmu::{PmuEvent, PmuSpec};

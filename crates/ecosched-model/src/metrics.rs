@@ -14,7 +14,7 @@ use crate::snapshot::Snapshot;
 use crate::task::TaskId;
 use crate::trace::Trace;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Figures for one named task (all instances that carried the name).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -67,6 +67,45 @@ pub struct RunMetrics {
     pub mean_task_edp_js: Option<f64>,
     /// Per task name, sorted by name.
     pub tasks: Vec<TaskMetrics>,
+    /// Managed task instances still running when the run ended: non-zero
+    /// means the run stopped at a fixed duration with work left, so its
+    /// energy is only comparable with another run's per unit of work.
+    #[serde(default)]
+    pub unfinished_tasks: u32,
+    /// Patel's ch. 9 figures (POLICIES.md §5.7) and the counter totals
+    /// his Tables 21 and 25 compare.
+    #[serde(default)]
+    pub patel: PatelMetrics,
+}
+
+/// Patel's figures of merit (thesis §5.2 step 9, ch. 9; POLICIES.md §5.7),
+/// over the managed programs of a run. A *process* is a task name: all the
+/// runs of one program, as the thesis reports one figure per benchmark.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PatelMetrics {
+    /// Average watts while every program still had runs left (until the
+    /// first one finished its last run): the power of the loaded machine,
+    /// without the tail in which the last programs run alone.
+    pub loaded_power_w: Option<f64>,
+    /// Mean over processes of instructions / execution time (each process's
+    /// instructions over the summed run time of its completed runs, or its
+    /// time alive if none completed).
+    pub mean_ips: Option<f64>,
+    /// (a) `mean_ips` / average system watts.
+    pub ips_per_w: Option<f64>,
+    /// (b) mean process completion time × average watts, s·W.
+    pub time_w: Option<f64>,
+    /// Context switches of managed tasks, when counted.
+    pub context_switches: Option<u64>,
+    /// CPU migrations of managed tasks, when counted.
+    pub migrations: Option<u64>,
+    /// Shared-cache references of managed tasks, when counted.
+    pub cache_references: Option<u64>,
+    /// Shared-cache misses of managed tasks, when counted.
+    pub cache_misses: Option<u64>,
+    /// Mean over processes of misses / references (Table 21's "average
+    /// cache miss to cache reference ratio").
+    pub cache_miss_ratio: Option<f64>,
 }
 
 fn add(acc: &mut Option<u64>, v: Option<u64>) {
@@ -129,6 +168,9 @@ pub struct MetricsAccumulator {
     per_task: BTreeMap<String, TaskAcc>,
     makespan_s: f64,
     live: BTreeMap<TaskId, Live>,
+    /// Per task name: when an instance of it last finished, and the energy
+    /// used up to then (for Patel's loaded power).
+    last_finish: BTreeMap<String, (f64, f64)>,
 }
 
 impl MetricsAccumulator {
@@ -142,6 +184,7 @@ impl MetricsAccumulator {
             per_task: BTreeMap::new(),
             makespan_s: 0.0,
             live: BTreeMap::new(),
+            last_finish: BTreeMap::new(),
         }
     }
 
@@ -180,6 +223,9 @@ impl MetricsAccumulator {
                         acc.done_energy_j.push(j);
                     }
                     self.makespan_s = self.makespan_s.max(end);
+                    if let Some(e) = self.energy {
+                        self.last_finish.insert(t.name.clone(), (snap.time_s, e));
+                    }
                 }
                 None => {
                     let live = self.live.entry(t.id).or_insert_with(|| Live {
@@ -253,6 +299,7 @@ impl MetricsAccumulator {
         });
         let avg_power_w = energy.filter(|_| duration_s > 0.0).map(|e| e / duration_s);
         let mean_runtime = mean(tasks.iter().map(|t| t.runtime_s));
+        let patel = self.patel_metrics(&tasks, avg_power_w, mean_runtime);
         let edps: Vec<f64> = tasks.iter().filter_map(|t| t.edp_js).collect();
         RunMetrics {
             duration_s,
@@ -280,6 +327,75 @@ impl MetricsAccumulator {
                 mean(edps.into_iter())
             },
             tasks,
+            unfinished_tasks: u32::try_from(self.live.len()).unwrap_or(u32::MAX),
+            patel,
+        }
+    }
+
+    /// Patel's figures from the per-name totals.
+    fn patel_metrics(
+        &self,
+        tasks: &[TaskMetrics],
+        avg_power_w: Option<f64>,
+        mean_runtime: Option<f64>,
+    ) -> PatelMetrics {
+        let ips: Vec<f64> = tasks
+            .iter()
+            .filter_map(|t| {
+                let time_s = t.runtime_s * f64::from(t.completions.max(1));
+                match t.instructions {
+                    Some(i) if time_s > 0.0 => Some(i as f64 / time_s),
+                    _ => None,
+                }
+            })
+            .collect();
+        let mean_ips = if ips.is_empty() || ips.len() != tasks.len() {
+            None
+        } else {
+            mean(ips.into_iter())
+        };
+        let mut total = Counters::default();
+        for acc in self.per_task.values() {
+            total.accumulate(&acc.counters);
+        }
+        let ratios: Vec<f64> = self
+            .per_task
+            .values()
+            .filter_map(
+                |acc| match (acc.counters.llc_misses, acc.counters.llc_references) {
+                    (Some(m), Some(r)) if r > 0 => Some(m as f64 / r as f64),
+                    _ => None,
+                },
+            )
+            .collect();
+        // The loaded phase ends when the first program has finished all its
+        // runs: the earliest last finish among names with nothing running.
+        let running: BTreeSet<&str> = self.live.values().map(|l| l.name.as_str()).collect();
+        let loaded_power_w = self
+            .last_finish
+            .iter()
+            .filter(|(name, _)| !running.contains(name.as_str()))
+            .map(|(_, v)| *v)
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .filter(|(t, _)| *t > 0.0)
+            .map(|(t, e)| e / t)
+            .or(avg_power_w);
+        PatelMetrics {
+            loaded_power_w,
+            mean_ips,
+            ips_per_w: match (mean_ips, avg_power_w) {
+                (Some(i), Some(w)) if w > 0.0 => Some(i / w),
+                _ => None,
+            },
+            time_w: match (mean_runtime, avg_power_w) {
+                (Some(t), Some(w)) => Some(t * w),
+                _ => None,
+            },
+            context_switches: total.context_switches,
+            migrations: total.migrations,
+            cache_references: total.llc_references,
+            cache_misses: total.llc_misses,
+            cache_miss_ratio: mean(ratios.into_iter()),
         }
     }
 }
@@ -320,6 +436,41 @@ pub struct Comparison {
     pub speedup_geomean: Option<f64>,
     /// Dhiman eq. 2, when alone run times are known.
     pub aw_perf_per_w: Option<f64>,
+    /// Patel's Table 4 rows against the baseline, in percent.
+    #[serde(default)]
+    pub patel: PatelComparison,
+}
+
+/// Patel's percentages against the control group (thesis Table 4; positive
+/// is better in every one).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PatelComparison {
+    /// `(1 − avg power / baseline avg power) × 100`.
+    pub power_savings_pct: Option<f64>,
+    /// The same for the loaded power ([`PatelMetrics::loaded_power_w`]).
+    pub loaded_power_savings_pct: Option<f64>,
+    /// `(mean_ips / baseline mean_ips − 1) × 100`.
+    pub performance_improvement_pct: Option<f64>,
+    /// `(ips_per_w / baseline ips_per_w − 1) × 100`.
+    pub perf_per_w_improvement_pct: Option<f64>,
+    /// `(1 − time_w / baseline time_w) × 100`.
+    pub time_w_improvement_pct: Option<f64>,
+}
+
+impl PatelComparison {
+    /// Compare `run`'s figures with `baseline`'s.
+    pub fn new(run: &RunMetrics, baseline: &RunMetrics) -> Self {
+        let (a, b) = (&run.patel, &baseline.patel);
+        let gain = |x: Option<f64>, y: Option<f64>| ratio(x, y).map(|r| (r - 1.0) * 100.0);
+        let saving = |x: Option<f64>, y: Option<f64>| ratio(x, y).map(|r| (1.0 - r) * 100.0);
+        PatelComparison {
+            power_savings_pct: saving(run.avg_power_w, baseline.avg_power_w),
+            loaded_power_savings_pct: saving(a.loaded_power_w, b.loaded_power_w),
+            performance_improvement_pct: gain(a.mean_ips, b.mean_ips),
+            perf_per_w_improvement_pct: gain(a.ips_per_w, b.ips_per_w),
+            time_w_improvement_pct: saving(a.time_w, b.time_w),
+        }
+    }
 }
 
 fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
@@ -379,6 +530,7 @@ impl Comparison {
             avg_power: ratio(run.avg_power_w, baseline.avg_power_w),
             speedup_geomean,
             aw_perf_per_w,
+            patel: PatelComparison::new(run, baseline),
         }
     }
 }

@@ -12,10 +12,13 @@
 //! assert!(build("no-such-policy", &Params::default()).is_err());
 //! ```
 
+pub mod av;
 pub mod baseline;
 pub mod hilo;
+pub mod oracle;
 pub mod pam;
 pub mod params;
+pub mod patel;
 pub mod placed;
 pub mod registry;
 pub mod wca;

@@ -1,10 +1,12 @@
 //! Every policy by name: one table drives construction, `ecosched
 //! policies`, and the "valid choices" in error messages.
 
+use crate::av::{Av, AvConfig, AV_PARAMS};
 use crate::baseline::{GovernorPolicy, StaticPolicy, FIXED_PARAMS, STATIC_PARAMS};
 use crate::hilo::{FreqMode, Hilo, HiloConfig, HILO_PARAMS};
 use crate::pam::{Pam, PAM_PARAMS};
 use crate::params::{ParamSpec, Params};
+use crate::patel::{Algorithm, Patel, PatelConfig};
 use crate::placed::{Placed, PLACED_PARAMS};
 use crate::wca::{Wca, WCA_PARAMS};
 use crate::{Policy, PolicyError};
@@ -107,7 +109,65 @@ const CATALOGUE: &[PolicyInfo] = &[
         params: PLACED_PARAMS,
         build: |p| Ok(Box::new(Placed::from_params(p)?)),
     },
+    PolicyInfo {
+        name: "av",
+        description: "Merkel activity vectors: varsum balancing, sorted co-scheduling (gang cycle), chip-wide low frequency when the mean EDP factor < 1",
+        params: AV_PARAMS,
+        build: |p| av("av", p, true),
+    },
+    PolicyInfo {
+        name: "av-sort",
+        description: "Merkel activity vectors without the frequency heuristic: varsum balancing and sorted co-scheduling",
+        params: AV_PARAMS,
+        build: |p| av("av-sort", p, false),
+    },
+    PolicyInfo {
+        name: "patel1",
+        description: "Patel algorithm 1: fixed-frequency cpusets (4@800,2@1400,2@2300 on the Opteron 6134); processes moved by IPC, wait, CPU intensity and load",
+        params: crate::patel::PATEL1_PARAMS,
+        build: |p| patel("patel1", Algorithm::CpuScheduler, p),
+    },
+    PolicyInfo {
+        name: "patel2",
+        description: "Patel algorithm 2: patel1 with nice-value guards (completion order of priorities kept)",
+        params: crate::patel::PATEL2_PARAMS,
+        build: |p| patel("patel2", Algorithm::Priority, p),
+    },
+    PolicyInfo {
+        name: "patel3",
+        description: "Patel algorithm 3: patel2, no up-move while cache misses/references > 0.0014",
+        params: crate::patel::PATEL3_PARAMS,
+        build: |p| patel("patel3", Algorithm::CacheMiss, p),
+    },
+    PolicyInfo {
+        name: "patel4",
+        description: "Patel algorithm 4: patel2, no up-move while context switches + migrations per CPU second > 17",
+        params: crate::patel::PATEL4_PARAMS,
+        build: |p| patel("patel4", Algorithm::ContextSwitch, p),
+    },
+    PolicyInfo {
+        name: "oracle",
+        description: "the best static placement + per-domain frequency, by exhaustive search over the simulator (compare only; up to 8 tasks on 8 CPUs)",
+        params: crate::oracle::ORACLE_PARAMS,
+        build: crate::oracle::build_refused,
+    },
 ];
+
+fn patel(
+    name: &'static str,
+    algorithm: Algorithm,
+    params: &Params,
+) -> Result<Box<dyn Policy>, PolicyError> {
+    let config = PatelConfig::from_params(name, algorithm, params)?;
+    Ok(Box::new(Patel::new(name, config)))
+}
+
+fn av(name: &'static str, params: &Params, freq: bool) -> Result<Box<dyn Policy>, PolicyError> {
+    Ok(Box::new(Av::new(
+        name,
+        AvConfig::from_params(name, params, freq)?,
+    )))
+}
 
 fn hilo(
     name: &'static str,
@@ -185,6 +245,11 @@ mod tests {
                 Ok(p) => assert_eq!(p.name(), info.name),
                 Err(PolicyError::MissingParam { key, .. }) => {
                     assert!(info.params.iter().any(|s| s.key == key))
+                }
+                // The oracle is a search over the simulator: it says where
+                // it runs instead of building.
+                Err(PolicyError::Incompatible(m)) if info.name == "oracle" => {
+                    assert!(m.contains("ecosched compare"), "{m}")
                 }
                 Err(e) => panic!("{}: {e}", info.name),
             }

@@ -6,8 +6,11 @@
 //!
 //! - performance / powersave / userspace (`Fixed`): constant.
 //! - ondemand: every `sampling_ms`, load = busiest CPU's busy fraction over
-//!   the period; above `up_threshold` jump to max, otherwise
-//!   `min + load·(max − min)`, rounded to the closest P-state.
+//!   the period; above `up_threshold` jump to max. Below it, as the
+//!   machine's kernel did: 2.6 (the papers' time) steps down only under
+//!   `up_threshold − down_differential`, to the lowest P-state ≥
+//!   `cur·load/(up − down)`; 3.11 on goes to `min + load·(max − min)`,
+//!   rounded to the closest P-state. `powersave_bias` lowers the request.
 //! - conservative: every `sampling_ms`, step the request up by
 //!   `freq_step·max` above `up_threshold`, down below `down_threshold`; the
 //!   P-state is the highest ≤ the request going up, the lowest ≥ it going down.
@@ -15,7 +18,7 @@
 //!   (half-life `util_half_life_ms`), frequency-invariant;
 //!   `f = 1.25 · f_max · util`, lowest P-state ≥ f, at most once per `rate_limit_ms`.
 
-use crate::machine::GovernorSpec;
+use crate::machine::{GovernorSpec, OndemandKernel};
 use ecosched_model::topology::FreqDomain;
 use ecosched_model::{FreqSetting, Governor};
 
@@ -120,10 +123,21 @@ impl DomainGovernor {
         self.busy_ns.iter_mut().for_each(|b| *b = 0.0);
         let next = match self.setting {
             FreqSetting::Governor(Governor::Ondemand) => {
+                let bias = 1.0 - spec.powersave_bias / 1000.0;
                 if load > spec.up_threshold {
-                    domain.max_khz()
+                    biased(domain, max, bias)
                 } else {
-                    closest(domain, min + load * (max - min))
+                    match spec.ondemand_kernel {
+                        OndemandKernel::Linux3_11 => closest(domain, min + load * (max - min)),
+                        OndemandKernel::Linux2_6 => {
+                            let floor = spec.up_threshold - spec.down_differential;
+                            if load < floor {
+                                biased(domain, cur_khz as f64 * load / floor, bias)
+                            } else {
+                                cur_khz
+                            }
+                        }
+                    }
                 }
             }
             FreqSetting::Governor(Governor::Conservative) => {
@@ -145,6 +159,18 @@ impl DomainGovernor {
             _ => return None,
         };
         (next != cur_khz).then_some(next)
+    }
+}
+
+/// ondemand's `powersave_bias_target`: with no bias, the lowest P-state
+/// ≥ `khz` (`RELATION_L`). With a bias the kernel splits the next period
+/// between the P-states around `khz · bias`; the model takes the one the
+/// split would spend most of the period in (the closer one).
+fn biased(domain: &FreqDomain, khz: f64, bias: f64) -> u64 {
+    if bias >= 1.0 {
+        domain.at_least(khz)
+    } else {
+        closest(domain, khz * bias)
     }
 }
 
@@ -193,7 +219,10 @@ mod tests {
 
     #[test]
     fn ondemand_jumps_to_max_only_at_the_next_sample() {
-        let spec = GovernorSpec::default();
+        let spec = GovernorSpec {
+            ondemand_kernel: OndemandKernel::Linux3_11,
+            ..GovernorSpec::default()
+        };
         let d = domain();
         let mut g = DomainGovernor::new(FreqSetting::Governor(Governor::Ondemand), 2, 0, 1_000_000);
         assert_eq!(g.next_eval(&spec), Some(200 * MS));
@@ -203,6 +232,42 @@ mod tests {
         g.account(&spec, 1, 190 * MS, true, 1_500_000, 2_000_000);
         assert_eq!(g.evaluate(&spec, &d, 400 * MS, 1_500_000), Some(2_000_000));
         assert_eq!(g.evaluate(&spec, &d, 600 * MS, 2_000_000), Some(1_000_000));
+    }
+
+    /// Linux 2.6.25's ondemand: at the lowest P-state 50 % load asks for
+    /// less than it has, so it stays (the proportional 3.11 model would
+    /// go to 1.5 GHz); above 80 % it jumps to the maximum; it steps down
+    /// only under 70 %, to the lowest P-state ≥ cur·load/0.7.
+    #[test]
+    fn ondemand_2_6_holds_between_the_thresholds() {
+        let spec = GovernorSpec::default();
+        assert_eq!(spec.ondemand_kernel, OndemandKernel::Linux2_6);
+        let d = domain();
+        let mut g = DomainGovernor::new(FreqSetting::Governor(Governor::Ondemand), 1, 0, 1_000_000);
+        g.account(&spec, 0, 100 * MS, true, 1_000_000, 2_000_000);
+        assert_eq!(g.evaluate(&spec, &d, 200 * MS, 1_000_000), None);
+        g.account(&spec, 0, 170 * MS, true, 1_000_000, 2_000_000);
+        assert_eq!(g.evaluate(&spec, &d, 400 * MS, 1_000_000), Some(2_000_000));
+        // 75 % at 2 GHz: between the thresholds, stays.
+        g.account(&spec, 0, 150 * MS, true, 2_000_000, 2_000_000);
+        assert_eq!(g.evaluate(&spec, &d, 600 * MS, 2_000_000), None);
+        // 50 % at 2 GHz asks for 1.43 GHz: the lowest P-state ≥ it, 1.5.
+        g.account(&spec, 0, 100 * MS, true, 2_000_000, 2_000_000);
+        assert_eq!(g.evaluate(&spec, &d, 800 * MS, 2_000_000), Some(1_500_000));
+        // 60 % at 2 GHz asks for 1.71 GHz: RELATION_L gives 2 GHz; a
+        // 200 ‰ powersave bias lowers it to 1.37 GHz, closest 1.5 GHz.
+        let biased = GovernorSpec {
+            powersave_bias: 200.0,
+            ..GovernorSpec::default()
+        };
+        let mut g = DomainGovernor::new(FreqSetting::Governor(Governor::Ondemand), 1, 0, 2_000_000);
+        g.account(&spec, 0, 120 * MS, true, 2_000_000, 2_000_000);
+        assert_eq!(g.evaluate(&spec, &d, 200 * MS, 2_000_000), None);
+        g.account(&biased, 0, 120 * MS, true, 2_000_000, 2_000_000);
+        assert_eq!(
+            g.evaluate(&biased, &d, 400 * MS, 2_000_000),
+            Some(1_500_000)
+        );
     }
 
     #[test]

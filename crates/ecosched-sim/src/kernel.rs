@@ -4,7 +4,9 @@
 //! - per-CPU run queues with weighted fair sharing: each task's virtual
 //!   runtime advances at `1024 / weight`, weight ≈ 1024 · 1.25^−nice; the
 //!   lowest virtual runtime runs next, for a slice of
-//!   `max(latency · w / Σw, min_granularity)` rounded up to a tick;
+//!   `max(latency · w / Σw, min_granularity)` rounded up to a tick; a task
+//!   changing queues keeps its virtual runtime relative to the queues'
+//!   floors, as CFS does;
 //! - wake-up placement on the allowed CPU that has been idle longest, else
 //!   the least loaded one (Richling's Problem A: new work lands on the
 //!   coldest, slowest core);
@@ -183,13 +185,21 @@ impl Kernel {
         fresh: bool,
     ) -> bool {
         let latency = self.latency_ns();
-        let rq = &mut self.rqs[c];
         let s = &mut tasks[t];
         if let Some(prev) = s.cpu {
             if prev != c {
                 s.migrations += 1;
+                // Virtual runtime is relative to its queue's floor: a task
+                // moving between queues keeps its lead or lag, not the
+                // absolute figure (CFS subtracts the old queue's
+                // min_vruntime on leaving and adds the new one's on
+                // arriving). Queues of different weights advance at very
+                // different speeds, so an absolute figure carried over
+                // would starve a task behind a slow queue's floor.
+                s.vruntime += self.rqs[c].min_vruntime - self.rqs[prev].min_vruntime;
             }
         }
+        let rq = &mut self.rqs[c];
         s.cpu = Some(c);
         // New tasks start at the queue's floor; sleepers get at most half a
         // latency of credit (CFS's place_entity).
@@ -451,5 +461,42 @@ mod tests {
         assert_eq!(k.rqs[3].idle_since, 0);
         // … so the next wake-up goes to a CPU idle since the start.
         assert_eq!(k.select_cpu(&tasks[0]), Some(1));
+    }
+
+    /// Issue #12 regression: a task moved from a queue whose floor is far
+    /// ahead (low-weight tasks advance it fast) to one whose floor is far
+    /// behind keeps its lag relative to the floor, so it runs at once
+    /// instead of waiting until the slow queue catches up.
+    #[test]
+    fn a_moved_task_keeps_its_virtual_runtime_relative_to_the_floor() {
+        let machine = crate::scenario::preset("opteron-2352").unwrap().unwrap();
+        let mut k = Kernel::new(&machine, 1_000_000);
+        let task = |nice, seq| Sched {
+            weight: weight(nice),
+            vruntime: 0.0,
+            allowed: vec![true; 8],
+            cpu: None,
+            switches: 0,
+            migrations: 0,
+            seq,
+            queued_since: None,
+            wait_ns: 0,
+        };
+        let mut tasks = vec![task(-16, 0), task(-10, 1)];
+        k.rqs[0].min_vruntime = 9e9;
+        k.rqs[1].min_vruntime = 1e6;
+        k.enqueue(&mut tasks, 0, 0, 0, true);
+        assert_eq!(k.pick_next(&mut tasks, 0, 0), Some(0));
+        tasks[0].vruntime += 2e6; // it ran 2 ms of virtual time ahead
+        k.enqueue(&mut tasks, 1, 1, 0, true);
+        assert_eq!(k.pick_next(&mut tasks, 1, 0), Some(1));
+        tasks[1].vruntime += 5e6;
+        // The balancer moves the running task to CPU 1.
+        assert!(k.dequeue(&mut tasks, 0, 0, 10));
+        k.enqueue(&mut tasks, 0, 1, 10, false);
+        assert_eq!(tasks[0].vruntime, 1e6 + 2e6);
+        assert_eq!(tasks[0].migrations, 1);
+        // Behind CPU 1's running task (at 6e6), so it preempts it.
+        assert_eq!(k.pick_next(&mut tasks, 1, 10), Some(0));
     }
 }

@@ -27,6 +27,7 @@ pub mod jobgraph;
 pub mod kernel;
 pub mod machine;
 pub mod observation;
+pub mod perturb;
 pub mod platform;
 pub mod power;
 pub mod profile;

@@ -180,6 +180,31 @@ pub struct GovernorSpec {
     pub util_half_life_ms: f64,
     /// schedutil's minimum time between changes, ms.
     pub rate_limit_ms: f64,
+    /// Which kernel's ondemand decides below the up-threshold (the
+    /// papers' machines ran 2.6 kernels; see [`OndemandKernel`]).
+    pub ondemand_kernel: OndemandKernel,
+    /// ondemand 2.6: points under `up_threshold` at which it steps down
+    /// (`DEF_FREQUENCY_DOWN_DIFFERENTIAL`, 10 in 2.6.25).
+    pub down_differential: f64,
+    /// ondemand's `powersave_bias`, per mille: the request is lowered by
+    /// this share (0 in every kernel's default).
+    pub powersave_bias: f64,
+}
+
+/// How ondemand picks a frequency when the load is below `up_threshold`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum OndemandKernel {
+    /// Linux 2.6.x (`cpufreq_ondemand.c` up to 3.10): stay put unless the
+    /// load is below `up_threshold − down_differential`, then go to the
+    /// lowest P-state that keeps the load just under that
+    /// (`cur · load / (up − down)`, `CPUFREQ_RELATION_L`). The hysteresis
+    /// means a half-loaded core keeps whatever frequency it had.
+    #[serde(rename = "2.6")]
+    Linux2_6,
+    /// Linux 3.11 and later: proportional, `min + load · (max − min)`,
+    /// closest P-state (`CPUFREQ_RELATION_C`).
+    #[serde(rename = "3.11")]
+    Linux3_11,
 }
 
 impl Default for GovernorSpec {
@@ -191,6 +216,9 @@ impl Default for GovernorSpec {
             freq_step: 0.05,
             util_half_life_ms: 32.0,
             rate_limit_ms: 10.0,
+            ondemand_kernel: OndemandKernel::Linux2_6,
+            down_differential: 0.10,
+            powersave_bias: 0.0,
         }
     }
 }
@@ -393,6 +421,15 @@ impl Machine {
                 && g.up_threshold <= 1.0)
         {
             return Err(bad("governor tunables out of range (0 < down_threshold < up_threshold ≤ 1, positive periods)".into()));
+        }
+        if !(0.0 < g.down_differential
+            && g.down_differential < g.up_threshold
+            && (0.0..1000.0).contains(&g.powersave_bias))
+        {
+            return Err(bad(
+                "governor.down_differential must be in (0, up_threshold) and governor.powersave_bias in [0, 1000) per mille"
+                    .into(),
+            ));
         }
         if spec.caches.is_empty() {
             return Err(bad("a machine needs at least one cache".into()));

@@ -19,6 +19,7 @@
 //! length_s = 60              # seconds alone at the highest frequency
 //! # instructions = 1.2e11    # … or an instruction count
 //! # start_s, stagger_s, completions (restart until k done), nice, after = "other-task"
+//! # renice = { after_completions = 3, nice = -6 }   # nice of the later runs
 //!
 //! # A `make -jN` build instead of (or beside) [[tasks]]; see `jobgraph.rs`.
 //! # [jobgraph]
@@ -66,12 +67,39 @@ pub struct TaskSpec {
     /// Nice value.
     #[serde(default)]
     pub nice: i32,
+    /// A nice value that replaces `nice` once an instance has completed a
+    /// number of times (Patel's dynamic priorities, §9.2.2: the first
+    /// priority for three runs, another for the last two).
+    #[serde(default)]
+    pub renice: Option<ReniceSpec>,
     /// Start only once every instance of the named task has finished.
     #[serde(default)]
     pub after: Option<String>,
     /// Whether ecosched manages it (unmanaged tasks are background load).
     #[serde(default = "yes")]
     pub managed: bool,
+}
+
+/// A change of nice value between an instance's runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReniceSpec {
+    /// Runs completed before the new nice value applies (the run after
+    /// this many completions starts with it).
+    pub after_completions: u32,
+    /// The new nice value, −20..19.
+    pub nice: i32,
+}
+
+impl TaskSpec {
+    /// The nice value of an instance's run that starts after `completed`
+    /// completions.
+    pub fn nice_after(&self, completed: u32) -> i32 {
+        match self.renice {
+            Some(r) if completed >= r.after_completions => r.nice,
+            _ => self.nice,
+        }
+    }
 }
 
 fn one() -> u32 {
@@ -207,6 +235,7 @@ pub const SCENARIOS: &[(&str, &str)] = builtin_files!("../scenarios":
     "merkel-4-aluadd", "merkel-4-stream",
     "merkel-1stream-3alu", "merkel-2stream-2alu", "merkel-3stream-1alu",
     "merkel-4hmmer", "merkel-4soplex", "merkel-2hmmer-2soplex",
+    "merkel-sort-8", "merkel-freq-s1", "merkel-freq-s2", "merkel-freq-s3", "merkel-freq-s4",
     "bench-8c24t", "bench-8c24t-short", "bench-64c512t", "bench-10k-tasks",
     "richling-make-j1", "richling-make-j2", "richling-make-j3", "richling-make-j4",
     "richling-make-j5", "richling-make-j6", "richling-make-j7", "richling-make-j8",
@@ -216,6 +245,7 @@ pub const SCENARIOS: &[(&str, &str)] = builtin_files!("../scenarios":
     "pam-libq-hmmer", "pam-libq-omnetpp", "pam-libq-perlbench",
     "pam-mix-323", "pam-mix-333", "pam-powercap", "pam-bzip2-libq",
     "dhiman-art-equake-equake", "dhiman-mcf-applu-applu", "dhiman-bzip2-lucas-lucas", "dhiman-vortex-swim-swim", "dhiman-gcc-wupwise-wupwise", "dhiman-art-mcf-mcf", "dhiman-mcf-bzip2-bzip2", "dhiman-vortex-equake-equake",
+    "patel-task1", "patel-task1-hi", "patel-task1-lo", "patel-task1-dyn", "patel-task2", "patel-task2-hi", "patel-task2-lo", "patel-task2-dyn", "patel-task3", "patel-task3-hi", "patel-task3-lo", "patel-task3-dyn", "patel-task4", "patel-task4-hi", "patel-task4-lo", "patel-task4-dyn",
 );
 
 const PROFILES_TOML: &str = include_str!("../profiles.toml");
@@ -275,7 +305,7 @@ fn locate(text: &str, offset: usize) -> (Option<usize>, Option<usize>, Option<St
 pub fn preset(name: &str) -> Option<Result<Machine, SimError>> {
     PRESETS.iter().find(|(n, _)| *n == name).map(|(n, text)| {
         let spec: MachineSpec = parse_toml(&format!("built-in machine {n}"), text)?;
-        Machine::build(spec)
+        Machine::build(crate::perturb::apply(spec))
     })
 }
 
@@ -488,6 +518,25 @@ impl Scenario {
             }
             if !(-20..=19).contains(&t.nice) {
                 return Err(at(key("nice"), format!("{} is outside −20..19", t.nice)));
+            }
+            if let Some(r) = t.renice {
+                if !(-20..=19).contains(&r.nice) {
+                    return Err(at(
+                        key("renice"),
+                        format!("renice.nice {} is outside −20..19", r.nice),
+                    ));
+                }
+                if r.after_completions == 0 || r.after_completions >= t.completions {
+                    return Err(at(
+                        key("renice"),
+                        format!(
+                            "renice.after_completions {} must be 1–{} (fewer than completions = {})",
+                            r.after_completions,
+                            t.completions.saturating_sub(1),
+                            t.completions
+                        ),
+                    ));
+                }
             }
             let name = t.name.clone().unwrap_or_else(|| t.profile.clone());
             if names.contains(&name) {

@@ -27,6 +27,7 @@ pub enum Command {
     /// Simulate one policy on one scenario.
     Sim(SimArgs),
     /// Simulate several policies on one scenario and compare them with a baseline.
+    #[command(after_help = crate::glossary::COMPARE_COLUMNS)]
     Compare(CompareArgs),
     /// Check the simulator against the papers' published figures (exit 1 if any check fails).
     Validate(ValidateArgs),
@@ -35,6 +36,7 @@ pub enum Command {
     Bench(BenchCommand),
     /// Run a command on this machine under a policy, managing it and every
     /// process it spawns; exits with the command's status.
+    #[command(after_help = RUN_EXIT_STATUS)]
     Run(RunArgs),
     /// Undo what an ecosched run killed with SIGKILL left behind (affinity,
     /// cpusets, cpufreq settings, stopped tasks).
@@ -42,6 +44,70 @@ pub enum Command {
     /// Show this machine's (or a recorded machine's) topology: packages,
     /// caches, cores, NUMA nodes, frequency domains, the allowed CPUs.
     Topology(TopologyArgs),
+    /// Measure a machine's calibration data (written as the `[calibration]`
+    /// table of a preset or a `--calibration` file).
+    #[command(subcommand)]
+    Calibrate(CalibrateCommand),
+    /// Simulate one policy at every value of one parameter and tabulate
+    /// (and with --report plot) the figures against it.
+    Sweep(SweepArgs),
+    /// Run as a service managing groups of this machine's processes (see
+    /// deploy/ecosched.toml); SIGHUP reloads, SIGTERM restores everything.
+    Daemon(crate::service_commands::DaemonArgs),
+    /// Talk to a running daemon through its control socket.
+    Ctl(crate::service_commands::CtlArgs),
+}
+
+/// `ecosched sweep`.
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// A built-in scenario's name, or a scenario TOML file.
+    #[arg(long, value_name = "NAME|FILE.toml")]
+    pub scenario: String,
+    /// The policy to run (see `ecosched policies`).
+    #[arg(long, value_name = "NAME")]
+    pub policy: String,
+    /// The swept parameter `KEY=A..B:STEP` (exactly one), or a fixed one
+    /// `KEY=VALUE`; repeatable.
+    #[arg(
+        long = "param",
+        value_name = "KEY=A..B:STEP|KEY=VALUE",
+        required = true
+    )]
+    pub params: Vec<String>,
+    /// Random seed (default: the scenario's).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// What the policy is shown: `linux` or `full` (simulator truth).
+    #[arg(long, value_name = "linux|full", default_value = "linux")]
+    pub observe: ecosched_sim::Observe,
+    /// Write one self-contained HTML page plotting the figures against
+    /// the parameter.
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<std::path::PathBuf>,
+    /// Print JSON: {"scenario", "policy", "key", "normalisation", "points"}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `ecosched calibrate …`.
+#[derive(Debug, Subcommand)]
+pub enum CalibrateCommand {
+    /// Activity-vector peaks and translation vectors (Merkel et al. §4.1)
+    /// for the `av` policies.
+    Av(CalibrateAvArgs),
+}
+
+/// `ecosched calibrate av`.
+#[derive(Debug, Args)]
+pub struct CalibrateAvArgs {
+    /// A simulated machine (preset name or file): run microbenchmarks at
+    /// each of its P-states in the simulator. Without it: this machine.
+    #[arg(long, value_name = "PRESET|FILE.toml")]
+    pub machine: Option<String>,
+    /// Print JSON: {"machine", "activity", "measured"}.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `ecosched run`.
@@ -79,10 +145,33 @@ pub struct RunArgs {
     /// Print the summary as one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// The power model the ESTIMATED figures use where no RAPL or hwmon
+    /// meter measures power: `q6600` (built-in) or a TOML file of per-core
+    /// watts (keys: idle_w_per_core, busy_static_w_per_core,
+    /// dynamic_max_w_per_core, uncore_w_per_package, voltage_slope).
+    #[arg(long, value_name = "MODEL", default_value = crate::power_model::BUILT_IN)]
+    pub power_model: String,
+    /// Write one self-contained HTML report (inline SVG charts; no
+    /// scripts, fonts or requests) to FILE.
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<std::path::PathBuf>,
+    /// Write one CSV row per control interval and CPU to FILE: time_s,
+    /// cpu, mhz, utilisation, watts (whole machine), tasks.
+    #[arg(long, value_name = "FILE.csv")]
+    pub timeseries: Option<std::path::PathBuf>,
     /// The command and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<String>,
 }
+
+/// `run --help`'s list of exit statuses: the command's own pass through,
+/// so ecosched's use the statuses a shell, `env` and `timeout` use.
+const RUN_EXIT_STATUS: &str = "Exit status:
+  the command's own    when it ran (128+N when signal N ended it)
+  2                    bad input: arguments, a plan this machine cannot carry out (nothing was run)
+  125                  ecosched itself failed (e.g. missing privileges, a state directory it cannot write)
+  126                  the command was found but cannot be executed
+  127                  the command was not found";
 
 /// `ecosched topology`.
 #[derive(Debug, Args)]
@@ -140,6 +229,11 @@ pub struct ValidateArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Sensitivity: re-run every row with each calibrated machine
+    /// parameter moved by ±PCT % and report which rows flip (0 < PCT < 100;
+    /// about 18 validation runs).
+    #[arg(long, value_name = "PCT")]
+    pub perturb: Option<f64>,
 }
 
 /// `ecosched sim`.
@@ -169,6 +263,14 @@ pub struct SimArgs {
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Write one self-contained HTML report (inline SVG charts; no
+    /// scripts, fonts or requests) to FILE.
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<std::path::PathBuf>,
+    /// Write one CSV row per control interval and CPU to FILE: time_s,
+    /// cpu, mhz, utilisation, watts (whole machine), tasks.
+    #[arg(long, value_name = "FILE.csv")]
+    pub timeseries: Option<std::path::PathBuf>,
 }
 
 /// `ecosched compare`.
@@ -203,6 +305,10 @@ pub struct CompareArgs {
     /// with the run-time standard deviation across seeds (Dhiman Table 2).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub seeds: Option<u32>,
+    /// Write one self-contained HTML report (inline SVG charts; no
+    /// scripts, fonts or requests) to FILE.
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<std::path::PathBuf>,
 }
 
 /// `ecosched bench …`.
@@ -214,6 +320,27 @@ pub enum BenchCommand {
     Observe(ObserveBenchArgs),
     /// PAM's decision time (one Algorithm 2 call) on a synthetic machine.
     Pam(BenchPamArgs),
+    /// The oracle's exhaustive search time on a scenario.
+    Oracle(BenchOracleArgs),
+}
+
+/// `ecosched bench oracle`.
+#[derive(Debug, Args)]
+pub struct BenchOracleArgs {
+    /// The scenario to search (at most 8 tasks on 8 CPUs).
+    #[arg(
+        long,
+        value_name = "NAME|FILE.toml",
+        default_value = "pam-libq-xalancbmk"
+    )]
+    pub scenario: String,
+    /// What the search minimises: work_energy, energy, edp or makespan.
+    #[arg(long, value_name = "NAME", default_value = "work_energy")]
+    pub objective: String,
+    /// Print JSON: {"scenario", "objective", "raw_configurations",
+    /// "evaluated", "search_s", "per_candidate_ms", "choice", "score"}.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `ecosched bench sim`.

@@ -3,17 +3,16 @@
 //! stdout; printing and exit codes are `main`'s.
 
 use crate::cli::{
-    BenchCommand, BenchPamArgs, BenchSimArgs, Cli, Command, CompareArgs, ListArgs, SimArgs,
-    ValidateArgs,
+    BenchCommand, BenchPamArgs, BenchSimArgs, CalibrateAvArgs, CalibrateCommand, Cli, Command,
+    CompareArgs, ListArgs, SimArgs, ValidateArgs,
 };
 use crate::linux_commands;
 use crate::output::{self, PolicyEntry, ScenarioEntry, ValidateReport};
 use crate::progress::{self, Progress};
 use crate::settings::{CompareSettings, SimSettings};
 use crate::topology_view;
-use crate::trace_file;
 use anyhow::{Context, Result};
-use ecosched_engine::{bench, experiment, validate};
+use ecosched_engine::{bench, calibrate, experiment, validate};
 use ecosched_policy::catalogue;
 use ecosched_sim::Scenario;
 
@@ -55,6 +54,11 @@ pub fn run(cli: &Cli) -> Result<Outcome> {
         Command::Restore(a) => linux_commands::restore(a),
         Command::Topology(a) => topology_view::run(a),
         Command::Bench(BenchCommand::Pam(a)) => bench_pam(a),
+        Command::Calibrate(CalibrateCommand::Av(a)) => calibrate_av(a),
+        Command::Bench(BenchCommand::Oracle(a)) => crate::report_commands::bench_oracle(a),
+        Command::Sweep(a) => crate::report_commands::sweep(a),
+        Command::Daemon(a) => crate::service_commands::daemon(a),
+        Command::Ctl(a) => crate::service_commands::ctl(a),
     }
 }
 
@@ -86,7 +90,11 @@ fn load_scenario(name: &str) -> Result<Scenario> {
 fn sim(args: &SimArgs) -> Result<Outcome> {
     let s = SimSettings::from_args(args)?;
     let scenario = load_scenario(&s.scenario)?;
-    let mut sink = trace_file::open(s.trace.as_deref())?;
+    let mut sink = crate::run_outputs::Outputs::open(
+        s.trace.as_deref(),
+        args.timeseries.as_deref(),
+        args.report.as_deref(),
+    )?;
     let options = experiment::SimOptions {
         seed: s.seed,
         observe: s.observe,
@@ -98,7 +106,7 @@ fn sim(args: &SimArgs) -> Result<Outcome> {
         &s.policy,
         &s.params,
         &options,
-        sink.as_mut(),
+        &mut sink,
         &mut |t| bar.update(t),
     )
     .with_context(|| {
@@ -108,10 +116,12 @@ fn sim(args: &SimArgs) -> Result<Outcome> {
         )
     })?;
     drop(bar);
+    let summary = output::sim(&run.report);
+    crate::report_commands::sim_report(args, &run.report, &summary, sink.into_series())?;
     Ok(Outcome::ok(if s.json {
         output::json(&run.report)?
     } else {
-        output::sim(&run.report)
+        summary
     }))
 }
 
@@ -126,12 +136,16 @@ fn compare(args: &CompareArgs) -> Result<Outcome> {
     let mut bar = Progress::simulation(progress::wanted(s.json), scenario.spec.duration_s);
     bar.stage(&label(0));
     let mut current = 0;
+    // Instructions are counted beside every policy, as `perf stat -e
+    // instructions` would (Patel ch. 9 measured them for the control group
+    // too): metric (a) needs them whatever the policy reads.
     let options = experiment::SimOptions {
         seed: s.seed,
         observe: s.observe,
-        ..Default::default()
+        extra_counters: [ecosched_model::CounterKind::Instructions].into(),
     };
     if let Some(n) = s.seeds {
+        crate::report_commands::refuse_report_with_seeds(args)?;
         let mut stage = (u64::MAX, usize::MAX);
         let report = ecosched_engine::seeds::compare_seeds(
             &scenario,
@@ -155,7 +169,8 @@ fn compare(args: &CompareArgs) -> Result<Outcome> {
             output::compare_seeds(&report)
         }));
     }
-    let report = experiment::compare(
+    let (report, series) = crate::report_commands::compare(
+        args.report.as_deref(),
         &scenario,
         &s.policies,
         &s.baseline,
@@ -170,28 +185,53 @@ fn compare(args: &CompareArgs) -> Result<Outcome> {
     )
     .with_context(|| format!("comparing policies on {}", scenario.spec.name))?;
     drop(bar);
+    let summary = output::compare(&report, &s.policies);
+    crate::report_commands::compare_report(args.report.as_deref(), &report, &summary, &series)?;
     Ok(Outcome::ok(if s.json {
         output::json(&report)?
     } else {
-        output::compare(&report, &s.policies)
+        summary
     }))
 }
 
 fn run_validate(args: &ValidateArgs) -> Result<Outcome> {
-    let bar = Progress::spinner(
+    let mut bar = Progress::spinner(
         progress::wanted(args.json),
         "running the validation scenarios",
     );
+    if let Some(pct) = args.perturb {
+        if !(pct > 0.0 && pct < 100.0) {
+            anyhow::bail!("--perturb {pct}: the percentage must be between 0 and 100 (exclusive)");
+        }
+    }
     let checks = validate::all_checks(args.observe).context("running the validation checks")?;
+    let perturbation = match args.perturb {
+        Some(pct) => Some(
+            ecosched_engine::fidelity::perturb(
+                &checks,
+                pct,
+                || validate::all_checks(args.observe),
+                &mut |knob| bar.stage(&format!("perturbing {knob} by ±{pct} %")),
+            )
+            .context("running the perturbed validation checks")?,
+        ),
+        None => None,
+    };
     drop(bar);
-    let failed = checks.iter().any(|c| !c.pass);
+    let failed = checks.iter().any(|c| !c.pass && !c.known_miss);
     let stdout = if args.json {
         output::json(&ValidateReport {
             observe: args.observe,
             checks: &checks,
+            summary: ecosched_engine::fidelity::summarize(&checks),
+            perturbation: perturbation.as_deref(),
         })?
     } else {
-        output::validate(args.observe, &checks)
+        let mut text = output::validate(args.observe, &checks);
+        if let (Some(pct), Some(p)) = (args.perturb, &perturbation) {
+            text.push_str(&output::perturbation(pct, p));
+        }
+        text
     };
     Ok(Outcome {
         stdout,
@@ -223,5 +263,23 @@ fn bench_pam(args: &BenchPamArgs) -> Result<Outcome> {
             "pam decision at {} CPUs: {:.3} ms ({} search)\n",
             report.cpus, report.decision_ms, report.search
         )
+    }))
+}
+
+fn calibrate_av(args: &CalibrateAvArgs) -> Result<Outcome> {
+    let Some(machine) = &args.machine else {
+        return linux_commands::calibrate_av_here();
+    };
+    let bar = Progress::spinner(
+        progress::wanted(args.json),
+        &format!("calibrating activity vectors on {machine}"),
+    );
+    let run = calibrate::calibrate_av(machine)
+        .with_context(|| format!("calibrating activity vectors on {machine}"))?;
+    drop(bar);
+    Ok(Outcome::ok(if args.json {
+        output::json(&run)?
+    } else {
+        output::calibrate_av(&run)
     }))
 }

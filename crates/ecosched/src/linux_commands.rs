@@ -5,14 +5,16 @@
 use crate::cli::{ObserveBenchArgs, RestoreArgs, RunArgs};
 use crate::commands::Outcome;
 use crate::output;
+use crate::power_model;
+use crate::run_summary;
 use crate::settings::{RunSettings, UsageError};
 use crate::table::{count, num, opt, opt_count, Align, Table};
-use crate::trace_file;
 use anyhow::{Context, Result};
 use ecosched_engine::report::{RunContext, RunReport};
 use ecosched_linux::journal::RestoreOutcome;
 use ecosched_linux::perf::SystemPerf;
 use ecosched_linux::platform::LinuxPlatform;
+use ecosched_linux::spawn;
 use ecosched_linux::FsRoot;
 use ecosched_model::{Calibration, Platform, PmuSpec};
 use ecosched_policy::Retimed;
@@ -21,8 +23,15 @@ use std::path::Path;
 
 /// `ecosched run`.
 pub fn run(args: &RunArgs) -> Result<Outcome> {
-    let s = RunSettings::from_args(args)?;
-    let mut policy = ecosched_policy::build(&s.policy, &s.params)?;
+    let s = RunSettings::from_args(args).map_err(with_pstates)?;
+    let mut policy =
+        ecosched_policy::build(&s.policy, &s.params).map_err(|e| with_pstates(e.into()))?;
+    // The command is found before anything on the machine changes: a
+    // missing one exits 127, one that cannot be executed 126.
+    let Some((program, command_args)) = s.command.split_first() else {
+        return Err(UsageError("a command to run is needed after `--`".into()).into());
+    };
+    let program_path = spawn::resolve(program, std::env::var("PATH").ok().as_deref())?;
     if let Some(interval) = s.interval {
         policy = Box::new(Retimed::new(policy, interval));
     }
@@ -32,9 +41,11 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         .as_deref()
         .map(load_calibration)
         .transpose()?;
+    let (power_params, power_model) = power_model::load(&args.power_model)?;
     let pmu = matching_pmu();
     let mut platform =
         LinuxPlatform::prepare_with_pmu(&s.options, Box::new(SystemPerf), pmu.as_ref())
+            .map_err(|e| explain_privilege(e, &s.options.state_dir))
             .context("preparing this machine")?;
     if let (Some(calibration), Some(path)) = (calibration, &args.calibration) {
         platform.set_calibration(calibration).map_err(|e| {
@@ -44,6 +55,9 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
             ))
         })?;
     }
+    platform
+        .set_power_model(power_params)
+        .context("opening the power meter with the chosen model")?;
     // Open what the policy reads, and refuse before the command starts,
     // not after.
     let requirements = policy.requirements();
@@ -57,20 +71,38 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         ))
         .into());
     }
+    // The first plan, checked against this machine before anything
+    // starts. It comes from a second instance of the policy so that the
+    // loop's own instance starts fresh.
+    let mut probe = ecosched_policy::build(&s.policy, &s.params)?;
+    let initial = probe
+        .init(&platform.topology())
+        .map_err(|e| UsageError(format!("policy {}: {e}; nothing was run", s.policy)))?;
+    platform.check_initial(&initial).map_err(|e| {
+        UsageError(format!(
+            "policy {}: its first plan cannot be carried out on this machine: {e}; nothing was run",
+            s.policy
+        ))
+    })?;
     for notice in platform.notices() {
         eprintln!("ecosched: {notice}");
     }
-    let mut sink = trace_file::open(s.trace.as_deref())?;
+    let mut sink = crate::run_outputs::Outputs::open(
+        s.trace.as_deref(),
+        args.timeseries.as_deref(),
+        args.report.as_deref(),
+    )?;
     let label = s.command.join(" ");
     platform
-        .start(&s.command)
+        .launch(&program_path, command_args, initial.managed_cpus.as_ref())
+        .map_err(|e| explain_privilege(e, &s.options.state_dir))
         .with_context(|| format!("starting {label:?}"))?;
     let result = ecosched_control::run(
         &mut platform,
         policy.as_mut(),
         &label,
         None,
-        sink.as_mut(),
+        &mut sink,
         &mut |_| {},
     );
     let power_description = platform.power_description();
@@ -113,10 +145,16 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
             notices,
         },
     );
+    let mut summary = run_summary::RunSummary::new(report, &end);
+    if summary.report.energy_source == Some(ecosched_model::PowerSource::Estimated) {
+        summary.power_model = Some(power_model);
+    }
+    let table = render_run(&summary);
+    crate::report_commands::run_report(args, &summary.report, &table, sink.into_series())?;
     let stdout = if s.json {
-        output::json(&report)?
+        output::json(&summary)?
     } else {
-        render_run(&report)
+        table
     };
     // The shell's convention: 128 + signal for a command a signal ended.
     let code = match (end.status.code(), end.status.signal()) {
@@ -155,7 +193,8 @@ fn matching_pmu() -> Option<PmuSpec> {
         .find(|p| p.cpuid.as_deref() == Some(id.as_str()))
 }
 
-fn render_run(r: &RunReport) -> String {
+fn render_run(summary: &run_summary::RunSummary) -> String {
+    let r = &summary.report;
     let mut t = Table::plain(&[Align::Left, Align::Left]);
     let exit = match (r.exit_code, r.exit_signal) {
         (Some(c), _) => c.to_string(),
@@ -167,19 +206,41 @@ fn render_run(r: &RunReport) -> String {
         Some(ecosched_model::PowerSource::Estimated) => "ESTIMATED",
         None => "unavailable",
     };
-    let rows: [(&str, String); 12] = [
+    let rows: [(&str, String); 15] = [
         ("command", r.command.join(" ")),
         ("policy", r.policy.clone()),
         ("machine", r.machine.clone()),
         ("exit status", exit),
         ("wall time (s)", num(r.wall_s)),
         ("CPU time (s)", opt(r.cpu_s)),
-        ("energy (J)", format!("{} ({source})", opt(r.energy_j))),
+        ("CPU time from", summary.cpu_source.clone()),
+        (
+            "energy (J)",
+            format!("{} ({source}, machine-wide)", opt(r.energy_j)),
+        ),
+        (
+            "run's energy (J)",
+            match (summary.energy_attributed_j, summary.cpu_share_of_machine) {
+                (Some(j), Some(share)) => format!(
+                    "{} ({source}; {:.1} % of the machine's busy CPU time)",
+                    num(j),
+                    share * 100.0
+                ),
+                _ => "-".into(),
+            },
+        ),
         (
             "avg power (W)",
             format!("{} ({source})", opt(r.avg_power_w)),
         ),
         ("power from", r.power_description.clone()),
+        (
+            "power model",
+            summary
+                .power_model
+                .clone()
+                .unwrap_or_else(|| "none (power is measured)".into()),
+        ),
         ("frequency control", r.frequency_control.clone()),
         ("instructions", opt_count(r.instructions)),
         ("migrations", opt_count(r.migrations)),
@@ -187,6 +248,7 @@ fn render_run(r: &RunReport) -> String {
     for (k, v) in rows {
         t.row([k.to_string(), v]);
     }
+    t.row(["unobserved tasks".to_string(), unobserved(&r.notices)]);
     let header = [
         "task",
         "CPU (s)",
@@ -218,13 +280,34 @@ fn render_run(r: &RunReport) -> String {
     format!("{}\n{}", t.render(), tasks.render())
 }
 
+/// How many tasks could not be observed (not gone, but unreadable: out of
+/// file descriptors, permissions), with the first reason; the platform
+/// records each as a notice during the run, which `--json` lists whole.
+fn unobserved(notices: &[String]) -> String {
+    let lost: Vec<&String> = notices
+        .iter()
+        .filter(|n| n.contains("is no longer observed"))
+        .collect();
+    // A task may be noted more than once; count each once.
+    let tasks: std::collections::BTreeSet<&str> = lost
+        .iter()
+        .filter_map(|n| n.split_whitespace().nth(1))
+        .collect();
+    match lost.first() {
+        None => "0".into(),
+        Some(first) => format!("{} (first: {first})", count(tasks.len() as u64)),
+    }
+}
+
 /// `ecosched restore`.
 pub fn restore(args: &RestoreArgs) -> Result<Outcome> {
     let outcomes = ecosched_linux::journal::restore(&args.state_dir, &FsRoot::live())
         .with_context(|| format!("restoring from {}", args.state_dir.display()))?;
-    let failed = outcomes
-        .iter()
-        .any(|o| matches!(o, RestoreOutcome::Restored(r) if !r.failed.is_empty()));
+    let failed = outcomes.iter().any(|o| match o {
+        RestoreOutcome::Restored(r) => !r.failed.is_empty(),
+        RestoreOutcome::Refused { .. } => true,
+        RestoreOutcome::OwnerRunning { .. } => false,
+    });
     let stdout = if args.json {
         output::json(&outcomes)?
     } else if outcomes.is_empty() {
@@ -243,6 +326,12 @@ pub fn restore(args: &RestoreArgs) -> Result<Outcome> {
                     for f in &r.failed {
                         text.push_str(&format!("  could not undo: {f}\n"));
                     }
+                    for w in &r.warnings {
+                        text.push_str(&format!("  warning: {w}\n"));
+                    }
+                }
+                RestoreOutcome::Refused { journal, reason } => {
+                    text.push_str(&format!("{}: not restored: {reason}\n", journal.display()))
                 }
                 RestoreOutcome::OwnerRunning { journal, pid } => text.push_str(&format!(
                     "{}: left alone, ecosched {pid} is still running and will undo it itself\n",
@@ -261,9 +350,7 @@ pub fn restore(args: &RestoreArgs) -> Result<Outcome> {
 
 /// `ecosched bench observe`.
 pub fn bench_observe(args: &ObserveBenchArgs) -> Result<Outcome> {
-    if args.tasks == 0 {
-        return Err(UsageError("--tasks must be at least 1".into()).into());
-    }
+    ecosched_linux::bench::check_tasks(args.tasks).map_err(UsageError)?;
     let cost = ecosched_linux::bench::observe_cost(args.tasks, args.rounds)
         .context("measuring the observation cost")?;
     let stdout = if args.json {
@@ -277,6 +364,17 @@ pub fn bench_observe(args: &ObserveBenchArgs) -> Result<Outcome> {
         ]);
         t.row(["one observation, CPU (ms)".to_string(), num(cost.cpu_ms)]);
         t.row([
+            format!(
+                "share of one core, a read every {} ms as `run` (%)",
+                cost.read_period_ms
+            ),
+            num(cost.cpu_percent_at_read_rate),
+        ]);
+        t.row([
+            "  the same when no task ran (%)".to_string(),
+            num(cost.idle_cpu_percent_at_read_rate),
+        ]);
+        t.row([
             "share of one core at 1 Hz (%)".to_string(),
             num(cost.cpu_percent_at_1hz),
         ]);
@@ -287,4 +385,105 @@ pub fn bench_observe(args: &ObserveBenchArgs) -> Result<Outcome> {
         t.render()
     };
     Ok(Outcome::ok(stdout))
+}
+
+/// `ecosched calibrate av` without `--machine`: calibrating this machine
+/// needs frequency control (one measurement per P-state) and the hardware
+/// counters the vectors are made of. Where either is missing the refusal
+/// names it (exit 2). Running the stream-like and compute-like kernels on
+/// a machine that has both is not built yet, and says so.
+pub fn calibrate_av_here() -> Result<Outcome> {
+    let found = ecosched_linux::topology::discover(&ecosched_linux::FsRoot::live())
+        .context("cannot discover this machine's topology")?;
+    let mut missing = Vec::new();
+    if found.topology.freq_domains.is_empty() {
+        missing.push(
+            "frequency control (no cpufreq: translation vectors need a run at each P-state)"
+                .to_string(),
+        );
+    }
+    let counters = ecosched_linux::perf::probe(&SystemPerf);
+    let needed = [
+        ecosched_model::CounterKind::Instructions,
+        ecosched_model::CounterKind::Cycles,
+        ecosched_model::CounterKind::LlcReferences,
+        ecosched_model::CounterKind::LlcMisses,
+    ];
+    let absent: Vec<String> = needed
+        .iter()
+        .filter(|k| !counters.has(**k))
+        .map(|k| format!("{k:?}"))
+        .collect();
+    if !absent.is_empty() {
+        missing.push(format!("hardware counters {}", absent.join(", ")));
+    }
+    if !missing.is_empty() {
+        return Err(anyhow::Error::new(UsageError(format!(
+            "calibrate av: this machine lacks {}; calibrate a simulated machine with --machine PRESET instead",
+            missing.join(" and ")
+        ))));
+    }
+    Err(anyhow::Error::new(UsageError(
+        "calibrate av: measuring a live machine is not built yet; use --machine with the preset of this CPU, or write the [calibration.activity] table by hand".into(),
+    )))
+}
+
+/// A policy parameter that is not a number gets this machine's P-states
+/// named when it is a frequency: the valid values are those.
+fn with_pstates(e: anyhow::Error) -> anyhow::Error {
+    let bad = e
+        .chain()
+        .find_map(|c| c.downcast_ref::<ecosched_policy::PolicyError>());
+    if let Some(ecosched_policy::PolicyError::BadParam { key, value, reason }) = bad {
+        if key == "freq_mhz" {
+            let valid = match ecosched_linux::topology::discover(&FsRoot::live()) {
+                Ok(m) if m.cpufreq.is_empty() => {
+                    "none here: this machine has no cpufreq, so no frequency can be set".to_string()
+                }
+                Ok(m) => {
+                    let mut mhz: Vec<u64> = m
+                        .topology
+                        .freq_domains
+                        .iter()
+                        .flat_map(|d| d.pstates.iter().map(|p| p.freq_khz / 1000))
+                        .collect();
+                    mhz.sort_unstable();
+                    mhz.dedup();
+                    let list: Vec<String> = mhz.iter().map(u64::to_string).collect();
+                    format!("this machine's P-states, {} MHz", list.join(", "))
+                }
+                Err(_) => "a P-state of this machine, in MHz".to_string(),
+            };
+            return UsageError(format!(
+                "--param freq_mhz={value}: {reason} (expected a frequency in MHz); valid values: {valid}"
+            ))
+            .into();
+        }
+    }
+    e
+}
+
+/// Without root, a permission failure names what needs it and, for the
+/// restore journal, suggests a state directory this user can write.
+fn explain_privilege(e: ecosched_linux::LinuxError, state_dir: &Path) -> anyhow::Error {
+    use ecosched_linux::LinuxError;
+    let is_root = nix::unistd::geteuid().is_root();
+    match &e {
+        LinuxError::Permission { path, capability } if !is_root => {
+            let hint = if path.starts_with(state_dir) {
+                format!(
+                    "; run as root, or give a state directory you can write (--state-dir DIR, e.g. --state-dir /tmp/ecosched-{}); cgroup cpusets and cpufreq still need root",
+                    nix::unistd::geteuid()
+                )
+            } else {
+                "; run as root".to_string()
+            };
+            anyhow::anyhow!(
+                "{}: permission denied: this needs {capability}, and ecosched runs as user {} without it{hint}",
+                path.display(),
+                nix::unistd::geteuid()
+            )
+        }
+        _ => e.into(),
+    }
 }

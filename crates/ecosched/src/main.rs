@@ -8,16 +8,31 @@
 //! - 1: a validation check failed, or the run itself failed;
 //! - 2: bad input (arguments, unknown scenario or policy, a malformed
 //!   scenario file), as for clap's own usage errors.
+//!
+//! `run` passes on its command's status, so its own outcomes use the
+//! statuses a shell, `env` and `timeout` use: 127 the command was not
+//! found, 126 it cannot be executed, 125 ecosched itself failed; bad input
+//! is still 2, and nothing was run.
 
 mod cli;
 mod commands;
+mod glossary;
 mod linux_commands;
 mod output;
+mod perfetto;
+mod power_model;
 mod progress;
+mod report;
+mod report_commands;
+mod run_outputs;
+mod run_summary;
+mod service_commands;
 mod settings;
 mod table;
+mod timeseries;
 mod topology_view;
 mod trace_file;
+mod work_view;
 
 use clap::Parser;
 use ecosched_engine::EngineError;
@@ -49,7 +64,11 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             eprintln!("{}", render_error(&e));
-            ExitCode::from(exit_status(&e))
+            let status = match cli.command {
+                cli::Command::Run(_) => run_exit_status(&e),
+                _ => exit_status(&e),
+            };
+            ExitCode::from(status)
         }
     }
 }
@@ -96,6 +115,24 @@ fn exit_status(e: &anyhow::Error) -> u8 {
     }
 }
 
+/// `run`'s status for an error: the shell's 127/126 when the command
+/// could not be started, 2 for bad input, 125 for ecosched's own failures.
+fn run_exit_status(e: &anyhow::Error) -> u8 {
+    if let Some(c) = e
+        .chain()
+        .find_map(|c| c.downcast_ref::<ecosched_linux::spawn::CommandError>())
+    {
+        return c.exit_code();
+    }
+    match exit_status(e) {
+        USAGE => USAGE,
+        _ => RUN_OWN_FAILURE,
+    }
+}
+
+/// `run`'s status when ecosched itself fails (as `env` and `timeout` do).
+const RUN_OWN_FAILURE: u8 = 125;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,6 +170,20 @@ mod tests {
         assert_eq!(
             exit_status(&anyhow::anyhow!("the simulator broke")),
             FAILURE
+        );
+        // `run` keeps the command's statuses unambiguous.
+        assert_eq!(run_exit_status(&anyhow::anyhow!("cgroup gone")), 125);
+        assert_eq!(
+            run_exit_status(&anyhow::Error::new(settings::UsageError("bad".into()))),
+            USAGE
+        );
+        let missing = ecosched_linux::spawn::CommandError::NotFound {
+            program: "x".into(),
+            searched: true,
+        };
+        assert_eq!(
+            run_exit_status(&anyhow::Error::new(missing).context("starting")),
+            127
         );
     }
 }

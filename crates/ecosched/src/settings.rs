@@ -219,7 +219,14 @@ impl CompareSettings {
             *params = std::mem::take(params).with(&p.key, &p.value);
         }
         for (name, params) in &policies {
-            check_builds(name, params)?;
+            if name == "oracle" {
+                // A search, not a buildable policy: only its objective to check.
+                ecosched_policy::oracle::Objective::from_params(params)
+                    .map(drop)
+                    .context("policy oracle")?;
+            } else {
+                check_builds(name, params)?;
+            }
         }
         Ok(CompareSettings {
             scenario: args.scenario.clone(),
@@ -294,6 +301,7 @@ impl RunSettings {
                 args.cgroup_name
             )));
         }
+        check_state_dir(&args.state_dir)?;
         Ok(RunSettings {
             policy,
             params,
@@ -339,6 +347,31 @@ pub fn params_label(params: &Params) -> String {
         .join(",")
 }
 
+/// `--state-dir` must be a directory or be creatable as one: a file there
+/// (or on the way there) is named, rather than the OS's "File exists".
+fn check_state_dir(dir: &std::path::Path) -> Result<()> {
+    for ancestor in dir.ancestors() {
+        match std::fs::metadata(ancestor) {
+            Ok(m) if m.is_dir() => return Ok(()),
+            Ok(_) if ancestor == dir => {
+                return Err(usage(format!(
+                    "--state-dir {}: not a directory (it is a file); give a directory for the restore journal",
+                    dir.display()
+                )))
+            }
+            Ok(_) => {
+                return Err(usage(format!(
+                    "--state-dir {}: {} is not a directory, so it cannot be created",
+                    dir.display(),
+                    ancestor.display()
+                )))
+            }
+            Err(_) => continue,
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -357,6 +390,7 @@ mod tests {
             observe: ecosched_sim::Observe::Linux,
             json: false,
             seeds: None,
+            report: None,
         })
     }
 
@@ -436,6 +470,8 @@ mod tests {
                 observe: ecosched_sim::Observe::Linux,
                 trace: None,
                 json: true,
+                report: None,
+                timeseries: None,
             })
         };
         let s = sim("fixed", &["fixed:freq_mhz=1600"]).unwrap();

@@ -174,13 +174,65 @@ fn compare_json_has_ratios_to_the_baseline() {
     assert_eq!(v["baseline"], "performance");
     assert_eq!(v["results"].as_array().unwrap().len(), 2);
     assert_eq!(v["ratios"]["performance"]["makespan"].as_f64(), Some(1.0));
-    // The scenario runs for a fixed duration, so compare energy, not makespan.
+    // The scenario runs for a fixed duration and 1.6 GHz does less work in
+    // it: the total is lower, but per unit of work (issue #15) it is not.
     let energy = v["ratios"]["fixed"]["energy"].as_f64().unwrap();
-    assert!(
-        energy < 1.0,
-        "1.6 GHz should use less energy than 2.4 GHz: {v}"
-    );
+    assert!(energy < 1.0, "{v}");
+    assert_eq!(v["normalisation"], "per_giga_instruction", "{v}");
+    let per_unit = v["work_ratios"]["fixed"]["energy_per_unit"]
+        .as_f64()
+        .unwrap();
+    assert!(per_unit > 1.0, "less work must not read as a saving: {v}");
+    assert!(v["work"]["fixed"]["units"].as_f64().unwrap() > 0.0, "{v}");
     assert!(v["alone_s"].is_object(), "{v}");
+}
+
+/// Issue #15: the table of a fixed-duration scenario says which
+/// normalisation it uses and has no total-energy ratio to misread.
+#[test]
+fn issue_15_compare_table_is_per_unit_of_work() {
+    let out = ecosched()
+        .args([
+            "compare",
+            "--scenario",
+            "pam-libq-xalancbmk",
+            "--policies",
+            "performance,static",
+            "--param",
+            "static:cpus=0-3",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains("normalisation: fixed duration"), "{text}");
+    assert!(text.contains("× J/1e9 ins"), "{text}");
+    assert!(!text.contains("× energy"), "{text}");
+}
+
+#[test]
+fn compare_help_explains_every_column() {
+    let out = ecosched()
+        .args(["compare", "--help"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    for term in [
+        "EDP",
+        "× makespan, × energy, × EDP, × avg power",
+        "speedup (geomean)",
+        "AW perf/W",
+        "run-queue wait",
+        "normalisation",
+        "throughput",
+    ] {
+        assert!(text.contains(term), "{term:?} not explained:\n{text}");
+    }
 }
 
 #[test]
@@ -554,4 +606,89 @@ fn an_unwritable_trace_path_is_refused_before_simulating() {
         .stderr(predicate::str::contains(
             "cannot create the trace file /nonexistent-dir/run.jsonl",
         ));
+}
+
+/// Issue #11: `calibrate av --machine q6600` prints the translation vectors
+/// and the TOML to store them; a simulated machine needs no PMU here.
+#[test]
+fn calibrate_av_prints_translation_vectors() {
+    let out = ecosched()
+        .args(["calibrate", "av", "--machine", "q6600"])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(text.contains("translation vectors"), "{text}");
+    assert!(text.contains("[calibration.activity]"), "{text}");
+    assert!(text.contains("freq_khz = 1600000"), "{text}");
+}
+
+/// Issue #15: `--policies …,oracle` searches the best static configuration
+/// and reports every policy as a ratio to it; the oracle is no worse than
+/// the others on its objective (work-normalised energy here).
+#[test]
+fn issue_15_compare_with_oracle_reports_ratios_to_it() {
+    let v = json(&[
+        "compare",
+        "--scenario",
+        "merkel-2hmmer-2soplex",
+        "--policies",
+        "performance,fixed,oracle",
+        "--param",
+        "fixed:freq_mhz=1600",
+        "--json",
+    ]);
+    let to_oracle = &v["ratios_to_oracle"];
+    assert_eq!(to_oracle["oracle"]["makespan"].as_f64(), Some(1.0), "{v}");
+    for p in ["performance", "fixed"] {
+        let e = v["work_ratios_to_oracle"][p]["energy_per_unit"]
+            .as_f64()
+            .unwrap();
+        assert!(
+            e >= 1.0 - 1e-9,
+            "{p} beats the oracle on its objective: {v}"
+        );
+    }
+    assert!(v["oracle"]["evaluated"].as_u64().unwrap() >= 2, "{v}");
+    assert!(v["oracle"]["choice"]["placement"].is_object(), "{v}");
+}
+
+#[test]
+fn issue_15_oracle_refuses_large_scenarios_naming_the_limit() {
+    ecosched()
+        .args([
+            "compare",
+            "--scenario",
+            "bench-8c24t",
+            "--policies",
+            "performance,oracle",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("limited to 8 tasks on 8 CPUs"));
+    ecosched()
+        .args([
+            "compare",
+            "--scenario",
+            "merkel-4hmmer",
+            "--policies",
+            "performance,oracle",
+            "--param",
+            "oracle:objective=fastest",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("objective"));
+}
+
+#[test]
+fn bench_oracle_reports_search_time() {
+    let v = json(&[
+        "bench",
+        "oracle",
+        "--scenario",
+        "merkel-2hmmer-2soplex",
+        "--json",
+    ]);
+    assert!(v["search_s"].as_f64().unwrap() > 0.0, "{v}");
+    assert_eq!(v["raw_configurations"].as_u64(), Some(48), "{v}");
 }

@@ -29,6 +29,34 @@ fn shared_cpus(root: &FsRoot, dir: &str) -> Result<Option<CpuSet>, LinuxError> {
     }
 }
 
+/// The CPUs sharing `cpu`'s level-1 data and instruction caches, when
+/// sysfs says. Two "SMT siblings" that each have their own L1d but share
+/// one L1i are not hardware threads of one core (SMT threads share the
+/// L1d) but the two cores of an AMD family 15h compute unit, which share
+/// only the front end, L1i, FPU and L2; hwloc counts them as two cores.
+pub fn l1_sharing(
+    root: &FsRoot,
+    cpu: CpuId,
+) -> Result<(Option<CpuSet>, Option<CpuSet>), LinuxError> {
+    let base = format!("sys/devices/system/cpu/cpu{}/cache", cpu.0);
+    let (mut data, mut instruction) = (None, None);
+    for index in root.list(&base)? {
+        if !index.starts_with("index") {
+            continue;
+        }
+        let dir = format!("{base}/{index}");
+        if root.read_opt(&format!("{dir}/level"))?.as_deref() != Some("1") {
+            continue;
+        }
+        match root.read_opt(&format!("{dir}/type"))?.as_deref() {
+            Some("Data") => data = shared_cpus(root, &dir)?,
+            Some("Instruction") => instruction = shared_cpus(root, &dir)?,
+            _ => {}
+        }
+    }
+    Ok((data, instruction))
+}
+
 /// The caches seen by the `online` CPUs, in order of level, then kind, then
 /// first CPU. `core_of` gives each online CPU's SMT sibling set.
 pub fn read_caches(

@@ -5,7 +5,11 @@
 
 use ecosched_model::{CpuId, CpuSet};
 
-/// A kernel bitmask such as `00000000,0000f00f` as a CPU set.
+/// A kernel bitmask such as `00000000,0000f00f` as a CPU set. Any width
+/// is read (a 128-CPU machine's `00000000,00000000,ffffffff,ffffffff`, a
+/// first word shorter than 8 digits when the CPU count is not a multiple
+/// of 32), up to the model's largest CPU number; a set bit beyond it is
+/// refused rather than allocated.
 pub fn parse_cpumask(text: &str) -> Option<CpuSet> {
     let mut set = CpuSet::new();
     let words: Vec<&str> = text.trim().split(',').collect();
@@ -18,6 +22,9 @@ pub fn parse_cpumask(text: &str) -> Option<CpuSet> {
         for b in 0..32u32 {
             if bits & (1 << b) != 0 {
                 let cpu = u32::try_from(i).ok()?.checked_mul(32)?.checked_add(b)?;
+                if cpu > ecosched_model::cpuset::MAX_CPU_ID {
+                    return None;
+                }
                 set.insert(CpuId(cpu));
             }
         }

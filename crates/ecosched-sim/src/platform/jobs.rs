@@ -188,7 +188,10 @@ impl SimPlatform {
             })
             .collect();
         let name = self.scenario.instance_name(instance.spec, instance.k);
-        let (managed, nice, length) = (t.managed, t.nice, self.lengths[instance.spec]);
+        let owed = self.owed.get(&(instance.spec, instance.k)).copied();
+        let completed = owed.map_or(0, |o| t.completions.saturating_sub(o));
+        let nice = t.nice_after(completed);
+        let (managed, length) = (t.managed, self.lengths[instance.spec]);
         self.push_task(
             name,
             Some(instance),

@@ -1,0 +1,236 @@
+//! How far the simulator can be trusted, per paper (issue #17): the
+//! validation rows of [`crate::validate`] summed up as rows, predicted
+//! rows and worst relative error, so that a reviewer sees at a glance how
+//! much of the agreement was set by calibration and how much the model
+//! predicted.
+
+use crate::validate::{Check, RowKind};
+use serde::Serialize;
+
+/// One paper's rows, summed up.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PaperSummary {
+    /// The paper (a check's source up to its section mark).
+    pub paper: String,
+    /// Rows from this paper.
+    pub rows: usize,
+    /// Of which predicted (nothing was set from them).
+    pub predicted: usize,
+    /// Rows that pass.
+    pub passed: usize,
+    /// Rows reported as known misses.
+    pub known_misses: usize,
+    /// Rows that fail and are not known misses.
+    pub failed: usize,
+    /// The largest relative error among the rows with a paper number
+    /// (ordering rows and absolute bounds have none).
+    pub worst_rel_error: Option<f64>,
+    /// The row with that error.
+    pub worst_row: Option<String>,
+}
+
+/// The paper a check's source names: the text before its first section
+/// mark (`Merkel et al. EuroSys'10 §3.1, Fig. 1` → `Merkel et al. EuroSys'10`).
+pub fn paper_of(source: &str) -> &str {
+    source.split(" §").next().unwrap_or(source).trim()
+}
+
+/// Per-paper summaries in the order the papers first appear, then one
+/// `all` line over every row.
+pub fn summarize(checks: &[Check]) -> Vec<PaperSummary> {
+    let mut papers: Vec<&str> = Vec::new();
+    for c in checks {
+        let p = paper_of(&c.source);
+        if !papers.contains(&p) {
+            papers.push(p);
+        }
+    }
+    let mut out: Vec<PaperSummary> = papers
+        .iter()
+        .map(|p| summary_of(p, checks.iter().filter(|c| paper_of(&c.source) == *p)))
+        .collect();
+    out.push(summary_of("all", checks.iter()));
+    out
+}
+
+fn summary_of<'a>(paper: &str, rows: impl Iterator<Item = &'a Check>) -> PaperSummary {
+    let mut s = PaperSummary {
+        paper: paper.to_string(),
+        rows: 0,
+        predicted: 0,
+        passed: 0,
+        known_misses: 0,
+        failed: 0,
+        worst_rel_error: None,
+        worst_row: None,
+    };
+    for c in rows {
+        s.rows += 1;
+        if c.kind == RowKind::Predicted {
+            s.predicted += 1;
+        }
+        match (c.pass, c.known_miss) {
+            (true, _) => s.passed += 1,
+            (false, true) => s.known_misses += 1,
+            (false, false) => s.failed += 1,
+        }
+        if let Some(e) = c.rel_error {
+            let worse = match s.worst_rel_error {
+                Some(w) => e > w || e.is_nan(),
+                None => true,
+            };
+            if worse {
+                s.worst_rel_error = Some(e);
+                s.worst_row = Some(c.name.clone());
+            }
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn papers_are_cut_at_the_section_mark() {
+        assert_eq!(
+            paper_of("Merkel et al. EuroSys'10 §3.1, Fig. 1"),
+            "Merkel et al. EuroSys'10"
+        );
+        assert_eq!(
+            paper_of("Patel, PhD thesis (UNLV 2012) §9.2.1, Table 4"),
+            "Patel, PhD thesis (UNLV 2012)"
+        );
+        assert_eq!(paper_of("no section"), "no section");
+    }
+
+    #[test]
+    fn summary_counts_kinds_and_finds_the_worst_row() {
+        let checks = [
+            Check::new("a", "P §1", 2.0, 2.2, 0.3, ""),
+            Check::new("b", "P §2", 1.0, 1.05, 0.1, "").predicted(),
+            Check::ordering("c", "Q §1", false, "").known_miss(),
+            Check::new("d", "Q §1", 0.0, 0.5, 0.1, ""),
+        ];
+        let s = summarize(&checks);
+        assert_eq!(s.len(), 3);
+        assert_eq!(
+            (s[0].paper.as_str(), s[0].rows, s[0].predicted),
+            ("P", 2, 1)
+        );
+        assert_eq!(s[0].worst_row.as_deref(), Some("a"));
+        assert!((s[0].worst_rel_error.unwrap_or(0.0) - 0.1).abs() < 1e-9);
+        // An ordering row and an absolute bound have no relative error.
+        assert_eq!((s[1].known_misses, s[1].failed), (1, 1));
+        assert_eq!(s[1].worst_rel_error, None);
+        assert_eq!((s[2].paper.as_str(), s[2].rows, s[2].passed), ("all", 4, 2));
+    }
+}
+
+/// Which rows one perturbed parameter flips (pass ↔ fail), each way.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KnobFlips {
+    /// The machine TOML key that was moved.
+    pub knob: String,
+    /// Rows whose verdict changed with the parameter lowered.
+    pub lowered: Vec<String>,
+    /// Rows whose verdict changed with the parameter raised.
+    pub raised: Vec<String>,
+}
+
+/// The rows of `moved` whose pass/fail differs from `base` (matched by
+/// source and name; a row missing from either counts as flipped).
+pub fn flipped(base: &[Check], moved: &[Check]) -> Vec<String> {
+    let key = |c: &Check| (c.source.clone(), c.name.clone());
+    let before: std::collections::BTreeMap<_, bool> =
+        base.iter().map(|c| (key(c), c.pass)).collect();
+    let mut out: Vec<String> = moved
+        .iter()
+        .filter(|c| before.get(&key(c)) != Some(&c.pass))
+        .map(|c| {
+            format!(
+                "{} ({}: {})",
+                c.name,
+                if c.pass { "now passes" } else { "now fails" },
+                c.simulated
+            )
+        })
+        .collect();
+    let after: std::collections::BTreeSet<_> = moved.iter().map(key).collect();
+    out.extend(
+        base.iter()
+            .filter(|c| !after.contains(&key(c)))
+            .map(|c| format!("{} (missing)", c.name)),
+    );
+    out
+}
+
+/// Re-run `rows` with each calibrated machine parameter
+/// ([`ecosched_sim::perturb::Knob::ALL`]) moved by ±`pct` % in every
+/// preset, and report which rows flip against `base` (the unperturbed
+/// run). `progress` is told each knob before it runs.
+pub fn perturb<F>(
+    base: &[Check],
+    pct: f64,
+    rows: F,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<KnobFlips>, crate::EngineError>
+where
+    F: Fn() -> Result<Vec<Check>, crate::EngineError>,
+{
+    use ecosched_sim::perturb::{with_perturbation, Knob};
+    let mut out = Vec::new();
+    for knob in Knob::ALL {
+        progress(knob.key());
+        let lowered = with_perturbation(knob, 1.0 - pct / 100.0, &rows)?;
+        let raised = with_perturbation(knob, 1.0 + pct / 100.0, &rows)?;
+        out.push(KnobFlips {
+            knob: knob.key().to_string(),
+            lowered: flipped(base, &lowered),
+            raised: flipped(base, &raised),
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod perturb_tests {
+    use super::*;
+    use crate::validate::merkel_fig1;
+    use ecosched_sim::perturb::{with_perturbation, Knob};
+    use ecosched_sim::Observe;
+
+    /// The mechanism on one row: Fig. 1's four streams run 3.9× slower
+    /// than one because the front-side bus saturates, so that row must
+    /// move with the bus's bandwidth; and a knob that cannot matter to it
+    /// (the board's base power) must leave every Fig. 1 verdict alone.
+    #[test]
+    fn bandwidth_moves_the_bus_row_and_base_power_flips_nothing() {
+        let base = merkel_fig1(Observe::Linux).unwrap();
+        let stream = |rows: &[Check]| {
+            rows.iter()
+                .find(|c| c.name.starts_with("stream: 4 instances"))
+                .map(|c| c.simulated)
+                .unwrap()
+        };
+        let wide =
+            with_perturbation(Knob::MemBandwidth, 1.3, || merkel_fig1(Observe::Linux)).unwrap();
+        assert!(
+            stream(&wide) < stream(&base) - 0.3,
+            "{} vs {}",
+            stream(&wide),
+            stream(&base)
+        );
+        assert!(flipped(&base, &wide)
+            .iter()
+            .any(|r| r.starts_with("stream: 4 instances")));
+        let flips = perturb(&base, 10.0, || merkel_fig1(Observe::Linux), &mut |_| {}).unwrap();
+        let base_w = flips.iter().find(|k| k.knob == "power.base_w").unwrap();
+        assert!(
+            base_w.lowered.is_empty() && base_w.raised.is_empty(),
+            "{base_w:?}"
+        );
+    }
+}

@@ -1,0 +1,201 @@
+//! Patel's schedulers (seed 000, issue #12) in the simulator: the thesis's
+//! completion-order requirement for algorithm 2, the Table 4/21/25 rows,
+//! the dynamic priorities of the `-dyn` scenarios, and the observation
+//! model (the policies run on what Linux could read).
+
+#![allow(clippy::unwrap_used)]
+
+use ecosched_engine::experiment::{simulate, simulate_traced, SimOptions};
+use ecosched_engine::validate::{patel_table21, patel_table25, patel_table4, RowKind};
+use ecosched_policy::Params;
+use ecosched_sim::Scenario;
+use std::collections::BTreeMap;
+
+mod common;
+use common::report;
+
+/// Per program (task name without `#i`): the time of the last completion
+/// of any of its instances.
+fn last_completions(scenario: &str, policy: &str) -> BTreeMap<String, f64> {
+    let s = Scenario::load(scenario).unwrap();
+    let (_, trace) =
+        simulate_traced(&s, policy, &Params::default(), &SimOptions::default()).unwrap();
+    let mut last = BTreeMap::new();
+    for step in &trace.steps {
+        for t in step.snapshot.tasks.iter().filter(|t| t.managed) {
+            if let Some(end) = t.finished_s {
+                let program = t.name.split('#').next().unwrap().to_string();
+                let e = last.entry(program).or_insert(0.0f64);
+                *e = e.max(end);
+            }
+        }
+    }
+    last
+}
+
+/// Table 8's criterion: every program of `first` finished all its runs
+/// before any program of `second` did.
+fn groups_in_order(last: &BTreeMap<String, f64>, first: &[&str], second: &[&str]) -> bool {
+    let end_first = first.iter().map(|p| last[*p]).fold(0.0, f64::max);
+    let end_second = second
+        .iter()
+        .map(|p| last[*p])
+        .fold(f64::INFINITY, f64::min);
+    end_first < end_second
+}
+
+/// Issue #12 / POLICIES.md §5.4: processes with distinct priorities
+/// complete in the same order under algorithm 2 as under the default
+/// scheduler. Task 4 (24 programs on 8 CPUs) is where priorities decide the
+/// order: with three to eight programs each has a CPU of its own and the
+/// kernel's weights never meet (the model's order then follows the
+/// programs' lengths). The groups are the thesis's Table 8; under the
+/// default scheduler they finish in nice order because CFS shares each
+/// CPU by weight. This failed after the simulator speed work was merged:
+/// not because of it, but because the kernel model carried a task's
+/// absolute virtual runtime from one run queue to another, so the nice
+/// −16 programs could wait whole seconds behind a queue whose floor
+/// (advanced slowly by a nice −10 mcf) lagged their old queue's; the
+/// order held or not by the luck of where tasks moved. CFS keeps virtual
+/// runtime relative to the queue's floor, and so does the model now.
+#[test]
+fn algorithm_2_keeps_the_completion_order_of_priorities() {
+    let cases: [(&str, &[&str], &[&str]); 2] = [
+        (
+            "patel-task4-hi",
+            &["non-cpuintensive", "mcf", "gcc"],
+            &["bzip2", "sjeng"],
+        ),
+        (
+            "patel-task4-lo",
+            &["gcc", "bzip2", "mcf"],
+            &["non-cpuintensive", "sjeng"],
+        ),
+    ];
+    for (scenario, first, second) in cases {
+        let control = last_completions(scenario, "ondemand");
+        assert!(
+            groups_in_order(&control, first, second),
+            "{scenario}: the default scheduler itself does not order the groups: {control:?}"
+        );
+        let test = last_completions(scenario, "patel2");
+        assert!(
+            groups_in_order(&test, first, second),
+            "{scenario}: patel2 changed the completion order: {test:?} (control {control:?})"
+        );
+    }
+}
+
+/// The same workload without priorities: algorithm 1 ignores nice values,
+/// so the order it gives is not the priority order (the test above would
+/// be empty if every policy kept it).
+#[test]
+fn without_priorities_the_low_priority_programs_do_not_finish_last() {
+    let last = last_completions("patel-task4", "ondemand");
+    assert!(
+        !groups_in_order(
+            &last,
+            &["gcc", "bzip2", "mcf"],
+            &["non-cpuintensive", "sjeng"]
+        ) || !groups_in_order(
+            &last,
+            &["non-cpuintensive", "mcf", "gcc"],
+            &["bzip2", "sjeng"]
+        ),
+        "{last:?}"
+    );
+}
+
+/// `-dyn`: a program's later runs start at the new nice value.
+#[test]
+fn dynamic_priorities_change_after_the_third_completion() {
+    let s = Scenario::load("patel-task2-dyn").unwrap();
+    let (_, trace) =
+        simulate_traced(&s, "ondemand", &Params::default(), &SimOptions::default()).unwrap();
+    let mut nice_by_start: BTreeMap<(String, u64), i32> = BTreeMap::new();
+    for step in &trace.steps {
+        for t in step.snapshot.tasks.iter().filter(|t| t.name == "gcc") {
+            nice_by_start.insert((t.name.clone(), (t.started_s * 1e6) as u64), t.nice);
+        }
+    }
+    let nices: Vec<i32> = nice_by_start.values().copied().collect();
+    assert_eq!(nices, [-4, -4, -4, -14, -14], "Table 7: gcc −4 then −14");
+}
+
+#[test]
+fn patel_table4_rows() {
+    let rows = patel_table4().unwrap();
+    assert!(rows.iter().all(|r| r.kind == RowKind::Predicted));
+    report(&rows);
+}
+
+#[test]
+fn patel_table25_rows() {
+    // Known misses are shown but must still miss: once the model reaches
+    // them they are promoted to ordinary rows.
+    let (misses, rows): (Vec<_>, Vec<_>) = patel_table25()
+        .unwrap()
+        .into_iter()
+        .partition(|c| c.known_miss);
+    report(&rows);
+    for m in &misses {
+        assert!(!m.pass, "{} now passes: drop known_miss", m.name);
+    }
+}
+
+/// Table 21 is a reported miss (see its note): the row must still be
+/// computed from counted misses and references, and labelled predicted.
+#[test]
+fn patel_table21_row_is_computed_and_labelled() {
+    let rows = patel_table21().unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].kind, RowKind::Predicted);
+    assert!(rows[0].note.contains("simulated") && rows[0].note.contains("MISS"));
+    assert!(!rows[0].note.contains("NaN"), "{}", rows[0].note);
+    assert!(
+        rows[0].known_miss && !rows[0].pass,
+        "a known miss that passes is promoted: {}",
+        rows[0].note
+    );
+}
+
+/// The policies run on what Linux could read on the Opteron 6134: patel3's
+/// four events fit its four counters, and a machine without the events
+/// refuses patel3 before anything runs, naming them.
+#[test]
+fn patel_runs_on_linux_observations_and_refuses_a_machine_without_its_events() {
+    let s = Scenario::load("patel-task1").unwrap();
+    let run = simulate(
+        &s,
+        "patel3",
+        &Params::default(),
+        &SimOptions::default(),
+        &mut |_| {},
+    )
+    .unwrap();
+    let notes = &run.report.policy_notes;
+    assert_eq!(
+        notes["cpusets"],
+        "4@800 MHz (CPUs 0-3), 2@1400 MHz (CPUs 4-5), 2@2300 MHz (CPUs 6-7)"
+    );
+    assert!(run.metrics.patel.mean_ips.is_some());
+    // The same machine without a PMU: patel3 is refused, naming the events.
+    let mut s = Scenario::load("patel-task1").unwrap();
+    let mut spec = (*s.machine).clone();
+    spec.spec.pmu = None;
+    s.machine = std::sync::Arc::new(spec);
+    let err = simulate(
+        &s,
+        "patel3",
+        &Params::default(),
+        &SimOptions::default(),
+        &mut |_| {},
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(
+        err.contains("Instructions") && err.contains("LlcMisses"),
+        "{err}"
+    );
+}

@@ -1,0 +1,195 @@
+//! The oracle's side in the policy crate (POLICIES.md §6): its parameter
+//! (the objective the search minimises) and [`FixedConfig`], the static
+//! configuration one candidate of the search is — each named task pinned
+//! to one CPU (or all managed work confined to a CPU set) and each
+//! frequency domain held at one P-state. The search itself runs the
+//! simulator, so it lives in `ecosched-engine` (`oracle.rs`); a policy
+//! never knows which world it runs in.
+
+use crate::params::{ParamSpec, Params};
+use crate::{Policy, PolicyError};
+use ecosched_model::{
+    CpuId, CpuSet, FreqDomainId, FreqSetting, Plan, Requirements, Snapshot, TaskId, Topology,
+};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+/// Parameters of `oracle`.
+pub const ORACLE_PARAMS: &[ParamSpec] = &[ParamSpec {
+    key: "objective",
+    help: "what the search minimises: work_energy (default: energy per unit of work), energy, edp or makespan",
+}];
+
+/// What the oracle's search minimises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Objective {
+    /// Joules per unit of work (per run when all work finishes; per
+    /// instance or 10⁹ instructions when a fixed duration cuts it off).
+    WorkEnergy,
+    /// Total energy.
+    Energy,
+    /// Energy × makespan.
+    Edp,
+    /// Makespan.
+    Makespan,
+}
+
+impl Objective {
+    /// Every objective's parameter value.
+    pub const NAMES: [&'static str; 4] = ["work_energy", "energy", "edp", "makespan"];
+
+    /// The parameter value naming it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Objective::WorkEnergy => "work_energy",
+            Objective::Energy => "energy",
+            Objective::Edp => "edp",
+            Objective::Makespan => "makespan",
+        }
+    }
+
+    /// From `--param objective=…` (default `work_energy`); checks the keys.
+    pub fn from_params(params: &Params) -> Result<Self, PolicyError> {
+        params.check_keys("oracle", ORACLE_PARAMS)?;
+        let Some(text) = params.get::<String>("objective")? else {
+            return Ok(Objective::WorkEnergy);
+        };
+        match text.as_str() {
+            "work_energy" => Ok(Objective::WorkEnergy),
+            "energy" => Ok(Objective::Energy),
+            "edp" => Ok(Objective::Edp),
+            "makespan" => Ok(Objective::Makespan),
+            _ => Err(PolicyError::BadParam {
+                key: "objective".into(),
+                value: text,
+                reason: format!("valid: {}", Self::NAMES.join(", ")),
+            }),
+        }
+    }
+}
+
+/// The catalogue's builder: the oracle is a search over the simulator, not
+/// a policy that decides from snapshots, so only `compare` can run it.
+pub fn build_refused(params: &Params) -> Result<Box<dyn Policy>, PolicyError> {
+    Objective::from_params(params)?;
+    Err(PolicyError::Incompatible(
+        "oracle searches every static placement and frequency in the simulator: run it with `ecosched compare --policies …,oracle`".into(),
+    ))
+}
+
+/// One static configuration: pinned tasks (or a confining CPU set) and a
+/// fixed frequency per domain.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FixedConfig {
+    /// Task name → its CPU.
+    pub task_cpu: BTreeMap<String, CpuId>,
+    /// CPUs all managed work is confined to (for work that is not a fixed
+    /// set of named tasks, such as a `make -jN` job graph).
+    pub cpus: Option<CpuSet>,
+    /// Frequency domain → kHz.
+    pub freq_khz: BTreeMap<FreqDomainId, u64>,
+    /// Tasks already pinned (a task is pinned once; a restart is a new task).
+    pinned: BTreeSet<TaskId>,
+}
+
+/// How often new tasks are looked for and pinned: short, so a task runs
+/// unpinned for at most this long.
+const PIN_INTERVAL: Duration = Duration::from_millis(20);
+
+impl FixedConfig {
+    /// A configuration.
+    pub fn new(
+        task_cpu: BTreeMap<String, CpuId>,
+        cpus: Option<CpuSet>,
+        freq_khz: BTreeMap<FreqDomainId, u64>,
+    ) -> Self {
+        FixedConfig {
+            task_cpu,
+            cpus,
+            freq_khz,
+            pinned: BTreeSet::new(),
+        }
+    }
+}
+
+impl Policy for FixedConfig {
+    fn name(&self) -> &str {
+        "oracle"
+    }
+    fn requirements(&self) -> Requirements {
+        Requirements {
+            affinity: true,
+            frequency: !self.freq_khz.is_empty(),
+            ..Requirements::default()
+        }
+    }
+    fn interval(&self) -> Duration {
+        PIN_INTERVAL
+    }
+    fn init(&mut self, topology: &Topology) -> Result<Plan, PolicyError> {
+        let mut plan = Plan::default();
+        for (&dom, &khz) in &self.freq_khz {
+            let ok = topology
+                .freq_domain(dom)
+                .is_some_and(|d| d.pstate(khz).is_some());
+            if !ok {
+                return Err(PolicyError::Incompatible(format!(
+                    "oracle: {} kHz is not a P-state of frequency domain {}",
+                    khz,
+                    dom.index()
+                )));
+            }
+            plan.frequency
+                .insert(dom, FreqSetting::Fixed { freq_khz: khz });
+        }
+        plan.managed_cpus.clone_from(&self.cpus);
+        self.pinned.clear();
+        Ok(plan)
+    }
+    fn decide(&mut self, snapshot: &Snapshot) -> Plan {
+        let mut plan = Plan::default();
+        let live: BTreeSet<TaskId> = snapshot.live_managed().map(|t| t.id).collect();
+        self.pinned.retain(|id| live.contains(id));
+        for task in snapshot.live_managed() {
+            if let Some(cpu) = self.task_cpu.get(&task.name) {
+                if self.pinned.insert(task.id) {
+                    plan.task_cpus.insert(task.id, CpuSet::single(*cpu));
+                }
+            }
+        }
+        plan
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn objective_parses_and_refuses_unknown() {
+        assert_eq!(
+            Objective::from_params(&Params::default()).unwrap(),
+            Objective::WorkEnergy
+        );
+        assert_eq!(
+            Objective::from_params(&Params::default().with("objective", "edp")).unwrap(),
+            Objective::Edp
+        );
+        let err = Objective::from_params(&Params::default().with("objective", "speed"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("objective") && err.contains("work_energy"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_catalogue_entry_points_to_compare() {
+        let err = build_refused(&Params::default())
+            .err()
+            .map(|e| e.to_string());
+        assert!(err.is_some_and(|e| e.contains("ecosched compare")));
+    }
+}

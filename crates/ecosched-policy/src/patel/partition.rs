@@ -1,0 +1,192 @@
+//! The static heterogeneous cpusets (Patel ch. 4 and §9.1; POLICIES.md §5):
+//! which CPUs run at which fixed frequency.
+//!
+//! - **Derivation.** Without a partition from `--param partition` or the
+//!   machine's calibration, the sets are derived from the P-states: up to
+//!   three frequencies (the lowest, the highest, and the P-state nearest
+//!   to their geometric mean — equal steps in log-frequency), with sizes
+//!   inversely proportional to frequency, rounded by largest remainder in
+//!   whole frequency domains, at least one domain each. On the Opteron
+//!   6134 (800–2300 MHz, per-core domains) this gives the thesis's
+//!   `4@800,2@1400,2@2300`.
+//! - **Realisation.** Sets take whole frequency domains in CPU order, in
+//!   the partition's order, so the slowest set of the thesis's partition
+//!   fills the first die and keeps its voltage plane low.
+
+use crate::PolicyError;
+use ecosched_model::calibration::{Partition, PartitionSet};
+use ecosched_model::{CpuId, CpuSet, FreqDomainId, Topology};
+
+/// One cpuset of fixed frequency.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeteroSet {
+    /// Its CPUs.
+    pub cpus: CpuSet,
+    /// Its frequency, kHz (nominal only under `confine_only`).
+    pub freq_khz: u64,
+    /// The frequency domains it is made of (empty without cpufreq).
+    pub domains: Vec<FreqDomainId>,
+}
+
+/// P-states every frequency domain offers, kHz, ascending.
+fn common_pstates(topology: &Topology) -> Vec<u64> {
+    let mut common: Option<Vec<u64>> = None;
+    for d in &topology.freq_domains {
+        let mut f: Vec<u64> = d.pstates.iter().map(|p| p.freq_khz).collect();
+        f.sort_unstable();
+        common = Some(match common {
+            None => f,
+            Some(c) => c.into_iter().filter(|x| f.contains(x)).collect(),
+        });
+    }
+    common.unwrap_or_default()
+}
+
+/// Online frequency domains (their online CPUs), ordered by first CPU.
+fn online_domains(topology: &Topology) -> Vec<(FreqDomainId, Vec<CpuId>)> {
+    let online = topology.online_cpus();
+    let mut out: Vec<(FreqDomainId, Vec<CpuId>)> = topology
+        .freq_domain_ids()
+        .map(|(id, d)| (id, d.cpus.intersection(&online).iter().collect::<Vec<_>>()))
+        .filter(|(_, c)| !c.is_empty())
+        .collect();
+    out.sort_by_key(|(_, c)| c.first().copied());
+    out
+}
+
+/// The default partition of a machine (see the module doc).
+pub fn derive_partition(topology: &Topology) -> Result<Partition, PolicyError> {
+    let pstates = common_pstates(topology);
+    let domains = online_domains(topology);
+    let (Some(&lo), Some(&hi)) = (pstates.first(), pstates.last()) else {
+        return Err(PolicyError::Incompatible(
+            "cannot derive heterogeneous cpusets: the machine exposes no frequency control \
+             (no cpufreq P-states); give --param partition=COUNT@MHz,… with confine_only=true"
+                .into(),
+        ));
+    };
+    let size = domains.first().map_or(1, |(_, c)| c.len());
+    if domains.iter().any(|(_, c)| c.len() != size) {
+        return Err(PolicyError::Incompatible(
+            "cannot derive heterogeneous cpusets: frequency domains differ in size; \
+             give --param partition=COUNT@MHz,…"
+                .into(),
+        ));
+    }
+    let k = 3.min(pstates.len()).min(domains.len()).max(1);
+    let mut freqs: Vec<u64> = (0..k)
+        .map(|i| {
+            if k == 1 {
+                return hi;
+            }
+            let target = lo as f64 * (hi as f64 / lo as f64).powf(i as f64 / (k - 1) as f64);
+            *pstates
+                .iter()
+                .min_by(|a, b| {
+                    ((**a as f64).ln() - target.ln())
+                        .abs()
+                        .total_cmp(&((**b as f64).ln() - target.ln()).abs())
+                })
+                .unwrap_or(&hi)
+        })
+        .collect();
+    freqs.dedup();
+    let units = domains.len();
+    // Largest remainder, one domain each at least.
+    let weights: Vec<f64> = freqs.iter().map(|f| 1.0 / *f as f64).collect();
+    let total: f64 = weights.iter().sum();
+    let spare = units - freqs.len();
+    let exact: Vec<f64> = weights.iter().map(|w| w / total * spare as f64).collect();
+    let mut counts: Vec<usize> = exact.iter().map(|x| 1 + x.floor() as usize).collect();
+    let mut left = units - counts.iter().sum::<usize>();
+    let mut order: Vec<usize> = (0..freqs.len()).collect();
+    order.sort_by(|a, b| {
+        (exact[*b] - exact[*b].floor()).total_cmp(&(exact[*a] - exact[*a].floor()))
+    });
+    for i in order {
+        if left == 0 {
+            break;
+        }
+        counts[i] += 1;
+        left -= 1;
+    }
+    Ok(Partition {
+        sets: freqs
+            .iter()
+            .zip(&counts)
+            .map(|(f, n)| PartitionSet {
+                cpus: (n * size) as u32,
+                freq_khz: *f,
+            })
+            .collect(),
+    })
+}
+
+/// Realise `partition` on `topology`: whole frequency domains per set (or,
+/// with `confine_only` on a machine without cpufreq, CPUs in order).
+pub fn cpusets(
+    topology: &Topology,
+    partition: &Partition,
+    confine_only: bool,
+) -> Result<Vec<HeteroSet>, PolicyError> {
+    let refused = |e: &dyn std::fmt::Display| PolicyError::BadParam {
+        key: "partition".into(),
+        value: partition.to_string(),
+        reason: e.to_string(),
+    };
+    if topology.freq_domains.is_empty() {
+        if !confine_only {
+            return Err(PolicyError::Incompatible(format!(
+                "heterogeneous cpusets need frequency control, and this machine exposes none \
+                 (no cpufreq); with --param confine_only=true the policy only confines \
+                 processes to the cpusets of {partition}, at whatever frequency the CPUs run"
+            )));
+        }
+        let online: Vec<CpuId> = topology.online_cpus().iter().collect();
+        let given: usize = partition.sets.iter().map(|s| s.cpus as usize).sum();
+        if given != online.len() {
+            return Err(refused(&format!(
+                "partition {partition} covers {given} CPUs but the machine has {} online",
+                online.len()
+            )));
+        }
+        let mut it = online.into_iter();
+        return Ok(partition
+            .sets
+            .iter()
+            .map(|s| HeteroSet {
+                cpus: it.by_ref().take(s.cpus as usize).collect(),
+                freq_khz: s.freq_khz,
+                domains: Vec::new(),
+            })
+            .collect());
+    }
+    partition.validate(topology).map_err(|e| refused(&e))?;
+    let mut domains = online_domains(topology).into_iter();
+    let mut sets = Vec::new();
+    for s in &partition.sets {
+        let mut set = HeteroSet {
+            cpus: CpuSet::new(),
+            freq_khz: s.freq_khz,
+            domains: Vec::new(),
+        };
+        while set.cpus.len() < s.cpus as usize {
+            let Some((id, cpus)) = domains.next() else {
+                break;
+            };
+            cpus.iter().for_each(|c| set.cpus.insert(*c));
+            set.domains.push(id);
+        }
+        if set.cpus.len() != s.cpus as usize {
+            return Err(refused(&format!(
+                "the set {}@{} cannot be made of whole frequency domains \
+                 (this machine's domains have {} CPUs each)",
+                s.cpus,
+                s.freq_khz / 1000,
+                topology.freq_domains.first().map_or(0, |d| d.cpus.len())
+            )));
+        }
+        sets.push(set);
+    }
+    Ok(sets)
+}

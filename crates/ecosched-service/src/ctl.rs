@@ -1,0 +1,370 @@
+//! The control socket: JSON lines over a Unix stream socket
+//! (`/run/ecosched/ctl.sock`, mode 0600, so only root may steer the
+//! machine). One request per line, one answer per line:
+//!
+//! ```text
+//! → {"cmd":"pause","group":"builds"}
+//! ← {"ok":true,"result":"group builds paused (its changes were undone)"}
+//! → {"cmd":"pause","group":"nope"}
+//! ← {"ok":false,"error":"no group \"nope\" (groups: builds, slurm/job_7)"}
+//! ```
+//!
+//! Every step has a timeout: the client waits [`TIMEOUT`] for the answer,
+//! the server waits as long for a request line and for the daemon's loop
+//! to answer it, so a stuck peer costs a clear error, never a hang.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long either side waits for the other.
+pub const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// One request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "cmd", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Request {
+    /// The daemon's state.
+    Status,
+    /// Every group and how it is managed.
+    Groups,
+    /// Run `group` with another policy from now on.
+    SetPolicy {
+        /// The group.
+        group: String,
+        /// The policy.
+        policy: String,
+        /// Its parameters.
+        #[serde(default)]
+        params: BTreeMap<String, String>,
+    },
+    /// Stop managing `group` (undoing its changes) until resumed.
+    Pause {
+        /// The group.
+        group: String,
+    },
+    /// Manage a paused group again.
+    Resume {
+        /// The group.
+        group: String,
+    },
+    /// Manage a batch job's cgroup as group `job-ID` (Slurm's Prolog).
+    JobStart {
+        /// The job id.
+        id: String,
+        /// Its cgroup directory.
+        cgroup: String,
+        /// The policy.
+        policy: String,
+        /// Its parameters.
+        #[serde(default)]
+        params: BTreeMap<String, String>,
+    },
+    /// Forget job `ID` (Slurm's Epilog).
+    JobEnd {
+        /// The job id.
+        id: String,
+    },
+}
+
+/// One answer: `{"ok":true,"result":…}` or `{"ok":false,"error":"…"}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Response {
+    /// Whether the request was carried out.
+    pub ok: bool,
+    /// What it returned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<serde_json::Value>,
+    /// Why not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl Response {
+    /// Done, with `result`.
+    pub fn ok(result: serde_json::Value) -> Self {
+        Response {
+            ok: true,
+            result: Some(result),
+            error: None,
+        }
+    }
+
+    /// Refused, with the reason.
+    pub fn err(error: impl Into<String>) -> Self {
+        Response {
+            ok: false,
+            result: None,
+            error: Some(error.into()),
+        }
+    }
+}
+
+/// A request on its way to the daemon's loop, with where to answer.
+pub type Envelope = (Request, mpsc::Sender<Response>);
+
+/// Why a control request failed on the client's side.
+#[derive(Debug, thiserror::Error)]
+pub enum CtlError {
+    /// No daemon at the socket.
+    #[error("no ecosched daemon is listening at {path} ({source}); is `ecosched daemon` running?")]
+    NotRunning {
+        /// The socket.
+        path: PathBuf,
+        /// The connect error.
+        source: std::io::Error,
+    },
+    /// The socket is root's.
+    #[error("{path}: permission denied: the control socket is root's (mode 0600)")]
+    Permission {
+        /// The socket.
+        path: PathBuf,
+    },
+    /// Talking failed or timed out.
+    #[error("{path}: {what}")]
+    Io {
+        /// The socket.
+        path: PathBuf,
+        /// What happened.
+        what: String,
+    },
+    /// The daemon refused the request.
+    #[error("the daemon refused: {0}")]
+    Refused(String),
+}
+
+/// Send one request to the daemon at `socket` and return its result.
+pub fn call(socket: &Path, request: &Request) -> Result<serde_json::Value, CtlError> {
+    let io = |what: String| CtlError::Io {
+        path: socket.to_path_buf(),
+        what,
+    };
+    let mut stream = UnixStream::connect(socket).map_err(|e| match e.kind() {
+        std::io::ErrorKind::PermissionDenied => CtlError::Permission {
+            path: socket.to_path_buf(),
+        },
+        _ => CtlError::NotRunning {
+            path: socket.to_path_buf(),
+            source: e,
+        },
+    })?;
+    stream
+        .set_read_timeout(Some(TIMEOUT))
+        .and_then(|()| stream.set_write_timeout(Some(TIMEOUT)))
+        .map_err(|e| io(format!("cannot set timeouts: {e}")))?;
+    let line = serde_json::to_string(request).map_err(|e| io(e.to_string()))?;
+    writeln!(stream, "{line}").map_err(|e| io(format!("cannot send the request: {e}")))?;
+    let mut answer = String::new();
+    BufReader::new(&stream)
+        .read_line(&mut answer)
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
+                io(format!("no answer within {} s", TIMEOUT.as_secs()))
+            }
+            _ => io(format!("cannot read the answer: {e}")),
+        })?;
+    if answer.is_empty() {
+        return Err(io(
+            "the daemon closed the connection without answering".into()
+        ));
+    }
+    let response: Response = serde_json::from_str(&answer)
+        .map_err(|e| io(format!("malformed answer {answer:?}: {e}")))?;
+    match (response.ok, response.error) {
+        (true, _) => Ok(response.result.unwrap_or(serde_json::Value::Null)),
+        (false, e) => Err(CtlError::Refused(
+            e.unwrap_or_else(|| "no reason given".into()),
+        )),
+    }
+}
+
+/// The listening side, serving from a thread of its own.
+#[derive(Debug)]
+pub struct Server {
+    path: PathBuf,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Server {
+    /// Listen at `path` (mode 0600) and pass each request to `to_daemon`.
+    /// A socket file left by a dead daemon is replaced; a live daemon's is
+    /// an error.
+    pub fn start(path: &Path, to_daemon: mpsc::Sender<Envelope>) -> Result<Self, String> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        }
+        if path.exists() {
+            if UnixStream::connect(path).is_ok() {
+                return Err(format!(
+                    "{}: another ecosched daemon is listening there",
+                    path.display()
+                ));
+            }
+            std::fs::remove_file(path)
+                .map_err(|e| format!("cannot remove the stale socket {}: {e}", path.display()))?;
+        }
+        let listener = UnixListener::bind(path)
+            .map_err(|e| format!("cannot listen at {}: {e}", path.display()))?;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+            .map_err(|e| format!("cannot make {} mode 0600: {e}", path.display()))?;
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let stop_t = Arc::clone(&stop);
+        let thread = std::thread::Builder::new()
+            .name("ctl".into())
+            .spawn(move || {
+                while !stop_t.load(Ordering::SeqCst) {
+                    match listener.accept() {
+                        Ok((stream, _)) => {
+                            let tx = to_daemon.clone();
+                            // One thread per client: a slow one cannot hold up
+                            // another past its own timeout.
+                            let _ = std::thread::Builder::new()
+                                .name("ctl client".into())
+                                .spawn(move || serve(stream, &tx));
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                            std::thread::sleep(Duration::from_millis(50));
+                        }
+                        Err(e) => {
+                            eprintln!("ecosched: control socket: {e}");
+                            std::thread::sleep(Duration::from_millis(50));
+                        }
+                    }
+                }
+            })
+            .map_err(|e| format!("cannot start the control thread: {e}"))?;
+        Ok(Server {
+            path: path.to_path_buf(),
+            stop,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+fn serve(stream: UnixStream, to_daemon: &mpsc::Sender<Envelope>) {
+    if stream.set_nonblocking(false).is_err()
+        || stream.set_read_timeout(Some(TIMEOUT)).is_err()
+        || stream.set_write_timeout(Some(TIMEOUT)).is_err()
+    {
+        return;
+    }
+    let Ok(write_half) = stream.try_clone() else {
+        return;
+    };
+    let mut out = write_half;
+    for line in BufReader::new(stream).lines() {
+        let Ok(line) = line else {
+            // Timed out or hung up: the client is gone.
+            return;
+        };
+        if line.trim().is_empty() {
+            continue;
+        }
+        let response = match serde_json::from_str::<Request>(&line) {
+            Err(e) => Response::err(format!(
+                "bad request {line:?}: {e} (expected e.g. {{\"cmd\":\"status\"}}; commands: status, groups, set-policy, pause, resume, job-start, job-end)"
+            )),
+            Ok(request) => {
+                let (tx, rx) = mpsc::channel();
+                match to_daemon.send((request, tx)) {
+                    Err(_) => Response::err("the daemon is stopping"),
+                    Ok(()) => rx.recv_timeout(TIMEOUT).unwrap_or_else(|_| {
+                        Response::err(format!(
+                            "the daemon did not answer within {} s",
+                            TIMEOUT.as_secs()
+                        ))
+                    }),
+                }
+            }
+        };
+        let Ok(text) = serde_json::to_string(&response) else {
+            return;
+        };
+        if writeln!(out, "{text}").is_err() {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn requests_have_a_stable_wire_form() {
+        let r: Request = serde_json::from_str(
+            r#"{"cmd":"set-policy","group":"a","policy":"static","params":{"cpus":"0"}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            r,
+            Request::SetPolicy {
+                group: "a".into(),
+                policy: "static".into(),
+                params: [("cpus".to_string(), "0".to_string())].into()
+            }
+        );
+        assert_eq!(
+            serde_json::to_string(&Request::JobEnd { id: "7".into() }).unwrap(),
+            r#"{"cmd":"job-end","id":"7"}"#
+        );
+        assert!(serde_json::from_str::<Request>(r#"{"cmd":"reboot"}"#).is_err());
+    }
+
+    #[test]
+    fn a_round_trip_a_bad_line_and_a_silent_daemon() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ctl.sock");
+        let (tx, rx) = mpsc::channel::<Envelope>();
+        let server = Server::start(&path, tx).unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        // A second daemon on the same socket is refused.
+        let (tx2, _rx2) = mpsc::channel::<Envelope>();
+        assert!(Server::start(&path, tx2).unwrap_err().contains("another"));
+        let answer = std::thread::spawn(move || {
+            let (req, reply) = rx.recv().unwrap();
+            assert_eq!(req, Request::Status);
+            reply.send(Response::ok(serde_json::json!("fine"))).unwrap();
+            rx
+        });
+        assert_eq!(call(&path, &Request::Status).unwrap(), "fine");
+        let _rx = answer.join().unwrap();
+
+        let mut s = UnixStream::connect(&path).unwrap();
+        writeln!(s, "not json").unwrap();
+        let mut line = String::new();
+        BufReader::new(&s).read_line(&mut line).unwrap();
+        let r: Response = serde_json::from_str(&line).unwrap();
+        assert!(!r.ok && r.error.unwrap().contains("bad request"));
+        drop(server);
+        assert!(!path.exists());
+        assert!(matches!(
+            call(&path, &Request::Status),
+            Err(CtlError::NotRunning { .. })
+        ));
+    }
+}

@@ -1,0 +1,529 @@
+//! The daemon's loop: restore what a dead predecessor left, start the
+//! groups, then every 100 ms handle signals, control requests, the group
+//! scan, the machine's series and the watchdog, until `SIGTERM` or
+//! `SIGINT` — which stop every group (restoring its changes) before exit.
+//!
+//! ```text
+//! start: load config ─► journal::restore(state_dir) ─► exporter, socket ─► reconcile ─► READY=1
+//! loop:  SIGHUP ─► load; ok: reconcile to it | error: keep the old one, log where
+//!        scan due ─► reconcile (new job cgroups start, vanished ones stop)
+//!        ctl request ─► answer;  1 s ─► machine series;  WATCHDOG=1
+//! stop:  STOPPING=1 ─► stop every worker (each undoes its journal)
+//! ```
+//!
+//! Reconciling compares the groups that should run (config, jobs, ctl
+//! overrides, minus paused ones) with the workers that do, and stops,
+//! starts or restarts workers to match; a group that disappears also
+//! loses its series.
+
+use crate::config::{self, Config, PolicyChoice, Source};
+use crate::ctl::{self, Envelope, Request, Response};
+use crate::group::{Worker, WorkerContext, WorkerState};
+use crate::membership;
+use crate::metrics::{Exporter, MachineSampler, Metrics};
+use crate::notify;
+use ecosched_linux::journal::RestoreOutcome;
+use ecosched_linux::FsRoot;
+use ecosched_policy::Params;
+use serde_json::json;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+const TICK: Duration = Duration::from_millis(100);
+const SAMPLE_EVERY: Duration = Duration::from_secs(1);
+
+/// A group as it should be managed.
+#[derive(Debug, Clone, PartialEq)]
+struct Wanted {
+    source: Source,
+    policy: PolicyChoice,
+}
+
+/// A group being managed.
+#[derive(Debug)]
+struct Managed {
+    wanted: Wanted,
+    worker: Worker,
+    reported_failure: bool,
+}
+
+/// The daemon's state between ticks.
+struct Daemon {
+    config_path: PathBuf,
+    config: Config,
+    ctx: WorkerContext,
+    managed: BTreeMap<String, Managed>,
+    /// Groups stopped by `pause`.
+    paused: BTreeSet<String>,
+    /// Policies set by `set-policy`, kept while the group exists.
+    overrides: BTreeMap<String, PolicyChoice>,
+    /// Jobs from `job-start`: group `job-ID` on a cgroup.
+    jobs: BTreeMap<String, Wanted>,
+    /// Series names a group has used, so all go when it does.
+    series_policies: BTreeMap<String, BTreeSet<String>>,
+    started: Instant,
+    power: String,
+    exporter: Option<std::net::SocketAddr>,
+}
+
+/// Run the daemon with the configuration at `config_path` until `SIGTERM`
+/// or `SIGINT`. Errors are about starting; once up, problems are logged.
+pub fn run(config_path: &Path) -> Result<(), String> {
+    let config = config::load(config_path).map_err(|e| e.to_string())?;
+    let term = Arc::new(AtomicBool::new(false));
+    let hup = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+        signal_hook::flag::register(sig, Arc::clone(&term))
+            .map_err(|e| format!("cannot handle signal {sig}: {e}"))?;
+    }
+    signal_hook::flag::register(signal_hook::consts::SIGHUP, Arc::clone(&hup))
+        .map_err(|e| format!("cannot handle SIGHUP: {e}"))?;
+
+    restore_predecessors(&config.state_dir)?;
+
+    let metrics = Metrics::new();
+    let mut sampler =
+        MachineSampler::open().map_err(|e| format!("cannot open the machine's meter: {e}"))?;
+    eprintln!("ecosched: power: {}", sampler.describe());
+    let exporter = match config.metrics {
+        Some(addr) => {
+            let e = Exporter::start(addr, metrics.clone())?;
+            eprintln!("ecosched: metrics at http://{}/metrics", e.addr());
+            Some(e)
+        }
+        None => None,
+    };
+    let (tx, rx) = mpsc::channel::<Envelope>();
+    let server = ctl::Server::start(&config.socket, tx)?;
+    eprintln!("ecosched: control socket {}", config.socket.display());
+
+    let mut d = Daemon {
+        config_path: config_path.to_path_buf(),
+        ctx: WorkerContext {
+            state_dir: config.state_dir.clone(),
+            scan_interval: config.scan_interval,
+            metrics: metrics.clone(),
+            source: sampler.source(),
+        },
+        config,
+        managed: BTreeMap::new(),
+        paused: BTreeSet::new(),
+        overrides: BTreeMap::new(),
+        jobs: BTreeMap::new(),
+        series_policies: BTreeMap::new(),
+        started: Instant::now(),
+        power: sampler.describe(),
+        exporter: exporter.as_ref().map(Exporter::addr),
+    };
+    d.reconcile();
+    notify::ready(&format!("managing {} groups", d.managed.len()));
+    eprintln!(
+        "ecosched: daemon ready, managing {} groups",
+        d.managed.len()
+    );
+    let watchdog = notify::watchdog_every();
+    let mut last_ping = Instant::now();
+    let mut last_scan = Instant::now();
+    let mut last_sample = Instant::now();
+    if let Some(every) = watchdog {
+        notify::watchdog();
+        eprintln!("ecosched: watchdog every {} ms", every.as_millis());
+    }
+    while !term.load(Ordering::SeqCst) {
+        if hup.swap(false, Ordering::SeqCst) {
+            notify::reloading(true);
+            d.reload();
+            notify::reloading(false);
+        }
+        if last_scan.elapsed() >= d.config.scan_interval {
+            last_scan = Instant::now();
+            d.reconcile();
+        }
+        while let Ok((request, reply)) = rx.try_recv() {
+            let _ = reply.send(d.handle(request));
+        }
+        if last_sample.elapsed() >= SAMPLE_EVERY {
+            last_sample = Instant::now();
+            if let Err(e) = sampler.sample(&metrics) {
+                eprintln!("ecosched: machine sample: {e}");
+            }
+        }
+        if let Some(every) = watchdog {
+            if last_ping.elapsed() >= every {
+                last_ping = Instant::now();
+                notify::watchdog();
+            }
+        }
+        std::thread::sleep(TICK);
+    }
+    notify::stopping();
+    eprintln!("ecosched: stopping: restoring every group");
+    drop(server);
+    let groups: Vec<String> = d.managed.keys().cloned().collect();
+    for name in groups {
+        d.stop(&name, true);
+    }
+    drop(exporter);
+    eprintln!("ecosched: stopped; everything restored");
+    Ok(())
+}
+
+/// Undo the journals of dead ecosched processes, saying so.
+fn restore_predecessors(state_dir: &Path) -> Result<(), String> {
+    let outcomes = ecosched_linux::journal::restore(state_dir, &FsRoot::live())
+        .map_err(|e| format!("restoring what an earlier ecosched left: {e}"))?;
+    for o in outcomes {
+        match o {
+            RestoreOutcome::Restored(r) => {
+                eprintln!(
+                    "ecosched: restored what a dead ecosched left: {} ({} changes undone, {} about exited tasks)",
+                    r.journal.display(),
+                    r.undone,
+                    r.skipped_gone
+                );
+                for f in &r.failed {
+                    eprintln!("ecosched:   could not undo: {f}");
+                }
+            }
+            RestoreOutcome::OwnerRunning { journal, pid } => eprintln!(
+                "ecosched: left {} alone: ecosched {pid} is running",
+                journal.display()
+            ),
+            RestoreOutcome::Refused { journal, reason } => eprintln!(
+                "ecosched: refused to restore {}: {reason}",
+                journal.display()
+            ),
+        }
+    }
+    Ok(())
+}
+
+impl Daemon {
+    /// The groups that exist now, as configured (before pauses).
+    fn existing(&self) -> BTreeMap<String, Wanted> {
+        let mut out = BTreeMap::new();
+        for g in &self.config.groups {
+            match &g.source {
+                Source::Cgroup(dir) => {
+                    if dir.is_dir() {
+                        out.insert(g.name.clone(), wanted(&g.source, &g.policy));
+                    }
+                }
+                Source::CgroupGlob { parent, prefix } => {
+                    for (dir_name, dir) in membership::glob_dirs(parent, prefix) {
+                        out.insert(
+                            format!("{}/{dir_name}", g.name),
+                            wanted(&Source::Cgroup(dir), &g.policy),
+                        );
+                    }
+                }
+                Source::Match { .. } => {
+                    out.insert(g.name.clone(), wanted(&g.source, &g.policy));
+                }
+            }
+        }
+        for (name, w) in &self.jobs {
+            if let Source::Cgroup(dir) = &w.source {
+                if dir.is_dir() {
+                    out.insert(name.clone(), w.clone());
+                }
+            }
+        }
+        for (name, w) in out.iter_mut() {
+            if let Some(p) = self.overrides.get(name) {
+                w.policy = p.clone();
+            }
+        }
+        out
+    }
+
+    /// Stop, start and restart workers to match what should run.
+    fn reconcile(&mut self) {
+        let existing = self.existing();
+        // Jobs whose cgroup vanished are forgotten, like a job-end.
+        self.jobs.retain(|name, _| existing.contains_key(name));
+        self.overrides.retain(|name, _| existing.contains_key(name));
+        self.paused.retain(|name| existing.contains_key(name));
+        let gone: Vec<String> = self
+            .series_policies
+            .keys()
+            .filter(|n| !existing.contains_key(*n))
+            .cloned()
+            .collect();
+        for name in gone {
+            eprintln!("ecosched: group {name} is gone");
+            self.stop(&name, true);
+        }
+        for (name, w) in existing {
+            if self.paused.contains(&name) {
+                continue;
+            }
+            let same = self.managed.get(&name).map(|m| m.wanted == w);
+            match same {
+                Some(true) => {
+                    if let Some(m) = self.managed.get_mut(&name) {
+                        if let (WorkerState::Failed(why), false) =
+                            (m.worker.state(), m.reported_failure)
+                        {
+                            m.reported_failure = true;
+                            eprintln!("ecosched: group {name} is not managed: {why}");
+                        }
+                    }
+                }
+                Some(false) => {
+                    eprintln!("ecosched: group {name} changed; restarting it");
+                    self.stop(&name, false);
+                    self.start(&name, w);
+                }
+                None => {
+                    eprintln!(
+                        "ecosched: managing group {name} with policy {}",
+                        w.policy.name
+                    );
+                    self.start(&name, w);
+                }
+            }
+        }
+    }
+
+    fn start(&mut self, name: &str, w: Wanted) {
+        let worker = Worker::start(name, &w.source, &w.policy, &self.ctx);
+        let policies = self.series_policies.entry(name.to_string()).or_default();
+        policies.insert(w.policy.name.clone());
+        self.managed.insert(
+            name.to_string(),
+            Managed {
+                wanted: w,
+                worker,
+                reported_failure: false,
+            },
+        );
+    }
+
+    /// Stop a group's worker; `forget` drops its series too (it is gone).
+    fn stop(&mut self, name: &str, forget: bool) {
+        if let Some(m) = self.managed.remove(name) {
+            m.worker.stop();
+        }
+        if forget {
+            if let Some(policies) = self.series_policies.remove(name) {
+                let policies: Vec<String> = policies.into_iter().collect();
+                self.ctx.metrics.forget_group(name, &policies);
+            }
+        }
+    }
+
+    fn reload(&mut self) {
+        match config::load(&self.config_path) {
+            Ok(c) => {
+                if c.state_dir != self.config.state_dir
+                    || c.socket != self.config.socket
+                    || c.metrics != self.config.metrics
+                {
+                    eprintln!("ecosched: reload: state_dir, socket and metrics take effect at the next start");
+                }
+                let keep = (
+                    self.config.state_dir.clone(),
+                    self.config.socket.clone(),
+                    self.config.metrics,
+                );
+                self.config = c;
+                (
+                    self.config.state_dir,
+                    self.config.socket,
+                    self.config.metrics,
+                ) = keep;
+                self.ctx.scan_interval = self.config.scan_interval;
+                eprintln!(
+                    "ecosched: reloaded {} ({} groups configured)",
+                    self.config_path.display(),
+                    self.config.groups.len()
+                );
+                self.reconcile();
+            }
+            Err(e) => eprintln!("ecosched: reload refused, keeping the running configuration: {e}"),
+        }
+    }
+
+    fn group_names(&self) -> String {
+        let names: Vec<String> = self.existing().into_keys().collect();
+        if names.is_empty() {
+            "there are none".into()
+        } else {
+            format!("groups: {}", names.join(", "))
+        }
+    }
+
+    fn handle(&mut self, request: Request) -> Response {
+        match request {
+            Request::Status => Response::ok(json!({
+                "pid": std::process::id(),
+                "config": self.config_path,
+                "uptime_s": self.started.elapsed().as_secs_f64(),
+                "groups": self.managed.len(),
+                "paused": self.paused.len(),
+                "power": self.power,
+                "metrics": self.exporter.map(|a| a.to_string()),
+                "socket": self.config.socket,
+                "state_dir": self.config.state_dir,
+            })),
+            Request::Groups => {
+                let list: Vec<serde_json::Value> = self
+                    .existing()
+                    .into_iter()
+                    .map(|(name, w)| {
+                        let state = if self.paused.contains(&name) {
+                            "paused".to_string()
+                        } else {
+                            match self.managed.get(&name).map(|m| m.worker.state()) {
+                                Some(WorkerState::Running) => "running".into(),
+                                Some(WorkerState::Starting) => "starting".into(),
+                                Some(WorkerState::Failed(why)) => format!("failed: {why}"),
+                                None => "waiting".into(),
+                            }
+                        };
+                        let params: BTreeMap<&str, &str> = w.policy.params.iter().collect();
+                        json!({
+                            "group": name,
+                            "source": describe(&w.source),
+                            "policy": w.policy.name,
+                            "params": params,
+                            "state": state,
+                        })
+                    })
+                    .collect();
+                Response::ok(json!(list))
+            }
+            Request::SetPolicy {
+                group,
+                policy,
+                params,
+            } => {
+                if !self.existing().contains_key(&group) {
+                    return Response::err(format!("no group {group:?} ({})", self.group_names()));
+                }
+                let interval = self.existing().get(&group).and_then(|w| w.policy.interval);
+                let choice = match choice_of(&policy, &params, interval) {
+                    Ok(c) => c,
+                    Err(e) => return Response::err(e),
+                };
+                self.overrides.insert(group.clone(), choice);
+                self.reconcile();
+                Response::ok(json!(format!("group {group} now runs policy {policy}")))
+            }
+            Request::Pause { group } => {
+                if !self.existing().contains_key(&group) {
+                    return Response::err(format!("no group {group:?} ({})", self.group_names()));
+                }
+                if !self.paused.insert(group.clone()) {
+                    return Response::err(format!("group {group} is already paused"));
+                }
+                self.stop(&group, false);
+                Response::ok(json!(format!(
+                    "group {group} paused (its changes were undone)"
+                )))
+            }
+            Request::Resume { group } => {
+                if !self.paused.remove(&group) {
+                    return Response::err(format!("group {group:?} is not paused"));
+                }
+                self.reconcile();
+                Response::ok(json!(format!("group {group} resumed")))
+            }
+            Request::JobStart {
+                id,
+                cgroup,
+                policy,
+                params,
+            } => {
+                let name = format!("job-{id}");
+                if !config::valid_group_name(&name) {
+                    return Response::err(format!(
+                        "job id {id:?}: use letters, digits, `-`, `_` or `.`"
+                    ));
+                }
+                if self.existing().contains_key(&name) {
+                    return Response::err(format!("group {name} already exists"));
+                }
+                let source = match config::cgroup_source(&cgroup) {
+                    Ok(s @ Source::Cgroup(_)) => s,
+                    Ok(_) => {
+                        return Response::err(format!(
+                            "cgroup {cgroup:?}: a job names one cgroup, not a pattern"
+                        ))
+                    }
+                    Err(e) => return Response::err(format!("cgroup: {e}")),
+                };
+                if let Source::Cgroup(dir) = &source {
+                    if !dir.is_dir() {
+                        return Response::err(format!("cgroup {cgroup:?} does not exist"));
+                    }
+                }
+                let policy = match choice_of(&policy, &params, None) {
+                    Ok(c) => c,
+                    Err(e) => return Response::err(e),
+                };
+                self.jobs.insert(name.clone(), Wanted { source, policy });
+                self.reconcile();
+                Response::ok(json!(format!("job {id} managed as group {name}")))
+            }
+            Request::JobEnd { id } => {
+                let name = format!("job-{id}");
+                if self.jobs.remove(&name).is_none() {
+                    return Response::err(format!("no job {id:?} was started"));
+                }
+                self.reconcile();
+                Response::ok(json!(format!(
+                    "job {id} forgotten; its changes were undone"
+                )))
+            }
+        }
+    }
+}
+
+fn wanted(source: &Source, policy: &PolicyChoice) -> Wanted {
+    Wanted {
+        source: source.clone(),
+        policy: policy.clone(),
+    }
+}
+
+fn choice_of(
+    policy: &str,
+    params: &BTreeMap<String, String>,
+    interval: Option<Duration>,
+) -> Result<PolicyChoice, String> {
+    let mut p = Params::default();
+    for (k, v) in params {
+        p = p.with(k, v);
+    }
+    let choice = PolicyChoice {
+        name: policy.to_string(),
+        params: p,
+        interval,
+    };
+    choice.build().map_err(|e| e.to_string())?;
+    Ok(choice)
+}
+
+fn describe(source: &Source) -> String {
+    match source {
+        Source::Cgroup(dir) => format!("cgroup {}", dir.display()),
+        Source::CgroupGlob { parent, prefix } => {
+            format!("cgroups {}/{prefix}*", parent.display())
+        }
+        Source::Match { uid, command } => {
+            let mut parts = Vec::new();
+            if let Some(u) = uid {
+                parts.push(format!("uid {u}"));
+            }
+            if let Some(c) = command {
+                parts.push(format!("command {c}"));
+            }
+            format!("processes of {}", parts.join(", "))
+        }
+    }
+}

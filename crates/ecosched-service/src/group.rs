@@ -1,0 +1,172 @@
+//! One managed group at work: a thread that attaches a `LinuxPlatform` to
+//! the group's processes, runs the engine's control loop with the group's
+//! policy until told to stop, and then undoes the group's journal — the
+//! same platform, loop, journal and restore as `ecosched run`.
+//!
+//! Stopping is how every change of a group is made: pausing, changing its
+//! policy, its cgroup vanishing, and the daemon's own `SIGTERM` all stop
+//! the worker (which restores what it changed); resuming or a new policy
+//! starts a fresh one.
+
+use crate::config::{PolicyChoice, Source};
+use crate::membership::Lookup;
+use crate::metrics::{GroupSink, Metrics};
+use ecosched_linux::perf::SystemPerf;
+use ecosched_linux::platform::{LinuxOptions, LinuxPlatform};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// What every worker needs from the daemon.
+#[derive(Debug, Clone)]
+pub struct WorkerContext {
+    /// Where journals go.
+    pub state_dir: PathBuf,
+    /// How often a group's membership is looked up.
+    pub scan_interval: Duration,
+    /// The series to report to.
+    pub metrics: Metrics,
+    /// The energy `source` label.
+    pub source: &'static str,
+}
+
+/// How a worker is doing.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WorkerState {
+    /// Preparing the platform.
+    Starting,
+    /// Managing, with this many threads at the last step.
+    Running,
+    /// It stopped on an error (the group's changes were undone).
+    Failed(String),
+}
+
+/// A running group worker.
+#[derive(Debug)]
+pub struct Worker {
+    stop: Arc<AtomicBool>,
+    state: Arc<Mutex<WorkerState>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// Turn a group name into a file and cgroup name part (`slurm/job_7` →
+/// `slurm-job_7`).
+pub fn tag_of(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+impl Worker {
+    /// Start managing group `name` (processes from `source`) with `policy`.
+    pub fn start(name: &str, source: &Source, policy: &PolicyChoice, ctx: &WorkerContext) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let state = Arc::new(Mutex::new(WorkerState::Starting));
+        let (name, source, policy, ctx) = (
+            name.to_string(),
+            source.clone(),
+            policy.clone(),
+            ctx.clone(),
+        );
+        let (stop_w, state_w) = (Arc::clone(&stop), Arc::clone(&state));
+        let thread = std::thread::Builder::new()
+            .name(format!("group {name}"))
+            .spawn(move || {
+                let result = manage(&name, source, &policy, &ctx, stop_w, &state_w);
+                if let Err(e) = result {
+                    eprintln!("ecosched: group {name}: {e}");
+                    if let Ok(mut s) = state_w.lock() {
+                        *s = WorkerState::Failed(e);
+                    }
+                }
+            });
+        let thread = match thread {
+            Ok(t) => Some(t),
+            Err(e) => {
+                if let Ok(mut s) = state.lock() {
+                    *s = WorkerState::Failed(format!("cannot start its thread: {e}"));
+                }
+                None
+            }
+        };
+        Worker {
+            stop,
+            state,
+            thread,
+        }
+    }
+
+    /// How it is doing.
+    pub fn state(&self) -> WorkerState {
+        match self.state.lock() {
+            Ok(s) => s.clone(),
+            Err(_) => WorkerState::Failed("its thread panicked".into()),
+        }
+    }
+
+    /// Stop managing and wait until its changes are undone.
+    pub fn stop(mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn manage(
+    name: &str,
+    source: Source,
+    choice: &PolicyChoice,
+    ctx: &WorkerContext,
+    stop: Arc<AtomicBool>,
+    state: &Mutex<WorkerState>,
+) -> Result<(), String> {
+    let mut policy = choice.build().map_err(|e| e.to_string())?;
+    let tag = tag_of(name);
+    let mut lookup = Lookup::new(source, ctx.scan_interval);
+    let options = LinuxOptions {
+        state_dir: ctx.state_dir.clone(),
+        cgroup_name: format!("ecosched-{tag}"),
+        parallelism: None,
+    };
+    let mut platform = LinuxPlatform::attach(
+        &options,
+        &tag,
+        Box::new(SystemPerf),
+        Box::new(move || lookup.roots()),
+        stop,
+    )
+    .map_err(|e| format!("preparing the platform: {e}"))?;
+    if let Ok(mut s) = state.lock() {
+        *s = WorkerState::Running;
+    }
+    let mut sink = GroupSink::new(ctx.metrics.clone(), name, &choice.name, ctx.source);
+    let result = ecosched_control::run(
+        &mut platform,
+        policy.as_mut(),
+        name,
+        None,
+        &mut sink,
+        &mut |_| {},
+    );
+    let undo = platform.release();
+    for f in &undo.failed {
+        eprintln!(
+            "ecosched: group {name}: could not restore: {f} (journal {} kept; run `ecosched restore`)",
+            undo.journal.display()
+        );
+    }
+    eprintln!(
+        "ecosched: group {name}: stopped managing, {} changes undone",
+        undo.undone
+    );
+    result.map(|_| ()).map_err(|e| e.to_string())
+}

@@ -1,0 +1,30 @@
+//! # ecosched-service
+//!
+//! ecosched as a machine's service (`ecosched daemon`), for operators who
+//! do not wrap every program in `ecosched run`:
+//!
+//! ```text
+//!  config (TOML) ──► groups: a cgroup path (systemd slice, Slurm job) or
+//!                    a match rule (user, command name), each with a policy
+//!        │
+//!        ▼ one thread per group: LinuxPlatform::attach ─► control loop ─► release
+//!  daemon loop: SIGHUP re-reads the config, SIGTERM restores everything,
+//!               groups come and go with their cgroups, watchdog pings
+//!        │                                  │
+//!  control socket (JSON lines, 0600)   OpenMetrics exporter (127.0.0.1:9864)
+//! ```
+//!
+//! The groups run the same platform, policies, journal and restore as
+//! `ecosched run`: each group has a journal of its own, undone when the
+//! group ends, is paused, changes policy, or the daemon stops; a daemon
+//! that was killed leaves journals the next one restores at start.
+
+pub mod config;
+pub mod ctl;
+pub mod daemon;
+pub mod group;
+pub mod membership;
+pub mod metrics;
+pub mod notify;
+
+pub use config::{Config, ConfigError};

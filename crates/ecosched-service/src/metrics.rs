@@ -1,0 +1,603 @@
+//! The OpenMetrics exporter: every series the daemon publishes, declared
+//! once here with its help text, in base units (joules, watts, hertz,
+//! seconds), and served over HTTP (`GET /metrics`).
+//!
+//! | series | labels | from |
+//! |---|---|---|
+//! | `ecosched_energy_joules_total` | zone, source | the machine's meter, per RAPL zone / hwmon sensor / estimate |
+//! | `ecosched_power_watts` | zone, source | the same over the last sample |
+//! | `ecosched_cpu_frequency_hertz` | cpu | `/proc/stat`-side CPU samples (cpufreq) |
+//! | `ecosched_group_cpu_seconds_total` | group | the group's tasks' on-CPU time |
+//! | `ecosched_group_energy_joules_total` | group, source | machine energy × the group's share of busy CPU time |
+//! | `ecosched_group_tasks` | group | threads managed now |
+//! | `ecosched_policy_decisions_total` | group, policy | control steps whose plan changed something |
+//! | `ecosched_observation_seconds_total` | – | CPU time the daemon itself has used |
+//! | `ecosched_build_info` | version | – |
+//!
+//! `source` is `rapl`, `hwmon` or `estimate`; a meter is one or the other
+//! for the daemon's lifetime, so estimates and measurements are never
+//! summed into one series. There are no pid or cmdline labels (their
+//! cardinality grows without bound), and a group's series are removed when
+//! the group ends.
+
+use ecosched_linux::power::PowerMeter;
+use ecosched_linux::{cpustat::CpuStat, FsRoot, LinuxError};
+use ecosched_model::trace::TraceSink;
+use ecosched_model::{Meter, Plan, PowerSource, Step, TaskState, TraceHeader};
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// A counter of a real-valued quantity (joules, seconds).
+pub type FloatCounter = Counter<f64, AtomicU64>;
+/// A gauge of a real-valued quantity (watts, hertz).
+pub type FloatGauge = Gauge<f64, AtomicU64>;
+
+/// One meter zone (`package-0`, `psys`, `package (estimated)`).
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ZoneLabels {
+    /// The zone.
+    pub zone: String,
+    /// `rapl`, `hwmon` or `estimate`.
+    pub source: String,
+}
+
+/// One CPU.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct CpuLabels {
+    /// The kernel's CPU number.
+    pub cpu: String,
+}
+
+/// The build.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct BuildLabels {
+    /// The crate version.
+    pub version: String,
+}
+
+/// One group.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct GroupLabels {
+    /// The group's name.
+    pub group: String,
+}
+
+/// One group's energy, by source.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct GroupSourceLabels {
+    /// The group's name.
+    pub group: String,
+    /// `rapl`, `hwmon` or `estimate`.
+    pub source: String,
+}
+
+/// One group's decisions under one policy.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct GroupPolicyLabels {
+    /// The group's name.
+    pub group: String,
+    /// The policy.
+    pub policy: String,
+}
+
+/// Every series, cheap to clone (the families are shared).
+#[derive(Debug, Clone)]
+pub struct Metrics {
+    registry: Arc<Registry>,
+    /// `ecosched_energy_joules_total`.
+    pub energy: Family<ZoneLabels, FloatCounter>,
+    /// `ecosched_power_watts`.
+    pub power: Family<ZoneLabels, FloatGauge>,
+    /// `ecosched_cpu_frequency_hertz`.
+    pub frequency: Family<CpuLabels, FloatGauge>,
+    /// `ecosched_group_cpu_seconds_total`.
+    pub group_cpu: Family<GroupLabels, FloatCounter>,
+    /// `ecosched_group_energy_joules_total`.
+    pub group_energy: Family<GroupSourceLabels, FloatCounter>,
+    /// `ecosched_group_tasks`.
+    pub group_tasks: Family<GroupLabels, Gauge>,
+    /// `ecosched_policy_decisions_total`.
+    pub decisions: Family<GroupPolicyLabels, Counter>,
+    /// `ecosched_observation_seconds_total`.
+    pub observation: FloatCounter,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    /// Declare every series.
+    pub fn new() -> Self {
+        let mut r = Registry::default();
+        let energy = Family::default();
+        r.register(
+            "ecosched_energy_joules",
+            "Energy used, per meter zone, since the daemon started; source says whether it is measured (rapl, hwmon) or estimated from utilisation",
+            energy.clone(),
+        );
+        let power = Family::default();
+        r.register(
+            "ecosched_power_watts",
+            "Mean power over the last sample, per meter zone (same sources as ecosched_energy_joules_total)",
+            power.clone(),
+        );
+        let frequency = Family::default();
+        r.register(
+            "ecosched_cpu_frequency_hertz",
+            "Current frequency of each CPU, where cpufreq reports it",
+            frequency.clone(),
+        );
+        let group_cpu = Family::default();
+        r.register(
+            "ecosched_group_cpu_seconds",
+            "On-CPU time of the managed group's tasks",
+            group_cpu.clone(),
+        );
+        let group_energy = Family::default();
+        r.register(
+            "ecosched_group_energy_joules",
+            "Machine energy attributed to the group by its share of the busy CPU time over each interval (an attribution, not a measurement of the group)",
+            group_energy.clone(),
+        );
+        let group_tasks = Family::default();
+        r.register(
+            "ecosched_group_tasks",
+            "Threads the group manages now",
+            group_tasks.clone(),
+        );
+        let decisions = Family::default();
+        r.register(
+            "ecosched_policy_decisions",
+            "Control steps whose plan changed something, per group and policy",
+            decisions.clone(),
+        );
+        let observation = FloatCounter::default();
+        r.register(
+            "ecosched_observation_seconds",
+            "CPU time the daemon itself has used (observing, deciding, exporting): its own cost",
+            observation.clone(),
+        );
+        // A gauge at 1 rather than an OpenMetrics `info`: Prometheus's own
+        // text parser (and `promtool check metrics`) knows no `info` type.
+        let build = Family::<BuildLabels, Gauge>::default();
+        build
+            .get_or_create(&BuildLabels {
+                version: env!("CARGO_PKG_VERSION").to_string(),
+            })
+            .set(1);
+        r.register("ecosched_build_info", "The running ecosched", build);
+        Metrics {
+            registry: Arc::new(r),
+            energy,
+            power,
+            frequency,
+            group_cpu,
+            group_energy,
+            group_tasks,
+            decisions,
+            observation,
+        }
+    }
+
+    /// The OpenMetrics text of every series now.
+    pub fn encode(&self) -> Result<String, std::fmt::Error> {
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &self.registry)?;
+        Ok(text)
+    }
+
+    /// The same series in Prometheus's classic text format (0.0.4), for
+    /// clients that do not ask for OpenMetrics (`curl`, `promtool check
+    /// metrics`): there a counter's HELP and TYPE name carries `_total`,
+    /// as the sample does, and there is no `# EOF`.
+    pub fn encode_classic(&self) -> Result<String, std::fmt::Error> {
+        Ok(openmetrics_to_classic(&self.encode()?))
+    }
+
+    /// Drop every series of group `group` (it ended or vanished).
+    pub fn forget_group(&self, group: &str, policies: &[String]) {
+        let g = GroupLabels {
+            group: group.to_string(),
+        };
+        self.group_cpu.remove(&g);
+        self.group_tasks.remove(&g);
+        for source in SOURCES {
+            self.group_energy.remove(&GroupSourceLabels {
+                group: group.to_string(),
+                source: source.to_string(),
+            });
+        }
+        for policy in policies {
+            self.forget_policy(group, policy);
+        }
+    }
+
+    /// Drop a group's decisions under a policy it no longer runs.
+    pub fn forget_policy(&self, group: &str, policy: &str) {
+        self.decisions.remove(&GroupPolicyLabels {
+            group: group.to_string(),
+            policy: policy.to_string(),
+        });
+    }
+}
+
+/// See [`Metrics::encode_classic`].
+fn openmetrics_to_classic(text: &str) -> String {
+    let counters: std::collections::HashSet<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .filter_map(|l| l.strip_suffix(" counter"))
+        .collect();
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        if line == "# EOF" {
+            continue;
+        }
+        let renamed = ["# HELP ", "# TYPE "].iter().find_map(|prefix| {
+            let rest = line.strip_prefix(prefix)?;
+            let (name, tail) = rest.split_once(' ')?;
+            counters
+                .contains(name)
+                .then(|| format!("{prefix}{name}_total {tail}"))
+        });
+        out.push_str(renamed.as_deref().unwrap_or(line));
+        out.push('\n');
+    }
+    out
+}
+
+const SOURCES: [&str; 3] = ["rapl", "hwmon", "estimate"];
+
+/// The `source` label of a meter: one value for its whole life.
+pub fn source_label(meter: &PowerMeter) -> &'static str {
+    match meter.source() {
+        PowerSource::Estimated => "estimate",
+        PowerSource::Measured if meter.describe().contains("RAPL") => "rapl",
+        PowerSource::Measured => "hwmon",
+    }
+}
+
+/// The source of one zone of a measured meter: RAPL zones are named
+/// `package-N[/part]`, `psys`; anything else comes from hwmon.
+fn zone_source(meter_source: &'static str, zone: &str) -> &'static str {
+    match meter_source {
+        "estimate" => "estimate",
+        _ if zone.starts_with("package-") || zone.starts_with("psys") => "rapl",
+        _ => "hwmon",
+    }
+}
+
+/// The machine-wide series: the meter, the CPUs, the daemon's own cost.
+#[derive(Debug)]
+pub struct MachineSampler {
+    meter: PowerMeter,
+    source: &'static str,
+    cpustat: CpuStat,
+    last: Instant,
+    own_cpu_s: f64,
+}
+
+impl MachineSampler {
+    /// Open the machine's meter and CPU statistics.
+    pub fn open() -> Result<Self, LinuxError> {
+        let root = FsRoot::live();
+        let machine = ecosched_linux::topology::discover(&root)?;
+        let meter = PowerMeter::open(&root, &machine.topology)?;
+        let source = source_label(&meter);
+        Ok(MachineSampler {
+            meter,
+            source,
+            cpustat: CpuStat::new(root)?,
+            last: Instant::now(),
+            own_cpu_s: own_cpu_s(),
+        })
+    }
+
+    /// How power is measured, in one line.
+    pub fn describe(&self) -> String {
+        self.meter.describe()
+    }
+
+    /// The `source` label this machine's energy carries.
+    pub fn source(&self) -> &'static str {
+        self.source
+    }
+
+    /// Read the meter, the CPUs and the daemon's CPU time into `m`.
+    pub fn sample(&mut self, m: &Metrics) -> Result<(), LinuxError> {
+        let interval_s = self.last.elapsed().as_secs_f64();
+        self.last = Instant::now();
+        let cpus = self.cpustat.sample()?;
+        self.meter.sample(interval_s, &cpus)?;
+        for d in self.meter.domains() {
+            let labels = ZoneLabels {
+                zone: d.name.clone(),
+                source: zone_source(self.source, &d.name).to_string(),
+            };
+            if let Some(j) = d.energy_j.filter(|j| j.is_finite() && *j >= 0.0) {
+                m.energy.get_or_create(&labels).inc_by(j);
+                if interval_s > 0.0 {
+                    m.power.get_or_create(&labels).set(j / interval_s);
+                }
+            }
+        }
+        for c in &cpus {
+            if let Some(khz) = c.freq_khz {
+                m.frequency
+                    .get_or_create(&CpuLabels {
+                        cpu: c.id.to_string(),
+                    })
+                    .set(khz as f64 * 1e3);
+            }
+        }
+        let now = own_cpu_s();
+        m.observation.inc_by((now - self.own_cpu_s).max(0.0));
+        self.own_cpu_s = now;
+        Ok(())
+    }
+}
+
+/// User plus system CPU time of this process, in seconds.
+fn own_cpu_s() -> f64 {
+    use nix::sys::resource::{getrusage, UsageWho};
+    match getrusage(UsageWho::RUSAGE_SELF) {
+        Ok(u) => {
+            let t = |tv: nix::sys::time::TimeVal| tv.tv_sec() as f64 + tv.tv_usec() as f64 / 1e6;
+            t(u.user_time()) + t(u.system_time())
+        }
+        Err(_) => 0.0,
+    }
+}
+
+/// Where one group's control loop reports: its steps become the group's
+/// series (nothing is kept).
+#[derive(Debug)]
+pub struct GroupSink {
+    metrics: Metrics,
+    group: String,
+    policy: String,
+    source: &'static str,
+    meter: Meter,
+}
+
+impl GroupSink {
+    /// Report group `group`, run by `policy`, attributing energy of a meter
+    /// labelled `source`.
+    pub fn new(metrics: Metrics, group: &str, policy: &str, source: &'static str) -> Self {
+        GroupSink {
+            metrics,
+            group: group.to_string(),
+            policy: policy.to_string(),
+            source,
+            meter: Meter::Package,
+        }
+    }
+}
+
+impl TraceSink for GroupSink {
+    fn begin(&mut self, header: &TraceHeader, initial: &Plan) -> std::io::Result<()> {
+        self.meter = header.meter;
+        // The series exists from the group's start, at 0 when the first
+        // plan changed nothing.
+        let decisions = self.metrics.decisions.get_or_create(&GroupPolicyLabels {
+            group: self.group.clone(),
+            policy: self.policy.clone(),
+        });
+        if !initial.is_empty() {
+            decisions.inc();
+        }
+        Ok(())
+    }
+
+    fn step(&mut self, step: &Step) -> std::io::Result<()> {
+        let s = &step.snapshot;
+        let g = GroupLabels {
+            group: self.group.clone(),
+        };
+        let cpu_s: f64 = s
+            .tasks
+            .iter()
+            .filter_map(|t| t.counters.on_cpu_ns)
+            .map(|ns| ns as f64 / 1e9)
+            .sum();
+        self.metrics.group_cpu.get_or_create(&g).inc_by(cpu_s);
+        let alive = s
+            .tasks
+            .iter()
+            .filter(|t| t.state != TaskState::Exited)
+            .count();
+        self.metrics
+            .group_tasks
+            .get_or_create(&g)
+            .set(i64::try_from(alive).unwrap_or(i64::MAX));
+        // Attribution by CPU time: the group's share of all busy CPU time
+        // over the interval, times the machine's energy over it.
+        let busy_s: f64 = s.cpus.iter().map(|c| c.utilisation).sum::<f64>() * s.interval_s;
+        if let Some(j) = s.power.energy_j(self.meter) {
+            if busy_s > 0.0 && j.is_finite() && j >= 0.0 {
+                let share = (cpu_s / busy_s).clamp(0.0, 1.0);
+                self.metrics
+                    .group_energy
+                    .get_or_create(&GroupSourceLabels {
+                        group: self.group.clone(),
+                        source: self.source.to_string(),
+                    })
+                    .inc_by(j * share);
+            }
+        }
+        if !step.plan.is_empty() {
+            self.metrics
+                .decisions
+                .get_or_create(&GroupPolicyLabels {
+                    group: self.group.clone(),
+                    policy: self.policy.clone(),
+                })
+                .inc();
+        }
+        Ok(())
+    }
+}
+
+/// The HTTP side: `GET /metrics` (and `/`) answer the OpenMetrics text.
+pub struct Exporter {
+    server: Arc<tiny_http::Server>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    addr: SocketAddr,
+}
+
+impl std::fmt::Debug for Exporter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Exporter")
+            .field("addr", &self.addr)
+            .finish()
+    }
+}
+
+/// The content type of the OpenMetrics text format.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// The content type of Prometheus's classic text format.
+pub const CLASSIC_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+impl Exporter {
+    /// Listen on `addr` and serve `metrics` from a thread of its own.
+    pub fn start(addr: SocketAddr, metrics: Metrics) -> Result<Self, String> {
+        let server = tiny_http::Server::http(addr)
+            .map(Arc::new)
+            .map_err(|e| format!("cannot listen on {addr} for the metrics exporter: {e}"))?;
+        let addr = server.server_addr().to_ip().unwrap_or(addr);
+        let serving = Arc::clone(&server);
+        let thread = std::thread::Builder::new()
+            .name("exporter".into())
+            .spawn(move || {
+                for request in serving.incoming_requests() {
+                    let path = request.url().split('?').next().unwrap_or("").to_string();
+                    // Content negotiation: OpenMetrics for whoever asks for
+                    // it (Prometheus does), the classic format otherwise.
+                    let openmetrics = request.headers().iter().any(|h| {
+                        h.field.equiv("Accept")
+                            && h.value.as_str().contains("application/openmetrics-text")
+                    });
+                    let (encoded, content_type) = if openmetrics {
+                        (metrics.encode(), CONTENT_TYPE)
+                    } else {
+                        (metrics.encode_classic(), CLASSIC_CONTENT_TYPE)
+                    };
+                    let response = match (request.method(), path.as_str()) {
+                        (tiny_http::Method::Get, "/metrics" | "/") => match encoded {
+                            Ok(text) => {
+                                let response = tiny_http::Response::from_string(text);
+                                match tiny_http::Header::from_bytes(
+                                    &b"Content-Type"[..],
+                                    content_type.as_bytes(),
+                                ) {
+                                    Ok(h) => response.with_header(h),
+                                    Err(()) => response,
+                                }
+                            }
+                            Err(e) => tiny_http::Response::from_string(format!(
+                                "cannot encode the metrics: {e}\n"
+                            ))
+                            .with_status_code(500),
+                        },
+                        _ => tiny_http::Response::from_string("only GET /metrics is served\n")
+                            .with_status_code(404),
+                    };
+                    // A scraper that hung up is not the daemon's problem.
+                    let _ = request.respond(response);
+                }
+            })
+            .map_err(|e| format!("cannot start the exporter thread: {e}"))?;
+        Ok(Exporter {
+            server,
+            thread: Some(thread),
+            addr,
+        })
+    }
+
+    /// The address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+}
+
+impl Drop for Exporter {
+    fn drop(&mut self) {
+        self.server.unblock();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn series_have_base_unit_names_and_groups_leave_none_behind() {
+        let m = Metrics::new();
+        let g = GroupLabels { group: "a".into() };
+        m.group_cpu.get_or_create(&g).inc_by(1.5);
+        m.group_tasks.get_or_create(&g).set(3);
+        m.decisions
+            .get_or_create(&GroupPolicyLabels {
+                group: "a".into(),
+                policy: "static".into(),
+            })
+            .inc();
+        m.energy
+            .get_or_create(&ZoneLabels {
+                zone: "package (estimated)".into(),
+                source: "estimate".into(),
+            })
+            .inc_by(2.0);
+        let text = m.encode().unwrap();
+        for line in [
+            "ecosched_group_cpu_seconds_total{group=\"a\"} 1.5",
+            "ecosched_group_tasks{group=\"a\"} 3",
+            "ecosched_policy_decisions_total{group=\"a\",policy=\"static\"} 1",
+            "ecosched_energy_joules_total{zone=\"package (estimated)\",source=\"estimate\"} 2.0",
+            "ecosched_build_info{version=\"0.1.0\"} 1",
+            "ecosched_observation_seconds_total 0.0",
+        ] {
+            assert!(text.contains(line), "{line} missing from\n{text}");
+        }
+        assert!(text.ends_with("# EOF\n"));
+        m.forget_group("a", &["static".into()]);
+        let text = m.encode().unwrap();
+        assert!(!text.contains("group=\"a\""), "{text}");
+    }
+
+    #[test]
+    fn the_classic_format_names_counters_with_total() {
+        let m = Metrics::new();
+        // prometheus-client leaves families without series out entirely.
+        m.group_tasks
+            .get_or_create(&GroupLabels { group: "a".into() })
+            .set(1);
+        let text = m.encode_classic().unwrap();
+        assert!(text.contains("# TYPE ecosched_observation_seconds_total counter\n"));
+        assert!(text.contains("# HELP ecosched_observation_seconds_total CPU time"));
+        assert!(text.contains("# TYPE ecosched_group_tasks gauge\n"));
+        assert!(!text.contains("# EOF"));
+    }
+
+    #[test]
+    fn zones_keep_their_source() {
+        assert_eq!(zone_source("rapl", "package-0/dram"), "rapl");
+        assert_eq!(zone_source("hwmon", "amd_energy Esocket0"), "hwmon");
+        assert_eq!(zone_source("estimate", "package (estimated)"), "estimate");
+    }
+}

@@ -1,0 +1,146 @@
+//! `ecosched daemon` and `ecosched ctl`: wiring only. The daemon, its
+//! control protocol and its exporter are `ecosched-service`'s.
+
+use crate::commands::Outcome;
+use crate::settings::UsageError;
+use anyhow::Result;
+use clap::{Args, Subcommand};
+use ecosched_service::ctl::{self, Request};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// `ecosched daemon`.
+#[derive(Debug, Args)]
+pub struct DaemonArgs {
+    /// The configuration file (see deploy/ecosched.toml).
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "/etc/ecosched/ecosched.toml"
+    )]
+    pub config: PathBuf,
+}
+
+/// `ecosched ctl`.
+#[derive(Debug, Args)]
+pub struct CtlArgs {
+    /// The daemon's control socket.
+    #[arg(long, value_name = "PATH", default_value = ecosched_service::config::DEFAULT_SOCKET)]
+    pub socket: PathBuf,
+    /// What to ask.
+    #[command(subcommand)]
+    pub command: CtlCommand,
+}
+
+/// The control requests.
+#[derive(Debug, Subcommand)]
+pub enum CtlCommand {
+    /// The daemon's state (JSON).
+    Status,
+    /// Every group, its source, policy and state (JSON).
+    Groups,
+    /// Run GROUP with POLICY from now on (until it vanishes).
+    SetPolicy {
+        /// The group.
+        group: String,
+        /// The policy (see `ecosched policies`).
+        policy: String,
+        /// A policy parameter, `key=value`; repeatable.
+        #[arg(long = "param", value_name = "KEY=VALUE")]
+        params: Vec<String>,
+    },
+    /// Stop managing GROUP, undoing its changes, until `resume`.
+    Pause {
+        /// The group.
+        group: String,
+    },
+    /// Manage a paused GROUP again.
+    Resume {
+        /// The group.
+        group: String,
+    },
+    /// Manage job ID's cgroup as group `job-ID` (a Slurm Prolog).
+    JobStart {
+        /// The job id.
+        id: String,
+        /// The job's cgroup directory.
+        cgroup: String,
+        /// The policy for the job.
+        #[arg(long, value_name = "NAME")]
+        policy: String,
+        /// A policy parameter, `key=value`; repeatable.
+        #[arg(long = "param", value_name = "KEY=VALUE")]
+        params: Vec<String>,
+    },
+    /// Stop managing job ID, undoing its changes (a Slurm Epilog).
+    JobEnd {
+        /// The job id.
+        id: String,
+    },
+}
+
+/// `ecosched daemon`: runs until SIGTERM.
+pub fn daemon(args: &DaemonArgs) -> Result<Outcome> {
+    ecosched_service::daemon::run(&args.config).map_err(|e| {
+        // A bad configuration is the user's to fix (exit 2).
+        if e.starts_with(&args.config.display().to_string()) {
+            anyhow::Error::new(UsageError(e))
+        } else {
+            anyhow::anyhow!(e)
+        }
+    })?;
+    Ok(Outcome::ok(String::new()))
+}
+
+fn params(pairs: &[String]) -> Result<BTreeMap<String, String>> {
+    pairs
+        .iter()
+        .map(|p| match p.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => {
+                Ok((k.trim().to_string(), v.trim().to_string()))
+            }
+            _ => Err(UsageError(format!("--param {p:?}: expected KEY=VALUE")).into()),
+        })
+        .collect()
+}
+
+/// `ecosched ctl …`: prints the daemon's answer as JSON.
+pub fn ctl(args: &CtlArgs) -> Result<Outcome> {
+    let request = match &args.command {
+        CtlCommand::Status => Request::Status,
+        CtlCommand::Groups => Request::Groups,
+        CtlCommand::SetPolicy {
+            group,
+            policy,
+            params: p,
+        } => Request::SetPolicy {
+            group: group.clone(),
+            policy: policy.clone(),
+            params: params(p)?,
+        },
+        CtlCommand::Pause { group } => Request::Pause {
+            group: group.clone(),
+        },
+        CtlCommand::Resume { group } => Request::Resume {
+            group: group.clone(),
+        },
+        CtlCommand::JobStart {
+            id,
+            cgroup,
+            policy,
+            params: p,
+        } => Request::JobStart {
+            id: id.clone(),
+            cgroup: cgroup.clone(),
+            policy: policy.clone(),
+            params: params(p)?,
+        },
+        CtlCommand::JobEnd { id } => Request::JobEnd { id: id.clone() },
+    };
+    let result = ctl::call(&args.socket, &request)?;
+    let text = match result {
+        serde_json::Value::String(s) => format!("{s}\n"),
+        other => format!("{}\n", serde_json::to_string_pretty(&other)?),
+    };
+    Ok(Outcome::ok(text))
+}

@@ -1,0 +1,252 @@
+//! `patel2` (issue #12, Patel ch. 6) on this machine, for real: CPU-bound
+//! processes at different nice values, managed by the policy behind the
+//! fake PMU (this VM has none) with `confine_only=true` (it has no
+//! cpufreq either), and `/proc` confirming where each process may run:
+//! `Cpus_allowed_list` in `/proc/<pid>/status` is always exactly one of the
+//! policy's cpusets, the process stays in the run's cpuset cgroup
+//! (`/proc/<pid>/cpuset`), and the moves the policy reports are the moves
+//! `/proc` shows. Needs root and at least two online CPUs, as CI has.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use ecosched_linux::perf::{Event, FakePerf};
+use ecosched_linux::platform::{LinuxOptions, LinuxPlatform};
+use ecosched_model::Platform;
+use ecosched_policy::Params;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+fn allowed_list(pid: u32) -> Option<String> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .map(|v| v.trim().to_string())
+}
+
+fn cpuset_of(pid: u32) -> Option<String> {
+    Some(
+        std::fs::read_to_string(format!("/proc/{pid}/cpuset"))
+            .ok()?
+            .trim()
+            .to_string(),
+    )
+}
+
+/// Nice value, field 19 of `/proc/<pid>/stat`.
+fn nice_of(pid: u32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &stat[stat.rfind(')')? + 2..];
+    after.split(' ').nth(16)?.parse().ok()
+}
+
+fn ppid_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &stat[stat.rfind(')')? + 2..];
+    after.split(' ').nth(1)?.parse().ok()
+}
+
+/// The busy loops under `sh`: children whose command line is the loop.
+fn loops_of(sh: u32) -> Vec<u32> {
+    let mut out: Vec<u32> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_string_lossy().parse::<u32>().ok())
+        .filter(|&p| {
+            ppid_of(p) == Some(sh)
+                && std::fs::read_to_string(format!("/proc/{p}/cmdline"))
+                    .is_ok_and(|c| c.contains("while"))
+        })
+        .collect();
+    out.sort_unstable();
+    out
+}
+
+/// Kills the busy loops however the test ends, a failed assertion included.
+struct Reap(Vec<u32>);
+
+impl Drop for Reap {
+    fn drop(&mut self) {
+        let pids: Vec<String> = self
+            .0
+            .iter()
+            .filter(|&&p| p > 1)
+            .map(u32::to_string)
+            .collect();
+        if !pids.is_empty() {
+            let _ = std::process::Command::new("kill")
+                .arg("-KILL")
+                .args(&pids)
+                .stderr(std::process::Stdio::null())
+                .status();
+        }
+    }
+}
+
+const NICES: [i32; 3] = [0, 5, 12];
+
+#[test]
+fn patel2_moves_processes_of_different_nice_values_between_cpusets() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cpus < 2 {
+        return; // One CPU makes one cpuset: nothing can move.
+    }
+    // Two cpusets: CPU 0 "slow", the rest "fast" (frequencies nominal
+    // under confine_only).
+    let partition = format!("1@800,{}@2300", cpus - 1);
+    let slow = "0".to_string();
+    let fast = if cpus == 2 {
+        "1".to_string()
+    } else {
+        format!("1-{}", cpus - 1)
+    };
+    let state = tempfile::tempdir().unwrap();
+    let options = LinuxOptions {
+        state_dir: state.path().to_path_buf(),
+        cgroup_name: "ecosched-patel2".into(),
+        ..LinuxOptions::default()
+    };
+    let fake = FakePerf::new();
+    let mut platform = LinuxPlatform::prepare_with(&options, Box::new(fake.clone())).unwrap();
+    let params = Params::default()
+        .with("confine_only", true)
+        .with("partition", partition.as_str())
+        // Every window 0.5 s (A4 would lengthen them with elapsed time):
+        // more decisions in a short test.
+        .with("window_max_s", 0.5);
+    let mut policy = ecosched_policy::build("patel2", &params).unwrap();
+    platform.open_counters(&policy.requirements());
+    let missing = policy.requirements().missing(&platform.capabilities());
+    assert!(missing.is_empty(), "{missing:?}");
+    let initial = policy.init(&platform.topology()).unwrap();
+    platform.apply(&initial).unwrap();
+    // More CPU-bound processes than CPUs, one per nice value and then
+    // some, so that cpusets are contended and processes move.
+    let loops: String = (0..cpus + 1)
+        .map(|i| {
+            format!(
+                "nice -n {} sh -c 'while :; do :; done' & ",
+                NICES[i % NICES.len()]
+            )
+        })
+        .collect();
+    platform
+        .start(&["sh".into(), "-c".into(), format!("{loops}wait")])
+        .unwrap();
+    let sh = platform.child_pid().unwrap();
+    let mut reap = Reap(vec![sh]);
+    let run_cpuset = {
+        let until = Instant::now() + Duration::from_secs(10);
+        loop {
+            let c = cpuset_of(sh).unwrap();
+            if c.contains("ecosched-patel2") {
+                break c;
+            }
+            assert!(
+                Instant::now() < until,
+                "sh never joined the run's cpuset: {c}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+
+    // Drive the loop for at least 4 s and until /proc has shown a move
+    // (at most 40 s). The fake PMU counts an IPC of 0.5 for every loop
+    // (below the 1.7 of the performance index), so CPU-intensive loops
+    // that wait want to move up, as far as their nice values let them.
+    let mut history: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+    let interval = policy.interval();
+    let start = Instant::now();
+    let moved = |h: &BTreeMap<u32, Vec<String>>| h.values().any(|l| l.len() > 1);
+    // On a quiet machine the first placement can be an equilibrium: the
+    // loops in the fast cpuset keep it the better choice, and a nice-12
+    // loop in the slow one may not move up (§6.2). If nothing has moved
+    // after 4 s, the fast cpuset's loops are killed: its run queue empties
+    // and step 7 (fill, A8) must move a slow loop up, whatever its nice.
+    let mut nices: Option<Vec<i32>> = None;
+    let mut killed: Vec<u32> = Vec::new();
+    while start.elapsed() < Duration::from_secs(4)
+        || (!moved(&history) && start.elapsed() < Duration::from_secs(40))
+    {
+        if nices.is_none() && start.elapsed() >= Duration::from_secs(4) {
+            let mut seen: Vec<i32> = history.keys().map(|&p| nice_of(p).unwrap()).collect();
+            seen.sort_unstable();
+            seen.dedup();
+            nices = Some(seen);
+            if !moved(&history) {
+                for (&p, lists) in &history {
+                    if lists.last() == Some(&fast) {
+                        let _ = std::process::Command::new("kill")
+                            .args(["-KILL", &p.to_string()])
+                            .status();
+                        killed.push(p);
+                    }
+                }
+            }
+        }
+        platform.advance(interval).unwrap();
+        for p in loops_of(sh) {
+            let ns = interval.as_nanos() as u64;
+            fake.add(p, Event::Instructions, ns / 2);
+            fake.add(p, Event::Cycles, ns);
+            fake.advance(p, ns, ns);
+        }
+        let snapshot = platform.observe().unwrap();
+        let plan = policy.decide(&snapshot);
+        platform.apply(&plan).unwrap();
+        let loops = loops_of(sh);
+        reap.0.extend(&loops);
+        for p in loops {
+            let list = allowed_list(p).unwrap();
+            let h = history.entry(p).or_default();
+            if h.last() != Some(&list) {
+                h.push(list);
+            }
+            assert_eq!(
+                cpuset_of(p).unwrap(),
+                run_cpuset,
+                "loop {p} left the run's cpuset"
+            );
+        }
+    }
+    let notes = policy.notes();
+    eprintln!("Cpus_allowed_list per loop over the run: {history:?}\npolicy notes: {notes:?}");
+    let count = |k: &str| notes.get(k).and_then(|v| v.parse::<usize>().ok()).unwrap();
+    // Every loop was always confined to exactly one cpuset …
+    for (p, lists) in &history {
+        for l in lists {
+            assert!(
+                *l == slow || *l == fast,
+                "loop {p} allowed {l}, not a cpuset"
+            );
+        }
+    }
+    // … some moved between them, and no move happened that the policy
+    // did not make (it reports moves by window decision and by filling an
+    // empty queue).
+    let moves: usize = history.values().map(|h| h.len() - 1).sum();
+    assert!(moves >= 1, "no loop moved: {history:?}");
+    let decided = count("up_moves") + count("down_moves") + count("empty_queue_fills");
+    assert!(
+        moves <= decided,
+        "{moves} moves in /proc, {decided} by the policy"
+    );
+    // The nice values reached the processes, and patel2's guards used them.
+    assert_eq!(nices.as_deref(), Some(&NICES[..]), "nice values as started");
+    assert!(count("vetoed_by_nice") >= 1, "{notes:?}");
+
+    // The end of the run gives every loop back its CPUs and cgroup.
+    let original = allowed_list(std::process::id()).unwrap();
+    let home = cpuset_of(std::process::id()).unwrap();
+    let end = platform.finish(true).unwrap();
+    assert!(end.restore.failed.is_empty(), "{:?}", end.restore);
+    for &p in history.keys().filter(|p| !killed.contains(p)) {
+        assert_eq!(
+            allowed_list(p).unwrap(),
+            original,
+            "loop {p} affinity restored"
+        );
+        assert_eq!(cpuset_of(p).unwrap(), home, "loop {p} back in its cpuset");
+    }
+    assert_eq!(std::fs::read_dir(state.path()).unwrap().count(), 0);
+}
