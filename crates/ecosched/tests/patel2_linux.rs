@@ -169,10 +169,7 @@ fn patel2_moves_processes_of_different_nice_values_between_cpusets() {
         || (!moved(&history) && start.elapsed() < Duration::from_secs(40))
     {
         if nices.is_none() && start.elapsed() >= Duration::from_secs(4) {
-            let mut seen: Vec<i32> = history.keys().map(|&p| nice_of(p).unwrap()).collect();
-            seen.sort_unstable();
-            seen.dedup();
-            nices = Some(seen);
+            nices = Some(nices_seen(&history));
             if !moved(&history) {
                 for (&p, lists) in &history {
                     if lists.last() == Some(&fast) {
@@ -209,6 +206,9 @@ fn patel2_moves_processes_of_different_nice_values_between_cpusets() {
             );
         }
     }
+    // The loop can end before its body saw the 4 s mark (the test above
+    // runs first); read the nice values now then, while every loop lives.
+    let nices = nices.or_else(|| Some(nices_seen(&history)));
     let notes = policy.notes();
     eprintln!("Cpus_allowed_list per loop over the run: {history:?}\npolicy notes: {notes:?}");
     let count = |k: &str| notes.get(k).and_then(|v| v.parse::<usize>().ok()).unwrap();
@@ -249,4 +249,12 @@ fn patel2_moves_processes_of_different_nice_values_between_cpusets() {
         assert_eq!(cpuset_of(p).unwrap(), home, "loop {p} back in its cpuset");
     }
     assert_eq!(std::fs::read_dir(state.path()).unwrap().count(), 0);
+}
+
+/// The distinct nice values of the loops seen so far, in ascending order.
+fn nices_seen(history: &BTreeMap<u32, Vec<String>>) -> Vec<i32> {
+    let mut seen: Vec<i32> = history.keys().map(|&p| nice_of(p).unwrap()).collect();
+    seen.sort_unstable();
+    seen.dedup();
+    seen
 }
