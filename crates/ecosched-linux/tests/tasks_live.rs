@@ -303,10 +303,16 @@ fn the_observation_cost_measurement_reads_every_task() {
 #[test]
 fn the_allowed_cpus_follow_an_affinity_change_between_reads() {
     let (tx, rx) = mpsc::channel();
-    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let (poke_tx, poke_rx) = mpsc::channel::<bool>();
+    // The worker answers each poke, so it runs between the reads below: a
+    // change made by someone else while a task sleeps shows only once it
+    // runs again (see `TaskReader`), and a test that leaves the worker
+    // asleep would depend on where it happened to block.
     let worker = std::thread::spawn(move || {
         tx.send(gettid()).unwrap();
-        done_rx.recv().unwrap();
+        while poke_rx.recv().unwrap() {
+            tx.send(gettid()).unwrap();
+        }
     });
     let tid = rx.recv().unwrap();
     let mut r = reader();
@@ -320,9 +326,11 @@ fn the_allowed_cpus_follow_an_affinity_change_between_reads() {
     // Later reads skip `status` here (perf counts the switches); the set
     // must still be the current one.
     for _ in 0..2 {
+        poke_tx.send(true).unwrap();
+        rx.recv().unwrap();
         let now = r.read(&[id]).tasks.remove(0).allowed;
         assert_eq!(now.to_list(), first.0.to_string());
     }
-    done_tx.send(()).unwrap();
+    poke_tx.send(false).unwrap();
     worker.join().unwrap();
 }
