@@ -193,3 +193,38 @@ completions = 10
     assert_eq!(exits, 200 * 10);
     assert!(most <= 200 + 200, "{most} slots");
 }
+
+/// Leaving an idle state costs its exit latency (SIMULATOR.md §1): one
+/// short task arriving on an idle machine finishes later by the exit
+/// latency of the state its CPU had reached, here made 20 ms so that it
+/// stands out of the 1 ms observation steps.
+#[test]
+fn waking_an_idle_cpu_costs_the_exit_latency() {
+    let text = r#"
+name = "wake"
+description = "one short task arriving on an idle machine"
+machine = "q6600"
+
+[[tasks]]
+profile = "aluadd"
+length_s = 0.1
+start_s = 0.5
+"#;
+    let finish_s = |exit_us: u32| {
+        let mut scenario = Scenario::from_toml("wake.toml", text, None).unwrap();
+        let mut spec = scenario.machine.spec.clone();
+        for s in &mut spec.power.idle_states {
+            s.exit_latency_us = exit_us;
+        }
+        scenario.machine = std::sync::Arc::new(ecosched_sim::Machine::build(spec).unwrap());
+        let mut sim = SimPlatform::new(&scenario, 1).unwrap();
+        sim.apply(&Plan::unchanged()).unwrap();
+        while !sim.finished() {
+            step(&mut sim, ms(1));
+        }
+        sim.now_s()
+    };
+    let (free, slow) = (finish_s(0), finish_s(20_000));
+    assert!((free - 0.6).abs() < 0.0015, "{free}");
+    assert!((slow - free - 0.020).abs() < 0.0015, "{free} → {slow}");
+}

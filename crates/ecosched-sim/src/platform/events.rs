@@ -17,6 +17,7 @@
 
 use super::{Life, Role, SimPlatform, EPS_INSTR};
 use crate::kernel::Ns;
+use crate::power;
 use ecosched_model::CpuId;
 
 impl SimPlatform {
@@ -159,7 +160,12 @@ impl SimPlatform {
                 check = self.now;
             }
             let dom = &self.domains[self.cpu_facts[c].domain];
-            if self.now >= dom.stall_until && dom.cur_khz > 0 {
+            let waking = self.wake_until[c];
+            if self.now < waking {
+                // Still leaving an idle state: look again when it is out.
+                next = next.min(waking);
+                check = check.min(waking);
+            } else if self.now >= dom.stall_until && dom.cur_khz > 0 {
                 if let Some(o) = self.rates.by_cpu[c] {
                     next = next.min(self.after(instr * o.tpi_ns));
                     check = check.min(self.before((instr - EPS_INSTR) * o.tpi_ns));
@@ -297,7 +303,7 @@ impl SimPlatform {
             self.next_gang_slot();
         }
         if self.next_balance <= now {
-            for (t, from, to) in self.kernel.balance(&self.machine, &self.sched) {
+            for (t, from, to) in self.kernel.balance(&self.machine, &self.sched, now) {
                 self.touch(from);
                 self.touch(to);
                 self.idle_retry = true;
@@ -348,22 +354,30 @@ impl SimPlatform {
     /// Let CPU `c` pick its next task, pulling one from elsewhere if it would idle.
     pub(super) fn schedule(&mut self, c: usize) {
         self.touch(c);
-        if self.kernel.rqs[c].current.is_some() {
+        let rq = &self.kernel.rqs[c];
+        // How long it has been idle, if it is idle now.
+        let idle_ns = (rq.current.is_none() && rq.idle).then(|| self.now - rq.idle_since);
+        if rq.current.is_some() {
             // It goes back in the queue, where an idle CPU may pull it.
             self.idle_retry = true;
         }
         if self
             .kernel
             .pick_next(&mut self.sched, c, self.now)
-            .is_some()
+            .is_none()
         {
-            return;
-        }
-        if let Some((t, from)) = self.kernel.idle_pull(&self.sched, c) {
+            let Some((t, from)) = self.kernel.idle_pull(&self.sched, c) else {
+                return;
+            };
             self.touch(from);
             self.kernel.dequeue(&mut self.sched, t, from, self.now);
             self.kernel.enqueue(&mut self.sched, t, c, self.now, false);
             self.kernel.pick_next(&mut self.sched, c, self.now);
+        }
+        if let Some(idle_ns) = idle_ns {
+            // An idle CPU that now runs a task first leaves its idle state.
+            let exit = power::exit_latency_ns(&self.machine.spec.power, idle_ns);
+            self.wake_until[c] = self.now + exit;
         }
     }
 

@@ -261,6 +261,9 @@ pub struct SimPlatform {
     busy_ns: Vec<f64>,
     /// Per CPU: up to when it has been integrated (energy.rs).
     cpu_at: Vec<Ns>,
+    /// Per CPU: until when it is still leaving an idle state (its task
+    /// makes no progress before then; `power::exit_latency_ns`).
+    wake_until: Vec<Ns>,
     /// Per CPU: when something next happens on it (slice end, completion,
     /// phase or burst end), found when it last changed, so an event costs
     /// nothing for the CPUs it leaves alone.

@@ -85,6 +85,7 @@ impl SimPlatform {
             rates: RateMemo::new(&machine),
             busy_ns: vec![0.0; n],
             cpu_at: vec![0; n],
+            wake_until: vec![0; n],
             cpu_next: MinTree::new(n),
             cpu_check: vec![u64::MAX; n],
             cpu_stale: vec![false; n],
