@@ -11,7 +11,10 @@
 //!   the least loaded one (Richling's Problem A: new work lands on the
 //!   coldest, slowest core);
 //! - count-based balancing up the topology (it looks at task counts only,
-//!   Dhiman's point), plus pulling work when a CPU goes idle;
+//!   Dhiman's point), plus pulling work when a CPU goes idle; balancing
+//!   pulls work to a CPU, and a busy CPU balances only every
+//!   `busy_factor` periods (`rebalance_domains` in kernel/sched.c), so
+//!   moves onto busy CPUs are that much rarer than onto idle ones;
 //! - affinity masks and cpusets always respected.
 //!
 //! The kernel holds only scheduling state; the platform owns the tasks and
@@ -133,6 +136,9 @@ pub struct Kernel {
     /// imbalance anywhere: with the same counts, the next finds none
     /// either (counts are all it compares before picking a task).
     balanced: Vec<usize>,
+    /// Per CPU: when it last balanced while busy (the start of its
+    /// current stretched interval).
+    busy_balanced_at: Vec<Ns>,
 }
 
 impl Kernel {
@@ -144,6 +150,7 @@ impl Kernel {
             tick,
             per_tick: 1.0 / tick as f64,
             balanced: Vec::new(),
+            busy_balanced_at: vec![0; machine.cpus()],
         }
     }
 
@@ -312,13 +319,33 @@ impl Kernel {
     }
 
     /// One pass of count-based balancing over every level of the machine,
-    /// innermost first. Returns the moves as (task, from, to); the caller
-    /// carries them out (a running task moved is an active balance).
-    pub fn balance(&mut self, machine: &Machine, tasks: &[Sched]) -> Vec<(usize, usize, usize)> {
+    /// innermost first, at `now`. A move pulls a task to an idle CPU, or
+    /// to a busy one whose stretched interval (`balance_interval ·
+    /// busy_factor`) has run out. Returns the moves as (task, from, to);
+    /// the caller carries them out (a running task moved is an active
+    /// balance).
+    pub fn balance(
+        &mut self,
+        machine: &Machine,
+        tasks: &[Sched],
+        now: Ns,
+    ) -> Vec<(usize, usize, usize)> {
         let mut nr: Vec<usize> = self.rqs.iter().map(RunQueue::nr).collect();
         let mut moves = Vec::new();
         if nr == self.balanced {
             return moves;
+        }
+        // Which CPUs balance in this pass: the idle ones, and the busy
+        // ones whose stretched interval has run out (they start a new one).
+        let busy_interval = (self.spec.balance_interval_ms * self.spec.busy_factor * 1e6) as Ns;
+        let mut due = vec![true; nr.len()];
+        for (c, d) in due.iter_mut().enumerate() {
+            if nr[c] > 0 {
+                *d = now >= self.busy_balanced_at[c] + busy_interval;
+                if *d {
+                    self.busy_balanced_at[c] = now;
+                }
+            }
         }
         let mut imbalanced = false;
         // Moves per pass are few (at most one per domain), so a list beats
@@ -344,7 +371,11 @@ impl Kernel {
                     continue;
                 }
                 imbalanced = true;
-                let Some(&to) = to_g.iter().min_by_key(|&&c| (nr[c], c)) else {
+                let Some(&to) = to_g
+                    .iter()
+                    .filter(|&&c| due[c])
+                    .min_by_key(|&&c| (nr[c], c))
+                else {
                     continue;
                 };
                 let mut sources: Vec<usize> = from_g.clone();
@@ -461,6 +492,52 @@ mod tests {
         assert_eq!(k.rqs[3].idle_since, 0);
         // … so the next wake-up goes to a CPU idle since the start.
         assert_eq!(k.select_cpu(&tasks[0]), Some(1));
+    }
+
+    /// A busy CPU pulls work only every `busy_factor` balance periods
+    /// (`rebalance_domains`): with one task on every CPU of the Opteron
+    /// and two more on CPU 0, the 8 ms pass moves nothing, the pass after
+    /// 8 · 64 ms does; with a busy factor of 1 the first pass moves.
+    #[test]
+    fn busy_cpus_balance_only_every_busy_factor_periods() {
+        let setup = |busy_factor: f64| {
+            let mut spec = crate::scenario::preset("opteron-2352")
+                .unwrap()
+                .unwrap()
+                .spec;
+            spec.scheduler.busy_factor = busy_factor;
+            let machine = Machine::build(spec).unwrap();
+            let mut k = Kernel::new(&machine, 1_000_000);
+            let mut tasks: Vec<Sched> = (0..10)
+                .map(|seq| Sched {
+                    weight: weight(0),
+                    vruntime: 0.0,
+                    allowed: vec![true; 8],
+                    cpu: None,
+                    switches: 0,
+                    migrations: 0,
+                    seq,
+                    queued_since: None,
+                    wait_ns: 0,
+                })
+                .collect();
+            for t in 0..10 {
+                k.enqueue(&mut tasks, t, t.saturating_sub(2), 0, true);
+            }
+            for c in 0..8 {
+                k.pick_next(&mut tasks, c, 0);
+            }
+            (machine, k, tasks)
+        };
+        let ms = 1_000_000;
+        let (machine, mut k, tasks) = setup(64.0);
+        assert!(k.balance(&machine, &tasks, 8 * ms).is_empty());
+        assert!(k.balance(&machine, &tasks, 16 * ms).is_empty());
+        let moves = k.balance(&machine, &tasks, 512 * ms);
+        assert!(moves.iter().all(|&(_, from, _)| from == 0), "{moves:?}");
+        assert!(!moves.is_empty());
+        let (machine, mut k, tasks) = setup(1.0);
+        assert!(!k.balance(&machine, &tasks, 8 * ms).is_empty());
     }
 
     /// Issue #12 regression: a task moved from a queue whose floor is far
