@@ -13,8 +13,11 @@
 //! - count-based balancing up the topology (it looks at task counts only,
 //!   Dhiman's point), plus pulling work when a CPU goes idle; balancing
 //!   pulls work to a CPU, and a busy CPU balances only every
-//!   `busy_factor` periods (`rebalance_domains` in kernel/sched.c), so
-//!   moves onto busy CPUs are that much rarer than onto idle ones;
+//!   `balance_interval · busy_factor` (`rebalance_domains` in
+//!   kernel/sched.c), its `balance_interval` back at `sd_min_interval_ms`
+//!   after a pass that pulled and doubling up to `sd_max_interval_ms`
+//!   after one that did not (`load_balance`), so moves onto busy CPUs are
+//!   much rarer than onto idle ones;
 //! - affinity masks and cpusets always respected.
 //!
 //! The kernel holds only scheduling state; the platform owns the tasks and
@@ -139,6 +142,8 @@ pub struct Kernel {
     /// Per CPU: when it last balanced while busy (the start of its
     /// current stretched interval).
     busy_balanced_at: Vec<Ns>,
+    /// Per CPU: its `sd->balance_interval`, ms (one for all its levels).
+    interval_ms: Vec<f64>,
 }
 
 impl Kernel {
@@ -151,6 +156,7 @@ impl Kernel {
             per_tick: 1.0 / tick as f64,
             balanced: Vec::new(),
             busy_balanced_at: vec![0; machine.cpus()],
+            interval_ms: vec![machine.spec.scheduler.sd_min_interval_ms; machine.cpus()],
         }
     }
 
@@ -320,7 +326,7 @@ impl Kernel {
 
     /// One pass of count-based balancing over every level of the machine,
     /// innermost first, at `now`. A move pulls a task to an idle CPU, or
-    /// to a busy one whose stretched interval (`balance_interval ·
+    /// to a busy one whose stretched interval (its `balance_interval ·
     /// busy_factor`) has run out. Returns the moves as (task, from, to);
     /// the caller carries them out (a running task moved is an active
     /// balance).
@@ -337,11 +343,12 @@ impl Kernel {
         }
         // Which CPUs balance in this pass: the idle ones, and the busy
         // ones whose stretched interval has run out (they start a new one).
-        let busy_interval = (self.spec.balance_interval_ms * self.spec.busy_factor * 1e6) as Ns;
+        let busy: Vec<bool> = nr.iter().map(|&n| n > 0).collect();
         let mut due = vec![true; nr.len()];
         for (c, d) in due.iter_mut().enumerate() {
-            if nr[c] > 0 {
-                *d = now >= self.busy_balanced_at[c] + busy_interval;
+            if busy[c] {
+                let stretched = (self.interval_ms[c] * self.spec.busy_factor * 1e6) as Ns;
+                *d = now >= self.busy_balanced_at[c] + stretched;
                 if *d {
                     self.busy_balanced_at[c] = now;
                 }
@@ -400,6 +407,16 @@ impl Kernel {
                     moves.push((t, from, to));
                 }
             }
+        }
+        // A busy CPU that balanced starts over at the shortest interval if
+        // it pulled work, else backs off (`load_balance`).
+        let (lo, hi) = (self.spec.sd_min_interval_ms, self.spec.sd_max_interval_ms);
+        for c in (0..due.len()).filter(|&c| busy[c] && due[c]) {
+            self.interval_ms[c] = if moves.iter().any(|&(_, _, to)| to == c) {
+                lo
+            } else {
+                (2.0 * self.interval_ms[c]).min(hi)
+            };
         }
         self.balanced = if imbalanced { Vec::new() } else { nr };
         moves
@@ -494,10 +511,10 @@ mod tests {
         assert_eq!(k.select_cpu(&tasks[0]), Some(1));
     }
 
-    /// A busy CPU pulls work only every `busy_factor` balance periods
+    /// A busy CPU pulls work only every `balance_interval · busy_factor`
     /// (`rebalance_domains`): with one task on every CPU of the Opteron
-    /// and two more on CPU 0, the 8 ms pass moves nothing, the pass after
-    /// 8 · 64 ms does; with a busy factor of 1 the first pass moves.
+    /// and two more on CPU 0, the 8 ms pass moves nothing, the pass at
+    /// 1 ms · 64 does; with a busy factor of 1 the first pass moves.
     #[test]
     fn busy_cpus_balance_only_every_busy_factor_periods() {
         let setup = |busy_factor: f64| {
@@ -532,10 +549,16 @@ mod tests {
         let ms = 1_000_000;
         let (machine, mut k, tasks) = setup(64.0);
         assert!(k.balance(&machine, &tasks, 8 * ms).is_empty());
-        assert!(k.balance(&machine, &tasks, 16 * ms).is_empty());
-        let moves = k.balance(&machine, &tasks, 512 * ms);
+        assert!(k.balance(&machine, &tasks, 56 * ms).is_empty());
+        let moves = k.balance(&machine, &tasks, 64 * ms);
         assert!(moves.iter().all(|&(_, from, _)| from == 0), "{moves:?}");
         assert!(!moves.is_empty());
+        // Every CPU balanced: those that pulled start over at 1 ms, the
+        // others back off to 2 ms.
+        for c in 0..8 {
+            let pulled = moves.iter().any(|&(_, _, to)| to == c);
+            assert_eq!(k.interval_ms[c], if pulled { 1.0 } else { 2.0 }, "cpu {c}");
+        }
         let (machine, mut k, tasks) = setup(1.0);
         assert!(!k.balance(&machine, &tasks, 8 * ms).is_empty());
     }
