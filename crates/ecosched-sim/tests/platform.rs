@@ -228,3 +228,37 @@ start_s = 0.5
     assert!((free - 0.6).abs() < 0.0015, "{free}");
     assert!((slow - free - 0.020).abs() < 0.0015, "{free} → {slow}");
 }
+
+/// ondemand's sample is deferrable work on a 200 ms grid (governor.rs): a
+/// job that lands on an idle core at 1.05 s runs the overdue sample at
+/// once, so the sample at 1.2 s sees 150 ms of 150 busy and raises the
+/// core to 2.1 GHz. A timer that kept firing on an idle core would have
+/// sampled at 1.0 s, and at 1.2 s seen 150 of 200 ms, under the 80 %
+/// up-threshold: the core would stay at 1.05 GHz until 1.4 s.
+#[test]
+fn a_deferred_ondemand_sample_runs_when_the_core_wakes() {
+    let text = r#"
+name = "deferred"
+description = "one job on an idle Opteron under ondemand"
+machine = "opteron-2352"
+governor = "ondemand"
+
+[[tasks]]
+profile = "aluadd"
+length_s = 1.0
+start_s = 1.05
+"#;
+    let scenario = Scenario::from_toml("deferred.toml", text, None).unwrap();
+    let mut sim = SimPlatform::new(&scenario, 1).unwrap();
+    sim.apply(&Plan::unchanged()).unwrap();
+    let s = step(&mut sim, ms(1100));
+    let task = s.tasks.iter().find(|t| t.managed).unwrap();
+    let cpu = task.cpu.unwrap().0 as usize;
+    let (min, max) = {
+        let d = &sim.topology().freq_domains[0];
+        (d.min_khz(), d.max_khz())
+    };
+    assert_eq!(s.cpus[cpu].freq_khz, Some(min));
+    let s = step(&mut sim, ms(150));
+    assert_eq!(s.cpus[cpu].freq_khz, Some(max), "at {} s", sim.now_s());
+}

@@ -283,19 +283,16 @@ impl SimPlatform {
                 continue;
             }
             if self.domains[d].next_eval.is_some_and(|at| at <= now) {
-                // The governor reads the load its CPUs accrued up to now.
-                for i in 0..self.fd_cpus[d].len() {
-                    self.integrate_cpu(self.fd_cpus[d][i]);
-                }
-                let spec = &self.machine.spec.governor;
-                let dom = &mut self.domains[d];
-                let cur = dom.pending.map_or(dom.cur_khz, |p| p.0);
-                let fd = &self.topology.freq_domains[d];
-                let khz = dom.governor.evaluate(spec, fd, now, cur);
-                dom.next_eval = dom.governor.next_eval(spec);
-                self.refresh_dom_next(d);
-                if let Some(khz) = khz {
-                    self.set_freq(d, khz);
+                let idle = self.fd_cpus[d]
+                    .iter()
+                    .all(|&c| self.kernel.rqs[c].current.is_none());
+                if idle && self.domains[d].governor.deferrable() {
+                    // Deferrable work does not wake an idle CPU.
+                    self.domains[d].deferred = true;
+                    self.domains[d].next_eval = None;
+                    self.refresh_dom_next(d);
+                } else {
+                    self.sample_governor(d);
                 }
             }
         }
@@ -320,6 +317,25 @@ impl SimPlatform {
             }
             self.next_balance =
                 now + super::ns(self.machine.spec.scheduler.balance_interval_ms / 1000.0).max(1);
+        }
+    }
+
+    /// Take frequency domain `d`'s governor sample now.
+    fn sample_governor(&mut self, d: usize) {
+        // The governor reads the load its CPUs accrued up to now.
+        for i in 0..self.fd_cpus[d].len() {
+            self.integrate_cpu(self.fd_cpus[d][i]);
+        }
+        let spec = &self.machine.spec.governor;
+        let dom = &mut self.domains[d];
+        dom.deferred = false;
+        let cur = dom.pending.map_or(dom.cur_khz, |p| p.0);
+        let fd = &self.topology.freq_domains[d];
+        let khz = dom.governor.evaluate(spec, fd, self.now, cur);
+        dom.next_eval = dom.governor.next_eval(spec);
+        self.refresh_dom_next(d);
+        if let Some(khz) = khz {
+            self.set_freq(d, khz);
         }
     }
 
@@ -375,9 +391,14 @@ impl SimPlatform {
             self.kernel.pick_next(&mut self.sched, c, self.now);
         }
         if let Some(idle_ns) = idle_ns {
-            // An idle CPU that now runs a task first leaves its idle state.
+            // An idle CPU that now runs a task first leaves its idle state,
+            // and runs the governor sample its idleness deferred.
             let exit = power::exit_latency_ns(&self.machine.spec.power, idle_ns);
             self.wake_until[c] = self.now + exit;
+            let d = self.cpu_facts[c].domain;
+            if self.domains[d].deferred {
+                self.sample_governor(d);
+            }
         }
     }
 

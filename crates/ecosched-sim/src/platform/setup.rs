@@ -125,6 +125,7 @@ impl SimPlatform {
                 pending: None,
                 stall_until: 0,
                 next_eval: governor.next_eval(&machine.spec.governor),
+                deferred: false,
                 governor,
             });
         }
