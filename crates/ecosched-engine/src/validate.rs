@@ -21,6 +21,7 @@ use ecosched_policy::Params;
 use ecosched_sim::Observe;
 use ecosched_sim::Scenario;
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// Whether a row could have come out otherwise.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -423,11 +424,15 @@ pub fn richling_fig2(o: Observe) -> Result<Vec<Check>, EngineError> {
                 0.23,
                 "Fig. 1 is not in the text: \"clearly slower\" for N < 8, read as 1.54; 1.31–1.77 accepted (15 %)",
             );
-            // -j6 and -j7 are known misses: at six or seven jobs on eight
-            // cores most cores carry a job for most of a 200 ms sample,
-            // stay above 2.6.25's 70 % step-down point and keep 2.1 GHz, so
-            // the model's slowdown falls to ~1.2 where Fig. 1 stays high.
-            checks.push(if n >= 6 { row.known_miss() } else { row });
+            // -j5 … -j7 are known misses: at five to seven jobs on eight
+            // cores most cores carry a job through most 200 ms samples,
+            // stay above 2.6.25's step-down point (70 % load, to
+            // cur·load/0.7: with two P-states, below 35 %) and keep
+            // 2.1 GHz, so the model's slowdown falls to 1.1–1.3 where the
+            // reading of Fig. 1 stays at 1.54. -j5 joined them when the
+            // samples became deferrable (governor.rs): a woken core now
+            // waits half a period on average, not one to two.
+            checks.push(if n >= 5 { row.known_miss() } else { row });
         }
         let spare = time("hilo", Some(n))?;
         checks.push(Check::new(
@@ -460,14 +465,20 @@ pub fn richling_fig2(o: Observe) -> Result<Vec<Check>, EngineError> {
             ));
         }
     }
-    checks.push(Check::new(
-        "ondemand's slowdown at -j1 minus at -j7",
-        RFIG,
-        0.5,
-        ondemand_slowdown[0] - ondemand_slowdown[6],
-        0.075,
-        "the gap is largest at small N (§II), read as 0.5; 0.425–0.575 accepted (15 %)",
-    ));
+    checks.push(
+        Check::new(
+            "ondemand's slowdown at -j1 minus at -j7",
+            RFIG,
+            0.5,
+            ondemand_slowdown[0] - ondemand_slowdown[6],
+            0.075,
+            &format!(
+                "the gap is largest at small N (§II), read as 0.5; 0.425–0.575 accepted (15 %).                  A known miss since ondemand's samples are deferrable (2.6.22 on, governor.rs): a                  core woken from idle takes its overdue sample at once and the next one on the                  200 ms grid finds it fully loaded, so a new job waits half a period on average                  at 1.05 GHz instead of one to two; that shortens -j1 most ({:.3}) and -j7                  least ({:.3}). With -j1 within 15 % of 1.54 (≤ 1.77), a 0.5 gap needs -j7 ≤                  1.27, below the 1.31 the -j7 row accepts: the two readings of Fig. 1 barely                  agree with each other",
+                ondemand_slowdown[0], ondemand_slowdown[6]
+            ),
+        )
+        .known_miss(),
+    );
     checks.push(Check::ordering(
         "ondemand's slowdown at -j1 larger than at -j7 (1 = holds)",
         RFIG,
@@ -549,7 +560,7 @@ pub fn richling_table1(o: Observe) -> Result<Vec<Check>, EngineError> {
             464.0 / 364.0,
             t(&ondemand),
             0.19,
-            "7:44 vs 6:04 (27 %); 1.09–1.47 accepted (15 %). A known miss: the simulated kernel puts every new job on the CPU idle longest (SIMULATOR.md §3), always a cold one that waits for the next 200 ms sample, so the model errs high; 2.6.25's step-down hysteresis (a core loaded 35–70 % keeps its frequency) makes it worse, since the hopping -j1 build loads each of the four cores about a quarter",
+            "7:44 vs 6:04 (27 %); 1.09–1.47 accepted (15 %). A known miss: the simulated kernel puts every new job on the CPU idle longest (SIMULATOR.md §3), always a cold one at 1.2 GHz; its deferred sample runs at the wake-up and the next, on the 200 ms grid, raises it, so each job spends half a period on average at half speed (deferrable samples brought the row from 1.66 down to about 1.5); 2.6.25's step-down hysteresis (a core loaded 35–70 % keeps its frequency) and the hopping -j1 build, which loads each of the four cores about a quarter, keep the model high",
         )
         .known_miss(),
         Check::new(
@@ -596,6 +607,8 @@ const PAM_MODEL: &str = "Banikazemi et al. (PAM) §IV-C, eq. 14";
 const PAM_OCC: &str = "Banikazemi et al. (PAM) §IV-C";
 const PAM_GAIN: &str = "Banikazemi et al. (PAM) §V-B/C, Figs. 4, 6, abstract";
 const PAM_CAP: &str = "Banikazemi et al. (PAM) §V-G, Figs. 11–12";
+const PAM_LIMIT: &str = "Banikazemi et al. (PAM) §V-B, Figs. 4–5";
+const PAM_MIX: &str = "Banikazemi et al. (PAM) §V-E, Figs. 8–9";
 
 /// One task over one interval, as PAM's counters see it.
 #[derive(Debug, Clone, PartialEq)]
@@ -756,7 +769,7 @@ pub fn pam_checks(o: Observe) -> Result<Vec<Check>, EngineError> {
             0.0,
             fit_error,
             0.10,
-            "CPI = 0.733 + 3.43·m1 + 110·m1·m2 evaluated on every per-interval sample of bzip2 and libquantum, each alone and the two together in one L2",
+            "CPI = 0.733 + 3.43·m1 + 110·m1·m2 evaluated on every per-interval sample of bzip2 and libquantum, each alone and the two together in one L2. Calibrated, true by construction: both profiles' cpi_core, api and memory term were derived from eq. 14 itself (profiles.toml), so the row checks that derivation, not a prediction",
         ),
         Check::new(
             "bzip2 occupancy beside libquantum in one L2",
@@ -764,7 +777,7 @@ pub fn pam_checks(o: Observe) -> Result<Vec<Check>, EngineError> {
             0.15,
             occupancy("bzip2"),
             0.0225,
-            "O = lines in / lines in of the L2 (eq. 6), mean over intervals; both confined to CPUs 0-1",
+            "O = lines in / lines in of the L2 (eq. 6), mean over intervals; both confined to CPUs 0-1. Calibrated: libquantum's prefetch coverage was set so that it holds ≈ 0.85 here",
         ),
         Check::new(
             "libquantum occupancy beside bzip2 in one L2",
@@ -772,7 +785,7 @@ pub fn pam_checks(o: Observe) -> Result<Vec<Check>, EngineError> {
             0.85,
             occupancy("libquantum"),
             0.05,
-            "as above; libquantum streams and takes most of the cache",
+            "as above; libquantum streams and takes most of the cache (calibrated with the row above)",
         ),
         Check::new(
             "4 libquantum + 4 xalancbmk: system gain of PAM over Linux (geomean speedup − 1)",
@@ -793,6 +806,115 @@ pub fn pam_checks(o: Observe) -> Result<Vec<Check>, EngineError> {
             "the paper: 'as much as 33 % for individual threads'; 0.28–0.38 accepted (15 %). A known miss: xalancbmk gains once it shares an L2 only with itself, less than in the paper",
         )
         .known_miss(),
+    ])
+}
+
+/// PAM against the kernel's placement under ondemand on `scenario`, with
+/// PAM's `params`: the system gain (geomean speedup − 1) and each
+/// benchmark's mean run-time ratio PAM/Linux (instances grouped by the
+/// profile their name starts with).
+fn pam_vs_linux(
+    o: Observe,
+    scenario: &str,
+    params: Params,
+) -> Result<(f64, BTreeMap<String, f64>), EngineError> {
+    let scenario = Scenario::load(scenario)?;
+    let report = compare(
+        &scenario,
+        &[
+            ("ondemand".into(), Params::default()),
+            ("pam".into(), params),
+        ],
+        "ondemand",
+        &SimOptions::observing(o),
+        &mut |_, _| {},
+    )?;
+    let gain = report
+        .ratios
+        .get("pam")
+        .and_then(|r| r.speedup_geomean)
+        .unwrap_or(f64::NAN)
+        - 1.0;
+    let (base, pam) = (&report.results[0], &report.results[1]);
+    let mut ratios: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for t in &pam.tasks {
+        if let Some(b) = base.tasks.iter().find(|b| b.name == t.name) {
+            let bench = t.name.split('#').next().unwrap_or(&t.name);
+            ratios
+                .entry(bench.to_string())
+                .or_default()
+                .push(t.runtime_s / b.runtime_s);
+        }
+    }
+    let means = ratios
+        .into_iter()
+        .map(|(k, v)| (k, mean(v.into_iter())))
+        .collect();
+    Ok((gain, means))
+}
+
+/// Predicted PAM rows (issue #17): effects the paper states in its text
+/// for mixes nothing in the model was set from (the profiles of mcf,
+/// omnetpp and the three-benchmark mixes are representative values; only
+/// libquantum, bzip2 and xalancbmk were fitted, on the calibrated rows).
+pub fn pam_predicted(o: Observe) -> Result<Vec<Check>, EngineError> {
+    let (gain, ratio) = pam_vs_linux(o, "pam-libq-mcf", Params::default())?;
+    let (gain95, ratio95) = pam_vs_linux(
+        o,
+        "pam-libq-mcf",
+        Params::default().with("max_degradation", 0.95),
+    )?;
+    let (gain323, _) = pam_vs_linux(o, "pam-mix-323", Params::default())?;
+    let (gain333, _) = pam_vs_linux(o, "pam-mix-333", Params::default())?;
+    let libq = |r: &BTreeMap<String, f64>| r.get("libquantum").copied().unwrap_or(f64::NAN);
+    let mcf = ratio.get("mcf").copied().unwrap_or(f64::NAN);
+    Ok(vec![
+        Check::ordering(
+            "4 libquantum + 4 mcf: PAM improves the system (1 = holds)",
+            PAM_LIMIT,
+            gain > 0.0,
+            &format!("§V-B: 'even though the overall performance is improved'; simulated gain {gain:.3}"),
+        )
+        .predicted(),
+        Check::ordering(
+            "4 libquantum + 4 mcf: libquantum itself runs longer under PAM (1 = holds)",
+            PAM_LIMIT,
+            libq(&ratio) > 1.0,
+            &format!(
+                "§V-B: 'the performance of Libq itself degrades significantly'; run-time ratio PAM/Linux: libquantum {:.3}, mcf {mcf:.3} (Fig. 4's bars are not in the text; a loss of a few percent is a weak pass of 'significantly')",
+                libq(&ratio)
+            ),
+        )
+        .predicted(),
+        Check::ordering(
+            "4 libquantum + 4 mcf: a 95 % degradation limit shrinks libquantum's loss (1 = holds)",
+            PAM_LIMIT,
+            libq(&ratio95) < libq(&ratio),
+            &format!(
+                "Fig. 5: 'when this limit is set to 95%, Libq degradation is reduced substantially'; libquantum's run-time ratio {:.3} with max_degradation 0.95, {:.3} with the default 0.10",
+                libq(&ratio95),
+                libq(&ratio)
+            ),
+        )
+        .predicted(),
+        Check::ordering(
+            "4 libquantum + 4 mcf: a 95 % degradation limit shrinks the system gain (1 = holds)",
+            PAM_LIMIT,
+            gain95 < gain,
+            &format!(
+                "Fig. 5: '… and overall performance improvement decreases'; gain {gain95:.3} with the limit, {gain:.3} without"
+            ),
+        )
+        .predicted(),
+        Check::ordering(
+            "3 + 2 + 3 and 3 + 3 + 3 mixes: PAM improves the system in both (1 = holds)",
+            PAM_MIX,
+            gain323 > 0.0 && gain333 > 0.0,
+            &format!(
+                "§V-E: 'in most cases using PAM leads to a better performance', also with more threads than CPUs; the figures' benchmarks are not in the text (stand-ins, see the scenarios); simulated gain {gain323:.3} (3 + 2 + 3), {gain333:.3} (3 + 3 + 3)"
+            ),
+        )
+        .predicted(),
     ])
 }
 
@@ -882,6 +1004,7 @@ pub fn all_checks(o: Observe) -> Result<Vec<Check>, EngineError> {
     out.extend(richling_fig2(o)?);
     out.extend(richling_table1(o)?);
     out.extend(pam_checks(o)?);
+    out.extend(pam_predicted(o)?);
     out.extend(pam_power_cap(o)?);
     out.extend(dhiman_checks()?);
     out.extend(merkel_fig5(o)?);

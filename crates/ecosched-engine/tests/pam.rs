@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use ecosched_engine::validate::{pam_checks, pam_power_cap};
+use ecosched_engine::validate::{pam_checks, pam_power_cap, pam_predicted, RowKind};
 
 mod common;
 use common::report;
@@ -13,6 +13,15 @@ use common::report;
 #[test]
 fn pam_validation_rows() {
     report(&pam_checks(Observe::Linux).unwrap());
+}
+
+/// Issue #17: the paper's stated effects on mixes nothing was fitted on,
+/// all labelled predicted.
+#[test]
+fn pam_predicted_rows() {
+    let rows = pam_predicted(Observe::Linux).unwrap();
+    assert!(rows.iter().all(|c| c.kind == RowKind::Predicted));
+    report(&rows);
 }
 
 #[test]

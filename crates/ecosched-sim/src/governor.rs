@@ -14,6 +14,18 @@
 //! - conservative: every `sampling_ms`, step the request up by
 //!   `freq_step·max` above `up_threshold`, down below `down_threshold`; the
 //!   P-state is the highest ≤ the request going up, the lowest ≥ it going down.
+//! - ondemand and conservative sample on a grid of whole periods ("we want
+//!   all CPUs to do sampling nearly on same jiffy": `delay -= jiffies %
+//!   delay` in `do_dbs_timer`, 2.6.22 on), from deferrable work: a sample
+//!   that falls due while every CPU of the domain idles waits until one
+//!   wakes (`INIT_DELAYED_WORK_DEFERRABLE`, 2.6.22 on), and the load it
+//!   sees is over the time since the last sample, idle time included; the
+//!   next sample is the next grid point. The platform does the deferring
+//!   (`deferrable`), assuming a quiet tickless idle (CONFIG_NO_HZ, x86-64
+//!   from 2.6.24) in which only a task landing on a core wakes it; other
+//!   wake-ups (interrupts, timers) would run the deferred sample earlier,
+//!   so the model is the late limit of a behaviour that lies between it
+//!   and an on-time sample.
 //! - schedutil: per-CPU utilisation as a PELT-like exponential average
 //!   (half-life `util_half_life_ms`), frequency-invariant;
 //!   `f = 1.25 · f_max · util`, lowest P-state ≥ f, at most once per `rate_limit_ms`.
@@ -94,14 +106,30 @@ impl DomainGovernor {
         }
     }
 
-    /// When the governor next wants to look, if ever.
+    /// When the governor next wants to look, if ever: the next whole
+    /// sampling period for ondemand and conservative (their samples are
+    /// aligned to a grid, also after a deferred one), one rate limit after
+    /// the last look for schedutil.
     pub fn next_eval(&self, spec: &GovernorSpec) -> Option<Ns> {
-        let period_ms = match self.setting {
-            FreqSetting::Governor(Governor::Ondemand | Governor::Conservative) => spec.sampling_ms,
-            FreqSetting::Governor(Governor::Schedutil) => spec.rate_limit_ms.max(1.0),
-            _ => return None,
-        };
-        Some(self.last_eval + (period_ms * 1e6) as Ns)
+        match self.setting {
+            FreqSetting::Governor(Governor::Ondemand | Governor::Conservative) => {
+                let period = ((spec.sampling_ms * 1e6) as Ns).max(1);
+                Some((self.last_eval / period + 1) * period)
+            }
+            FreqSetting::Governor(Governor::Schedutil) => {
+                Some(self.last_eval + (spec.rate_limit_ms.max(1.0) * 1e6) as Ns)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether a sample that falls due while the domain idles waits for a
+    /// CPU to wake (ondemand's and conservative's deferrable work).
+    pub fn deferrable(&self) -> bool {
+        matches!(
+            self.setting,
+            FreqSetting::Governor(Governor::Ondemand | Governor::Conservative)
+        )
     }
 
     /// Take a sample at `now`; returns the frequency to switch to, if it changes.

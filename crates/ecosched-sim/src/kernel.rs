@@ -11,7 +11,13 @@
 //!   the least loaded one (Richling's Problem A: new work lands on the
 //!   coldest, slowest core);
 //! - count-based balancing up the topology (it looks at task counts only,
-//!   Dhiman's point), plus pulling work when a CPU goes idle;
+//!   Dhiman's point), plus pulling work when a CPU goes idle; balancing
+//!   pulls work to a CPU, and a busy CPU balances only every
+//!   `balance_interval · busy_factor` (`rebalance_domains` in
+//!   kernel/sched.c), its `balance_interval` back at `sd_min_interval_ms`
+//!   after a pass that pulled and doubling up to `sd_max_interval_ms`
+//!   after one that did not (`load_balance`), so moves onto busy CPUs are
+//!   much rarer than onto idle ones;
 //! - affinity masks and cpusets always respected.
 //!
 //! The kernel holds only scheduling state; the platform owns the tasks and
@@ -133,6 +139,11 @@ pub struct Kernel {
     /// imbalance anywhere: with the same counts, the next finds none
     /// either (counts are all it compares before picking a task).
     balanced: Vec<usize>,
+    /// Per CPU: when it last balanced while busy (the start of its
+    /// current stretched interval).
+    busy_balanced_at: Vec<Ns>,
+    /// Per CPU: its `sd->balance_interval`, ms (one for all its levels).
+    interval_ms: Vec<f64>,
 }
 
 impl Kernel {
@@ -144,6 +155,8 @@ impl Kernel {
             tick,
             per_tick: 1.0 / tick as f64,
             balanced: Vec::new(),
+            busy_balanced_at: vec![0; machine.cpus()],
+            interval_ms: vec![machine.spec.scheduler.sd_min_interval_ms; machine.cpus()],
         }
     }
 
@@ -312,13 +325,34 @@ impl Kernel {
     }
 
     /// One pass of count-based balancing over every level of the machine,
-    /// innermost first. Returns the moves as (task, from, to); the caller
-    /// carries them out (a running task moved is an active balance).
-    pub fn balance(&mut self, machine: &Machine, tasks: &[Sched]) -> Vec<(usize, usize, usize)> {
+    /// innermost first, at `now`. A move pulls a task to an idle CPU, or
+    /// to a busy one whose stretched interval (its `balance_interval ·
+    /// busy_factor`) has run out. Returns the moves as (task, from, to);
+    /// the caller carries them out (a running task moved is an active
+    /// balance).
+    pub fn balance(
+        &mut self,
+        machine: &Machine,
+        tasks: &[Sched],
+        now: Ns,
+    ) -> Vec<(usize, usize, usize)> {
         let mut nr: Vec<usize> = self.rqs.iter().map(RunQueue::nr).collect();
         let mut moves = Vec::new();
         if nr == self.balanced {
             return moves;
+        }
+        // Which CPUs balance in this pass: the idle ones, and the busy
+        // ones whose stretched interval has run out (they start a new one).
+        let busy: Vec<bool> = nr.iter().map(|&n| n > 0).collect();
+        let mut due = vec![true; nr.len()];
+        for (c, d) in due.iter_mut().enumerate() {
+            if busy[c] {
+                let stretched = (self.interval_ms[c] * self.spec.busy_factor * 1e6) as Ns;
+                *d = now >= self.busy_balanced_at[c] + stretched;
+                if *d {
+                    self.busy_balanced_at[c] = now;
+                }
+            }
         }
         let mut imbalanced = false;
         // Moves per pass are few (at most one per domain), so a list beats
@@ -344,7 +378,11 @@ impl Kernel {
                     continue;
                 }
                 imbalanced = true;
-                let Some(&to) = to_g.iter().min_by_key(|&&c| (nr[c], c)) else {
+                let Some(&to) = to_g
+                    .iter()
+                    .filter(|&&c| due[c])
+                    .min_by_key(|&&c| (nr[c], c))
+                else {
                     continue;
                 };
                 let mut sources: Vec<usize> = from_g.clone();
@@ -369,6 +407,16 @@ impl Kernel {
                     moves.push((t, from, to));
                 }
             }
+        }
+        // A busy CPU that balanced starts over at the shortest interval if
+        // it pulled work, else backs off (`load_balance`).
+        let (lo, hi) = (self.spec.sd_min_interval_ms, self.spec.sd_max_interval_ms);
+        for c in (0..due.len()).filter(|&c| busy[c] && due[c]) {
+            self.interval_ms[c] = if moves.iter().any(|&(_, _, to)| to == c) {
+                lo
+            } else {
+                (2.0 * self.interval_ms[c]).min(hi)
+            };
         }
         self.balanced = if imbalanced { Vec::new() } else { nr };
         moves
@@ -461,6 +509,58 @@ mod tests {
         assert_eq!(k.rqs[3].idle_since, 0);
         // … so the next wake-up goes to a CPU idle since the start.
         assert_eq!(k.select_cpu(&tasks[0]), Some(1));
+    }
+
+    /// A busy CPU pulls work only every `balance_interval · busy_factor`
+    /// (`rebalance_domains`): with one task on every CPU of the Opteron
+    /// and two more on CPU 0, the 8 ms pass moves nothing, the pass at
+    /// 1 ms · 64 does; with a busy factor of 1 the first pass moves.
+    #[test]
+    fn busy_cpus_balance_only_every_busy_factor_periods() {
+        let setup = |busy_factor: f64| {
+            let mut spec = crate::scenario::preset("opteron-2352")
+                .unwrap()
+                .unwrap()
+                .spec;
+            spec.scheduler.busy_factor = busy_factor;
+            let machine = Machine::build(spec).unwrap();
+            let mut k = Kernel::new(&machine, 1_000_000);
+            let mut tasks: Vec<Sched> = (0..10)
+                .map(|seq| Sched {
+                    weight: weight(0),
+                    vruntime: 0.0,
+                    allowed: vec![true; 8],
+                    cpu: None,
+                    switches: 0,
+                    migrations: 0,
+                    seq,
+                    queued_since: None,
+                    wait_ns: 0,
+                })
+                .collect();
+            for t in 0..10 {
+                k.enqueue(&mut tasks, t, t.saturating_sub(2), 0, true);
+            }
+            for c in 0..8 {
+                k.pick_next(&mut tasks, c, 0);
+            }
+            (machine, k, tasks)
+        };
+        let ms = 1_000_000;
+        let (machine, mut k, tasks) = setup(64.0);
+        assert!(k.balance(&machine, &tasks, 8 * ms).is_empty());
+        assert!(k.balance(&machine, &tasks, 56 * ms).is_empty());
+        let moves = k.balance(&machine, &tasks, 64 * ms);
+        assert!(moves.iter().all(|&(_, from, _)| from == 0), "{moves:?}");
+        assert!(!moves.is_empty());
+        // Every CPU balanced: those that pulled start over at 1 ms, the
+        // others back off to 2 ms.
+        for c in 0..8 {
+            let pulled = moves.iter().any(|&(_, _, to)| to == c);
+            assert_eq!(k.interval_ms[c], if pulled { 1.0 } else { 2.0 }, "cpu {c}");
+        }
+        let (machine, mut k, tasks) = setup(1.0);
+        assert!(!k.balance(&machine, &tasks, 8 * ms).is_empty());
     }
 
     /// Issue #12 regression: a task moved from a queue whose floor is far

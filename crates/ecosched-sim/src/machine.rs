@@ -149,6 +149,19 @@ pub struct SchedSpec {
     pub min_granularity_ms: f64,
     /// Period of count-based load balancing, ms.
     pub balance_interval_ms: f64,
+    /// How many times longer a busy CPU waits between its own balancing
+    /// passes (`sd->busy_factor`: `rebalance_domains` multiplies a domain's
+    /// `balance_interval` by it unless the CPU is idle). 64 in Linux 2.6's
+    /// `SD_CPU_INIT`/`SD_MC_INIT` (include/linux/topology.h), the kernels
+    /// of every paper here; 32 in `sd_init` from 3.x, 16 from 5.10.
+    pub busy_factor: f64,
+    /// A domain's `balance_interval` after a pass that pulled work, ms
+    /// (`sd->min_interval`: 1 in 2.6's `SD_CPU_INIT`/`SD_MC_INIT`).
+    pub sd_min_interval_ms: f64,
+    /// The most it doubles to while passes find nothing to pull, ms
+    /// (`sd->max_interval`: 4 in 2.6's `SD_CPU_INIT`/`SD_MC_INIT`). A busy
+    /// CPU thus balances every 64–256 ms in 2.6.
+    pub sd_max_interval_ms: f64,
     /// CPI multiplier for a hardware thread whose SMT sibling is busy.
     pub smt_cpi_factor: f64,
 }
@@ -159,6 +172,9 @@ impl Default for SchedSpec {
             latency_ms: 24.0,
             min_granularity_ms: 3.0,
             balance_interval_ms: 8.0,
+            busy_factor: 64.0,
+            sd_min_interval_ms: 1.0,
+            sd_max_interval_ms: 4.0,
             smt_cpi_factor: 1.6,
         }
     }
@@ -404,10 +420,13 @@ impl Machine {
         if !(s.latency_ms > 0.0
             && s.min_granularity_ms > 0.0
             && s.balance_interval_ms > 0.0
+            && s.busy_factor >= 1.0
+            && s.sd_min_interval_ms > 0.0
+            && s.sd_max_interval_ms >= s.sd_min_interval_ms
             && s.smt_cpi_factor >= 1.0)
         {
             return Err(bad(
-                "scheduler tunables must be positive (smt_cpi_factor ≥ 1)".into(),
+                "scheduler tunables must be positive (smt_cpi_factor ≥ 1, busy_factor ≥ 1, sd_max_interval_ms ≥ sd_min_interval_ms)".into(),
             ));
         }
         let g = &spec.governor;

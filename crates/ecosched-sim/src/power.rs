@@ -13,6 +13,11 @@
 //! system       base + Σ packages + memory idle + e_mem · bytes
 //! ```
 //! Energy is integrated exactly over each span of constant state.
+//!
+//! Leaving an idle state costs time: a core woken after `idle` ns first
+//! spends the exit latency of the state it had reached (the same descent
+//! by target residency as the power), at zero speed, before its task runs
+//! (`exit_latency_ns`).
 
 use crate::machine::PowerSpec;
 
@@ -50,6 +55,17 @@ pub fn idle_j(
         }
     }
     energy
+}
+
+/// Exit latency, ns, of a core that has been idle for `idle_ns`: that of
+/// the deepest state whose target residency has passed (the state
+/// `idle_j` charges power for at that moment); none without idle states.
+pub fn exit_latency_ns(p: &PowerSpec, idle_ns: u64) -> u64 {
+    p.idle_states
+        .iter()
+        .take_while(|s| u64::from(s.target_residency_us) * 1000 <= idle_ns)
+        .last()
+        .map_or(0, |s| u64::from(s.exit_latency_us) * 1000)
 }
 
 #[cfg(test)]
@@ -102,6 +118,17 @@ mod tests {
         let parts = idle_j(&p, 1.0, 1.0, 2.0, 0, (0, 500_000))
             + idle_j(&p, 1.0, 1.0, 2.0, 0, (500_000, 2_000_000));
         assert!((parts - e).abs() < 1e-12);
+    }
+
+    #[test]
+    fn exit_latency_follows_the_state_reached() {
+        let p = spec();
+        assert_eq!(exit_latency_ns(&p, 0), 1_000);
+        assert_eq!(exit_latency_ns(&p, 999_999), 1_000);
+        assert_eq!(exit_latency_ns(&p, 1_000_000), 100_000);
+        let mut none = spec();
+        none.idle_states.clear();
+        assert_eq!(exit_latency_ns(&none, 5_000_000), 0);
     }
 
     #[test]

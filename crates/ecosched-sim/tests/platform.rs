@@ -193,3 +193,72 @@ completions = 10
     assert_eq!(exits, 200 * 10);
     assert!(most <= 200 + 200, "{most} slots");
 }
+
+/// Leaving an idle state costs its exit latency (SIMULATOR.md §1): one
+/// short task arriving on an idle machine finishes later by the exit
+/// latency of the state its CPU had reached, here made 20 ms so that it
+/// stands out of the 1 ms observation steps.
+#[test]
+fn waking_an_idle_cpu_costs_the_exit_latency() {
+    let text = r#"
+name = "wake"
+description = "one short task arriving on an idle machine"
+machine = "q6600"
+
+[[tasks]]
+profile = "aluadd"
+length_s = 0.1
+start_s = 0.5
+"#;
+    let finish_s = |exit_us: u32| {
+        let mut scenario = Scenario::from_toml("wake.toml", text, None).unwrap();
+        let mut spec = scenario.machine.spec.clone();
+        for s in &mut spec.power.idle_states {
+            s.exit_latency_us = exit_us;
+        }
+        scenario.machine = std::sync::Arc::new(ecosched_sim::Machine::build(spec).unwrap());
+        let mut sim = SimPlatform::new(&scenario, 1).unwrap();
+        sim.apply(&Plan::unchanged()).unwrap();
+        while !sim.finished() {
+            step(&mut sim, ms(1));
+        }
+        sim.now_s()
+    };
+    let (free, slow) = (finish_s(0), finish_s(20_000));
+    assert!((free - 0.6).abs() < 0.0015, "{free}");
+    assert!((slow - free - 0.020).abs() < 0.0015, "{free} → {slow}");
+}
+
+/// ondemand's sample is deferrable work on a 200 ms grid (governor.rs): a
+/// job that lands on an idle core at 1.05 s runs the overdue sample at
+/// once, so the sample at 1.2 s sees 150 ms of 150 busy and raises the
+/// core to 2.1 GHz. A timer that kept firing on an idle core would have
+/// sampled at 1.0 s, and at 1.2 s seen 150 of 200 ms, under the 80 %
+/// up-threshold: the core would stay at 1.05 GHz until 1.4 s.
+#[test]
+fn a_deferred_ondemand_sample_runs_when_the_core_wakes() {
+    let text = r#"
+name = "deferred"
+description = "one job on an idle Opteron under ondemand"
+machine = "opteron-2352"
+governor = "ondemand"
+
+[[tasks]]
+profile = "aluadd"
+length_s = 1.0
+start_s = 1.05
+"#;
+    let scenario = Scenario::from_toml("deferred.toml", text, None).unwrap();
+    let mut sim = SimPlatform::new(&scenario, 1).unwrap();
+    sim.apply(&Plan::unchanged()).unwrap();
+    let s = step(&mut sim, ms(1100));
+    let task = s.tasks.iter().find(|t| t.managed).unwrap();
+    let cpu = task.cpu.unwrap().0 as usize;
+    let (min, max) = {
+        let d = &sim.topology().freq_domains[0];
+        (d.min_khz(), d.max_khz())
+    };
+    assert_eq!(s.cpus[cpu].freq_khz, Some(min));
+    let s = step(&mut sim, ms(150));
+    assert_eq!(s.cpus[cpu].freq_khz, Some(max), "at {} s", sim.now_s());
+}

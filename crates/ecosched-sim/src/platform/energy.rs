@@ -22,10 +22,11 @@ use crate::power;
 
 impl SimPlatform {
     /// Frequency (GHz) CPU `c` runs at from time `at` on (as long as
-    /// nothing changes); zero while its domain stalls in a transition.
+    /// nothing changes); zero while its domain stalls in a transition or
+    /// it is still leaving an idle state.
     pub(super) fn ghz_at(&self, c: usize, at: Ns) -> f64 {
         let d = &self.domains[self.cpu_facts[c].domain];
-        if at < d.stall_until {
+        if at < d.stall_until || at < self.wake_until[c] {
             0.0
         } else {
             d.cur_khz as f64 / 1e6

@@ -17,6 +17,7 @@
 
 use super::{Life, Role, SimPlatform, EPS_INSTR};
 use crate::kernel::Ns;
+use crate::power;
 use ecosched_model::CpuId;
 
 impl SimPlatform {
@@ -159,7 +160,12 @@ impl SimPlatform {
                 check = self.now;
             }
             let dom = &self.domains[self.cpu_facts[c].domain];
-            if self.now >= dom.stall_until && dom.cur_khz > 0 {
+            let waking = self.wake_until[c];
+            if self.now < waking {
+                // Still leaving an idle state: look again when it is out.
+                next = next.min(waking);
+                check = check.min(waking);
+            } else if self.now >= dom.stall_until && dom.cur_khz > 0 {
                 if let Some(o) = self.rates.by_cpu[c] {
                     next = next.min(self.after(instr * o.tpi_ns));
                     check = check.min(self.before((instr - EPS_INSTR) * o.tpi_ns));
@@ -277,19 +283,16 @@ impl SimPlatform {
                 continue;
             }
             if self.domains[d].next_eval.is_some_and(|at| at <= now) {
-                // The governor reads the load its CPUs accrued up to now.
-                for i in 0..self.fd_cpus[d].len() {
-                    self.integrate_cpu(self.fd_cpus[d][i]);
-                }
-                let spec = &self.machine.spec.governor;
-                let dom = &mut self.domains[d];
-                let cur = dom.pending.map_or(dom.cur_khz, |p| p.0);
-                let fd = &self.topology.freq_domains[d];
-                let khz = dom.governor.evaluate(spec, fd, now, cur);
-                dom.next_eval = dom.governor.next_eval(spec);
-                self.refresh_dom_next(d);
-                if let Some(khz) = khz {
-                    self.set_freq(d, khz);
+                let idle = self.fd_cpus[d]
+                    .iter()
+                    .all(|&c| self.kernel.rqs[c].current.is_none());
+                if idle && self.domains[d].governor.deferrable() {
+                    // Deferrable work does not wake an idle CPU.
+                    self.domains[d].deferred = true;
+                    self.domains[d].next_eval = None;
+                    self.refresh_dom_next(d);
+                } else {
+                    self.sample_governor(d);
                 }
             }
         }
@@ -297,7 +300,7 @@ impl SimPlatform {
             self.next_gang_slot();
         }
         if self.next_balance <= now {
-            for (t, from, to) in self.kernel.balance(&self.machine, &self.sched) {
+            for (t, from, to) in self.kernel.balance(&self.machine, &self.sched, now) {
                 self.touch(from);
                 self.touch(to);
                 self.idle_retry = true;
@@ -314,6 +317,25 @@ impl SimPlatform {
             }
             self.next_balance =
                 now + super::ns(self.machine.spec.scheduler.balance_interval_ms / 1000.0).max(1);
+        }
+    }
+
+    /// Take frequency domain `d`'s governor sample now.
+    fn sample_governor(&mut self, d: usize) {
+        // The governor reads the load its CPUs accrued up to now.
+        for i in 0..self.fd_cpus[d].len() {
+            self.integrate_cpu(self.fd_cpus[d][i]);
+        }
+        let spec = &self.machine.spec.governor;
+        let dom = &mut self.domains[d];
+        dom.deferred = false;
+        let cur = dom.pending.map_or(dom.cur_khz, |p| p.0);
+        let fd = &self.topology.freq_domains[d];
+        let khz = dom.governor.evaluate(spec, fd, self.now, cur);
+        dom.next_eval = dom.governor.next_eval(spec);
+        self.refresh_dom_next(d);
+        if let Some(khz) = khz {
+            self.set_freq(d, khz);
         }
     }
 
@@ -348,22 +370,35 @@ impl SimPlatform {
     /// Let CPU `c` pick its next task, pulling one from elsewhere if it would idle.
     pub(super) fn schedule(&mut self, c: usize) {
         self.touch(c);
-        if self.kernel.rqs[c].current.is_some() {
+        let rq = &self.kernel.rqs[c];
+        // How long it has been idle, if it is idle now.
+        let idle_ns = (rq.current.is_none() && rq.idle).then(|| self.now - rq.idle_since);
+        if rq.current.is_some() {
             // It goes back in the queue, where an idle CPU may pull it.
             self.idle_retry = true;
         }
         if self
             .kernel
             .pick_next(&mut self.sched, c, self.now)
-            .is_some()
+            .is_none()
         {
-            return;
-        }
-        if let Some((t, from)) = self.kernel.idle_pull(&self.sched, c) {
+            let Some((t, from)) = self.kernel.idle_pull(&self.sched, c) else {
+                return;
+            };
             self.touch(from);
             self.kernel.dequeue(&mut self.sched, t, from, self.now);
             self.kernel.enqueue(&mut self.sched, t, c, self.now, false);
             self.kernel.pick_next(&mut self.sched, c, self.now);
+        }
+        if let Some(idle_ns) = idle_ns {
+            // An idle CPU that now runs a task first leaves its idle state,
+            // and runs the governor sample its idleness deferred.
+            let exit = power::exit_latency_ns(&self.machine.spec.power, idle_ns);
+            self.wake_until[c] = self.now + exit;
+            let d = self.cpu_facts[c].domain;
+            if self.domains[d].deferred {
+                self.sample_governor(d);
+            }
         }
     }
 

@@ -172,6 +172,9 @@ struct Domain {
     /// When the governor next samples (`governor.next_eval`, kept here
     /// because the event loop asks for it on every event).
     next_eval: Option<Ns>,
+    /// A sample fell due while every CPU of the domain idled: it is taken
+    /// when one of them next runs a task (`DomainGovernor::deferrable`).
+    deferred: bool,
 }
 
 /// Figures about the simulator's own work, for benchmarks and tests.
@@ -261,6 +264,9 @@ pub struct SimPlatform {
     busy_ns: Vec<f64>,
     /// Per CPU: up to when it has been integrated (energy.rs).
     cpu_at: Vec<Ns>,
+    /// Per CPU: until when it is still leaving an idle state (its task
+    /// makes no progress before then; `power::exit_latency_ns`).
+    wake_until: Vec<Ns>,
     /// Per CPU: when something next happens on it (slice end, completion,
     /// phase or burst end), found when it last changed, so an event costs
     /// nothing for the CPUs it leaves alone.
@@ -488,6 +494,7 @@ impl SimPlatform {
         );
         let khz = governor.initial_khz(&self.topology.freq_domains[d], cur);
         self.domains[d].next_eval = governor.next_eval(&self.machine.spec.governor);
+        self.domains[d].deferred = false;
         self.domains[d].governor = governor;
         self.refresh_dom_next(d);
         self.set_freq(d, khz);

@@ -85,6 +85,7 @@ impl SimPlatform {
             rates: RateMemo::new(&machine),
             busy_ns: vec![0.0; n],
             cpu_at: vec![0; n],
+            wake_until: vec![0; n],
             cpu_next: MinTree::new(n),
             cpu_check: vec![u64::MAX; n],
             cpu_stale: vec![false; n],
@@ -124,6 +125,7 @@ impl SimPlatform {
                 pending: None,
                 stall_until: 0,
                 next_eval: governor.next_eval(&machine.spec.governor),
+                deferred: false,
                 governor,
             });
         }
