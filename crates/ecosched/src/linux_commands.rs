@@ -143,6 +143,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
             power_description,
             frequency_control,
             notices,
+            policy_notes: policy.notes(),
         },
     );
     let mut summary = run_summary::RunSummary::new(report, &end);
@@ -249,6 +250,9 @@ fn render_run(summary: &run_summary::RunSummary) -> String {
         t.row([k.to_string(), v]);
     }
     t.row(["unobserved tasks".to_string(), unobserved(&r.notices)]);
+    for (k, v) in &r.policy_notes {
+        t.row([format!("policy: {k}"), v.clone()]);
+    }
     let header = [
         "task",
         "CPU (s)",
