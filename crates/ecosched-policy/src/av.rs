@@ -1089,6 +1089,27 @@ mod tests {
         assert_eq!(av.notes()["balanced_only_blocking_tasks"], "io-loop");
     }
 
+    /// §6, eq. 5: the chip runs at the lowest P-state when the mean EDP
+    /// factor (1.6 − 0.8·x, Q6600) of the tasks about to run is below 1,
+    /// at the highest otherwise.
+    #[test]
+    fn the_heuristic_lowers_the_clock_only_for_memory_bound_slots() {
+        let with = |vectors: &[(u32, Vector, usize)]| {
+            let mut av = policy_with(vectors, 2);
+            av.edp = Some(EdpFactor {
+                intercept: 1.6,
+                slope: -0.8,
+            });
+            (av.min_khz, av.max_khz) = (1_600_000, 2_400_000);
+            av.heuristic(0.0)
+        };
+        assert_eq!(with(&[(1, MEM, 0), (2, MEM, 1)]), Some(1_600_000));
+        assert_eq!(with(&[(1, CPU, 0), (2, CPU, 1)]), Some(2_400_000));
+        // One of each: mean (0.96 + 1.58) / 2 ≥ 1, so the clock stays high.
+        assert_eq!(with(&[(1, MEM, 0), (2, CPU, 1)]), Some(2_400_000));
+        assert_eq!(with(&[]), None, "nothing runs: nothing to decide");
+    }
+
     #[test]
     fn one_task_per_cpu_needs_no_cycle() {
         let av = policy_with(&[(1, MEM, 0), (2, CPU, 1)], 2);
