@@ -43,7 +43,7 @@ use crate::journal::Journal;
 use crate::perf::{scaled_delta, Event, GroupReading, PerfBackend, PerfGroup, PerfOpenError};
 use crate::{affinity, platform, topology};
 use ecosched_model::avcal::{self, AvCalibrationRun, BenchRun};
-use ecosched_model::{CpuId, CpuSet, Counters, FreqDomainId, FreqSetting};
+use ecosched_model::{Counters, CpuId, CpuSet, FreqDomainId, FreqSetting};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -316,14 +316,7 @@ fn measure_all(
         platform::apply_frequency(journal, &pre.policies, &setting)?;
         std::thread::sleep(settle);
         for kernel in [Kernel::Stream, Kernel::Compute] {
-            let counters = run_kernel(
-                backend,
-                kernel,
-                &[first],
-                options.run,
-                stream,
-                interrupted,
-            )?;
+            let counters = run_kernel(backend, kernel, &[first], options.run, stream, interrupted)?;
             runs.extend(counters.into_iter().map(|counters| BenchRun {
                 benchmark: kernel.name().to_string(),
                 freq_khz: f,
@@ -385,8 +378,13 @@ struct Counted {
     sw0: GroupReading,
 }
 
-fn read(g: &mut Box<dyn PerfGroup>, tid: u32, events: &[Event]) -> Result<GroupReading, LiveAvError> {
-    g.read().map_err(|e| PerfOpenError::new(tid, events, e).into())
+fn read(
+    g: &mut Box<dyn PerfGroup>,
+    tid: u32,
+    events: &[Event],
+) -> Result<GroupReading, LiveAvError> {
+    g.read()
+        .map_err(|e| PerfOpenError::new(tid, events, e).into())
 }
 
 /// Run `kernel` on one thread per entry of `cpus` (pinned where given) for
@@ -450,7 +448,9 @@ pub fn run_kernel(
                 match rx.recv() {
                     Ok(Ok(tid)) => tids.push(tid),
                     Ok(Err(e)) => return Err(LiveAvError::Kernel(e)),
-                    Err(_) => return Err(LiveAvError::Kernel("a kernel thread ended early".into())),
+                    Err(_) => {
+                        return Err(LiveAvError::Kernel("a kernel thread ended early".into()))
+                    }
                 }
             }
             let sw_events = [Event::TaskClock];
@@ -547,7 +547,9 @@ mod tests {
         // The fake counts nothing, but every event is there: zero counted,
         // not unknown.
         assert_eq!(out.len(), 2);
-        assert!(out.iter().all(|c| c.instructions == Some(0) && c.on_cpu_ns == Some(0)));
+        assert!(out
+            .iter()
+            .all(|c| c.instructions == Some(0) && c.on_cpu_ns == Some(0)));
     }
 
     #[test]

@@ -154,8 +154,7 @@ impl PerfGroup for ModelGroup {
         let mut state = self.pmu.state.lock().unwrap();
         let (instructions, refs, misses) = match self.kind {
             Kind::Stream => {
-                let alone =
-                    STREAM_MISSES_PER_S * (khz / FMAX_KHZ).powf(STREAM_CLOCK_EXPONENT);
+                let alone = STREAM_MISSES_PER_S * (khz / FMAX_KHZ).powf(STREAM_CLOCK_EXPONENT);
                 let share = BUS_MISSES_PER_S / state.streams_open.max(1) as f64;
                 let misses = alone.min(share) * s;
                 (
@@ -240,7 +239,10 @@ fn e5345_translation_vectors_are_derived_at_each_pstate_and_cpufreq_is_put_back(
     let lo = a.translation_at(2_000_000).unwrap();
     let f = 2_000_000.0 / FMAX_KHZ;
     // Bus: only the stream uses it; its miss rate falls as f^0.3.
-    assert!(close(lo.bus, f.powf(-STREAM_CLOCK_EXPONENT), 0.01), "{lo:?}");
+    assert!(
+        close(lo.bus, f.powf(-STREAM_CLOCK_EXPONENT), 0.01),
+        "{lo:?}"
+    );
     // Cache: LLC loads per cycle of the stream rise as the clock falls.
     let per_cycle = f.powf(1.0 - STREAM_CLOCK_EXPONENT);
     assert!(close(lo.cache, per_cycle, 0.01), "{lo:?}");
@@ -268,11 +270,21 @@ fn without_hardware_counters_it_refuses_naming_them_and_changes_nothing() {
     let before = snapshot(dir.path());
     let state = tempfile::tempdir().unwrap();
     let root = FsRoot::writable_fixture(dir.path());
-    let err = calibrate(&root, &FakePerf::new().without_pmu(), &options(state.path()))
-        .unwrap_err();
+    let err = calibrate(
+        &root,
+        &FakePerf::new().without_pmu(),
+        &options(state.path()),
+    )
+    .unwrap_err();
     assert!(matches!(err, LiveAvError::Refused { .. }), "{err}");
     let text = err.to_string();
-    for name in ["instructions", "cycles", "LLC-loads", "LLC-load-misses", "no PMU"] {
+    for name in [
+        "instructions",
+        "cycles",
+        "LLC-loads",
+        "LLC-load-misses",
+        "no PMU",
+    ] {
         assert!(text.contains(name), "{name}: {text}");
     }
     assert!(!text.contains("frequency control"), "{text}");
@@ -285,7 +297,9 @@ fn without_cpufreq_it_refuses_naming_frequency_control() {
     let dir = tempfile::tempdir().unwrap();
     copy_tree(&fixture(), dir.path());
     for cpu in 0..8 {
-        let d = dir.path().join(format!("sys/devices/system/cpu/cpu{cpu}/cpufreq"));
+        let d = dir
+            .path()
+            .join(format!("sys/devices/system/cpu/cpu{cpu}/cpufreq"));
         std::fs::remove_dir_all(d).unwrap();
     }
     let root = FsRoot::writable_fixture(dir.path());

@@ -201,7 +201,13 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
-    fn counters(instructions: u64, cycles: u64, refs: u64, misses: u64, on_cpu_ns: u64) -> Counters {
+    fn counters(
+        instructions: u64,
+        cycles: u64,
+        refs: u64,
+        misses: u64,
+        on_cpu_ns: u64,
+    ) -> Counters {
         Counters {
             instructions: Some(instructions),
             cycles: Some(cycles),
@@ -227,9 +233,17 @@ mod tests {
         let runs = [
             // Stream at 2 GHz: 1e8 misses/s (bus 0.5), 0.1 refs/cycle
             // (cache 0.4), IPC 0.5.
-            run("stream", 2000, counters(1_000, 2_000, 200, 100_000_000, 1_000_000_000)),
+            run(
+                "stream",
+                2000,
+                counters(1_000, 2_000, 200, 100_000_000, 1_000_000_000),
+            ),
             // At 1 GHz: 0.5e8 misses/s (bus 0.25): factor 2.
-            run("stream", 1000, counters(1_000, 1_250, 125, 50_000_000, 1_000_000_000)),
+            run(
+                "stream",
+                1000,
+                counters(1_000, 1_250, 125, 50_000_000, 1_000_000_000),
+            ),
             // Compute: no misses, IPC 0.8 at both: core factor from both
             // benchmarks is the mean of 0.625/0.8 … (stream 0.5/0.8) and 1.
             run("compute", 2000, counters(800, 1_000, 0, 0, 1_000_000_000)),

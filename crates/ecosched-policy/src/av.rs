@@ -1066,7 +1066,13 @@ mod tests {
     #[test]
     fn tasks_that_block_often_are_only_balanced_and_named() {
         let mut av = policy_with(
-            &[(1, MEM, 0), (2, CPU, 0), (3, CPU, 0), (4, MEM, 1), (5, CPU, 1)],
+            &[
+                (1, MEM, 0),
+                (2, CPU, 0),
+                (3, CPU, 0),
+                (4, MEM, 1),
+                (5, CPU, 1),
+            ],
             2,
         );
         let mut mark = |pid: u32, name: &str, seen: u32, asleep: u32| {

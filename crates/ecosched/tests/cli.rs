@@ -679,7 +679,10 @@ fn calibrate_av_output_is_a_calibration_file_that_keeps_other_parts() {
     assert!(text.contains("partition = \"2@1600,2@2400\""), "{text}");
     assert!(text.contains("[activity]"), "{text}");
     assert!(text.contains("freq_khz = 1600000"), "{text}");
-    assert!(text.contains("source = \"ecosched calibrate av: q6600"), "{text}");
+    assert!(
+        text.contains("source = \"ecosched calibrate av: q6600"),
+        "{text}"
+    );
     // A malformed file is refused, located, and left alone.
     std::fs::write(&file, "partition = 3\n").unwrap();
     ecosched()

@@ -155,7 +155,10 @@ fn patel2_cpusets_pin_cpufreq_through_the_journal_on_a_recorded_xeon() {
     let mut policy = ecosched_policy::build("patel2", &Params::default()).unwrap();
     let plan = policy.init(&machine.topology).unwrap();
     let sets = policy.notes()["cpusets"].clone();
-    assert!(sets.contains("@2000 MHz") && sets.contains("@2333 MHz"), "{sets}");
+    assert!(
+        sets.contains("@2000 MHz") && sets.contains("@2333 MHz"),
+        "{sets}"
+    );
     assert_eq!(plan.frequency.len(), machine.cpufreq.len(), "{plan:?}");
 
     let state = tempfile::tempdir().unwrap();
@@ -176,9 +179,11 @@ fn patel2_cpusets_pin_cpufreq_through_the_journal_on_a_recorded_xeon() {
     assert!(report.failed.is_empty(), "{report:?}");
     assert_eq!(governors(&machine), before);
 
-    let mut bad =
-        ecosched_policy::build("patel2", &Params::default().with("partition", "4@1600,4@2333"))
-            .unwrap();
+    let mut bad = ecosched_policy::build(
+        "patel2",
+        &Params::default().with("partition", "4@1600,4@2333"),
+    )
+    .unwrap();
     let err = bad.init(&machine.topology).unwrap_err().to_string();
     assert!(
         err.contains("1600 MHz is not a P-state") && err.contains("2000, 2333"),

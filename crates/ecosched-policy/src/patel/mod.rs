@@ -397,7 +397,9 @@ impl Patel {
         };
         // Algorithms 3 and 4 gate step 8's up-moves only (A9).
         let target = target.filter(|&to| {
-            to == from || self.sets[to].freq_khz <= self.sets[from].freq_khz || self.index_allows_up(&s)
+            to == from
+                || self.sets[to].freq_khz <= self.sets[from].freq_khz
+                || self.index_allows_up(&s)
         });
         let target = target.or_else(|| waiting.then(|| self.best(occ, from, demand, Score::A)));
         target.filter(|&to| to != from)
