@@ -64,7 +64,7 @@ pub const MIN_STREAM_BYTES: usize = 64 << 20;
 /// The largest stream buffer (memory stays bounded on huge-LLC machines).
 pub const MAX_STREAM_BYTES: usize = 1 << 30;
 /// How many times the LLC the stream buffer is.
-const STREAM_LLC_MULTIPLE: u64 = 4;
+pub const STREAM_LLC_MULTIPLE: u64 = 4;
 /// Words per 64-byte cache line: the stream kernel's stride.
 const LINE_WORDS: usize = 8;
 /// Longest wait for a new frequency to take effect.
