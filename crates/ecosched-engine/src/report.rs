@@ -181,6 +181,10 @@ pub struct RunReport {
     pub task_counters: Vec<TaskCounters>,
     /// What the machine lacked (counters, frequency control, power meter).
     pub notices: Vec<String>,
+    /// What the policy says about its decisions (`Policy::notes`): e.g.
+    /// the tasks `av` only balances because they block, or that `patel*`
+    /// under `confine_only` set no frequency.
+    pub policy_notes: BTreeMap<String, String>,
 }
 
 /// The parts of a [`RunReport`] that come from outside the trace.
@@ -198,6 +202,8 @@ pub struct RunContext {
     pub frequency_control: String,
     /// What the machine lacked.
     pub notices: Vec<String>,
+    /// The policy's notes at the end of the run.
+    pub policy_notes: BTreeMap<String, String>,
 }
 
 impl RunReport {
@@ -240,6 +246,7 @@ impl RunReport {
             tasks: m.tasks,
             task_counters,
             notices: context.notices,
+            policy_notes: context.policy_notes,
         }
     }
 }

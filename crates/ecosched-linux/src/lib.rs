@@ -9,6 +9,7 @@
 //! that it can be undone after a crash.
 
 pub mod affinity;
+pub mod avcal;
 pub mod bench;
 pub mod cgroup;
 pub mod cpufreq;

@@ -1057,6 +1057,65 @@ mod tests {
         assert_eq!(av.running_next(0.0).len(), 4);
     }
 
+    /// Issue #11 ("refuse, or fall back to balancing only, for tasks that
+    /// block often, and say which"): a task seen asleep in more than
+    /// `block_ratio` of at least five observations falls back to
+    /// balancing only (never in a gang slot, so never frozen) and
+    /// `policy_notes` names it; one that sleeps rarely, or has not been
+    /// seen long enough, stays in the cycle.
+    #[test]
+    fn tasks_that_block_often_are_only_balanced_and_named() {
+        let mut av = policy_with(
+            &[
+                (1, MEM, 0),
+                (2, CPU, 0),
+                (3, CPU, 0),
+                (4, MEM, 1),
+                (5, CPU, 1),
+            ],
+            2,
+        );
+        let mut mark = |pid: u32, name: &str, seen: u32, asleep: u32| {
+            let t = av.tasks.get_mut(&task(pid)).unwrap();
+            (t.name, t.seen, t.asleep) = (name.to_string(), seen, asleep);
+        };
+        mark(1, "lbm", 10, 1);
+        mark(2, "hmmer", 10, 0);
+        mark(3, "io-loop", 10, 5);
+        mark(4, "mcf", 3, 3);
+        mark(5, "namd", 10, 2);
+        let (cycle, schedule) = av.build_cycle(0.0).unwrap();
+        assert!(!cycle.runs.contains_key(&task(3)), "{:?}", cycle.runs);
+        assert!(schedule.groups.iter().all(|g| g.tasks != [task(3)]));
+        for pid in [1, 2, 4, 5] {
+            assert!(cycle.runs.contains_key(&task(pid)), "task {pid}");
+        }
+        // Still in its run queue: balanced, pinned, just not gang-scheduled.
+        assert!(av.queues[0].contains(&task(3)));
+        assert_eq!(av.notes()["balanced_only_blocking_tasks"], "io-loop");
+    }
+
+    /// §6, eq. 5: the chip runs at the lowest P-state when the mean EDP
+    /// factor (1.6 − 0.8·x, Q6600) of the tasks about to run is below 1,
+    /// at the highest otherwise.
+    #[test]
+    fn the_heuristic_lowers_the_clock_only_for_memory_bound_slots() {
+        let with = |vectors: &[(u32, Vector, usize)]| {
+            let mut av = policy_with(vectors, 2);
+            av.edp = Some(EdpFactor {
+                intercept: 1.6,
+                slope: -0.8,
+            });
+            (av.min_khz, av.max_khz) = (1_600_000, 2_400_000);
+            av.heuristic(0.0)
+        };
+        assert_eq!(with(&[(1, MEM, 0), (2, MEM, 1)]), Some(1_600_000));
+        assert_eq!(with(&[(1, CPU, 0), (2, CPU, 1)]), Some(2_400_000));
+        // One of each: mean (0.96 + 1.58) / 2 ≥ 1, so the clock stays high.
+        assert_eq!(with(&[(1, MEM, 0), (2, CPU, 1)]), Some(2_400_000));
+        assert_eq!(with(&[]), None, "nothing runs: nothing to decide");
+    }
+
     #[test]
     fn one_task_per_cpu_needs_no_cycle() {
         let av = policy_with(&[(1, MEM, 0), (2, CPU, 1)], 2);

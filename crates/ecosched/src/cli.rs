@@ -102,10 +102,24 @@ pub enum CalibrateCommand {
 #[derive(Debug, Args)]
 pub struct CalibrateAvArgs {
     /// A simulated machine (preset name or file): run microbenchmarks at
-    /// each of its P-states in the simulator. Without it: this machine.
+    /// each of its P-states in the simulator. Without it: this machine,
+    /// with built-in stream and compute kernels at each cpufreq P-state
+    /// under perf's hardware counters (refused, changing nothing, where
+    /// either is missing).
     #[arg(long, value_name = "PRESET|FILE.toml")]
     pub machine: Option<String>,
-    /// Print JSON: {"machine", "activity", "measured"}.
+    /// Write the result to a calibration file (what `run --calibration`
+    /// reads); an existing file keeps its other parts.
+    #[arg(long, value_name = "FILE.toml")]
+    pub output: Option<std::path::PathBuf>,
+    /// This machine only: how long each kernel is counted at each P-state.
+    #[arg(long, value_name = "MS", default_value_t = 2000)]
+    pub run_ms: u64,
+    /// This machine only: where the restore journal of the cpufreq
+    /// changes is kept.
+    #[arg(long, value_name = "DIR", default_value = ecosched_linux::journal::DEFAULT_STATE_DIR)]
+    pub state_dir: std::path::PathBuf,
+    /// Print JSON: {"machine", "measured_on", "activity", "measured"}.
     #[arg(long)]
     pub json: bool,
 }

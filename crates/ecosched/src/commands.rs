@@ -267,19 +267,27 @@ fn bench_pam(args: &BenchPamArgs) -> Result<Outcome> {
 }
 
 fn calibrate_av(args: &CalibrateAvArgs) -> Result<Outcome> {
-    let Some(machine) = &args.machine else {
-        return linux_commands::calibrate_av_here();
+    let run = match &args.machine {
+        None => linux_commands::calibrate_av_here(args)?,
+        Some(machine) => {
+            let _bar = Progress::spinner(
+                progress::wanted(args.json),
+                &format!("calibrating activity vectors on {machine}"),
+            );
+            calibrate::calibrate_av(machine)
+                .with_context(|| format!("calibrating activity vectors on {machine}"))?
+        }
     };
-    let bar = Progress::spinner(
-        progress::wanted(args.json),
-        &format!("calibrating activity vectors on {machine}"),
-    );
-    let run = calibrate::calibrate_av(machine)
-        .with_context(|| format!("calibrating activity vectors on {machine}"))?;
-    drop(bar);
-    Ok(Outcome::ok(if args.json {
+    let mut stdout = if args.json {
         output::json(&run)?
     } else {
         output::calibrate_av(&run)
-    }))
+    };
+    if let Some(path) = &args.output {
+        linux_commands::store_activity(path, &run)?;
+        if !args.json {
+            stdout.push_str(&format!("\nwritten to {}\n", path.display()));
+        }
+    }
+    Ok(Outcome::ok(stdout))
 }

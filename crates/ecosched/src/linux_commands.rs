@@ -143,6 +143,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
             power_description,
             frequency_control,
             notices,
+            policy_notes: policy.notes(),
         },
     );
     let mut summary = run_summary::RunSummary::new(report, &end);
@@ -249,6 +250,9 @@ fn render_run(summary: &run_summary::RunSummary) -> String {
         t.row([k.to_string(), v]);
     }
     t.row(["unobserved tasks".to_string(), unobserved(&r.notices)]);
+    for (k, v) in &r.policy_notes {
+        t.row([format!("policy: {k}"), v.clone()]);
+    }
     let header = [
         "task",
         "CPU (s)",
@@ -387,45 +391,43 @@ pub fn bench_observe(args: &ObserveBenchArgs) -> Result<Outcome> {
     Ok(Outcome::ok(stdout))
 }
 
-/// `ecosched calibrate av` without `--machine`: calibrating this machine
-/// needs frequency control (one measurement per P-state) and the hardware
-/// counters the vectors are made of. Where either is missing the refusal
-/// names it (exit 2). Running the stream-like and compute-like kernels on
-/// a machine that has both is not built yet, and says so.
-pub fn calibrate_av_here() -> Result<Outcome> {
-    let found = ecosched_linux::topology::discover(&ecosched_linux::FsRoot::live())
-        .context("cannot discover this machine's topology")?;
-    let mut missing = Vec::new();
-    if found.topology.freq_domains.is_empty() {
-        missing.push(
-            "frequency control (no cpufreq: translation vectors need a run at each P-state)"
-                .to_string(),
-        );
-    }
-    let counters = ecosched_linux::perf::probe(&SystemPerf);
-    let needed = [
-        ecosched_model::CounterKind::Instructions,
-        ecosched_model::CounterKind::Cycles,
-        ecosched_model::CounterKind::LlcReferences,
-        ecosched_model::CounterKind::LlcMisses,
-    ];
-    let absent: Vec<String> = needed
-        .iter()
-        .filter(|k| !counters.has(**k))
-        .map(|k| format!("{k:?}"))
-        .collect();
-    if !absent.is_empty() {
-        missing.push(format!("hardware counters {}", absent.join(", ")));
-    }
-    if !missing.is_empty() {
-        return Err(anyhow::Error::new(UsageError(format!(
-            "calibrate av: this machine lacks {}; calibrate a simulated machine with --machine PRESET instead",
-            missing.join(" and ")
-        ))));
-    }
-    Err(anyhow::Error::new(UsageError(
-        "calibrate av: measuring a live machine is not built yet; use --machine with the preset of this CPU, or write the [calibration.activity] table by hand".into(),
-    )))
+/// `ecosched calibrate av` without `--machine`: this machine, measured
+/// by `ecosched_linux::avcal` (built-in kernels at each P-state, cpufreq
+/// journalled and put back). Where cpufreq or a hardware event is missing
+/// the refusal names it and nothing is changed (exit 2).
+pub fn calibrate_av_here(
+    args: &crate::cli::CalibrateAvArgs,
+) -> Result<ecosched_model::avcal::AvCalibrationRun> {
+    use ecosched_linux::avcal::{calibrate, LiveAvError, LiveAvOptions};
+    let options = LiveAvOptions {
+        run: std::time::Duration::from_millis(args.run_ms.max(1)),
+        stream_bytes: None,
+        state_dir: args.state_dir.clone(),
+    };
+    calibrate(&FsRoot::live(), &SystemPerf, &options).map_err(|e| match e {
+        LiveAvError::Refused { .. } => anyhow::Error::new(UsageError(format!(
+            "{e}; calibrate a simulated machine with --machine PRESET instead"
+        ))),
+        other => anyhow::Error::new(other).context("calibrating activity vectors on this machine"),
+    })
+}
+
+/// Put a calibration's `activity` part into the calibration file `path`
+/// (what `run --calibration` reads), keeping the file's other parts.
+pub fn store_activity(path: &Path, run: &ecosched_model::avcal::AvCalibrationRun) -> Result<()> {
+    let mut calibration = if path.exists() {
+        load_calibration(path)?
+    } else {
+        Calibration::default()
+    };
+    calibration.activity = Some(run.activity.clone());
+    calibration.source = Some(format!(
+        "ecosched calibrate av: {} ({})",
+        run.machine, run.measured_on
+    ));
+    let text = toml::to_string(&calibration).context("serialising the calibration")?;
+    std::fs::write(path, text)
+        .with_context(|| format!("--output {}: cannot write it", path.display()))
 }
 
 /// A policy parameter that is not a number gets this machine's P-states

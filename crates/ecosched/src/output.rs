@@ -514,8 +514,8 @@ pub fn compare_seeds(r: &ecosched_engine::seeds::SeedsReport) -> String {
 /// to put under a machine's `[calibration]` table.
 pub fn calibrate_av(run: &ecosched_engine::calibrate::AvCalibrationRun) -> String {
     let mut out = format!(
-        "activity-vector calibration of {} (simulated; what --observe linux shows)\n\n",
-        run.machine
+        "activity-vector calibration of {} ({})\n\n",
+        run.machine, run.measured_on
     );
     out.push_str("benchmark      MHz     bus    cache   core\n");
     for m in &run.measured {

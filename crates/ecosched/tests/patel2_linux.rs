@@ -234,6 +234,9 @@ fn patel2_moves_processes_of_different_nice_values_between_cpusets() {
     // The nice values reached the processes, and patel2's guards used them.
     assert_eq!(nices.as_deref(), Some(&NICES[..]), "nice values as started");
     assert!(count("vetoed_by_nice") >= 1, "{notes:?}");
+    // Without cpufreq the run only confines, and says so (`run` prints the
+    // notes as `policy: …` rows and in its JSON's `policy_notes`).
+    assert!(notes["confine_only"].contains("NOT set"), "{notes:?}");
 
     // The end of the run gives every loop back its CPUs and cgroup.
     let original = allowed_list(std::process::id()).unwrap();

@@ -30,10 +30,10 @@
 //!   guards of POLICIES.md §5.4, and the empty-queue fill ranked by the
 //!   `CPU_intensity_priority_index` of A5.
 //! - `patel3` (§7, *Cache Miss Priority CPU Scheduler*): `patel2`, and no
-//!   up-move while misses/references exceeds 0.0014 (§7.1 step 7).
+//!   step-8 up-move while misses/references exceeds 0.0014 (§7.2 steps 7–8).
 //! - `patel4` (§8, *Context Switch Priority CPU Scheduler*): `patel2`, and
-//!   no up-move while ½·switches + ½·migrations per CPU second exceeds 17
-//!   (§8.1 step 7).
+//!   no step-8 up-move while ½·switches + ½·migrations per CPU second
+//!   exceeds 17 (§8.2 steps 7–8).
 //!
 //! An *up-move* is a move to a cpuset of higher frequency.
 //!
@@ -59,6 +59,23 @@
 //!   waiting for a CPU (its cpuset holds more than one runnable thread per
 //!   CPU) or that runs on a slower cpuset, and only if the target stays at
 //!   no more than one runnable thread per CPU after the move.
+//!
+//! And one reading of the thesis where POLICIES.md §5.5–5.6 is looser:
+//! - **A9** The cache-miss and context-switch indices gate only the
+//!   up-moves of the periodic rules (§7.2 and §8.2 step 8(a) and the
+//!   least-`a` branch of 8(b)), as the thesis's text and its Algorithm 3
+//!   pseudocode do; the waiting rule (step 9) and the empty-queue fill
+//!   (step 11) stay as in algorithm 2. §5.6's "every up-move" gated those
+//!   too, and then `patel4` migrated *more* than `patel2` on
+//!   `patel-task4-dyn` (13 328 against 5 650 cpu-migrations): in that
+//!   workload nearly every process exceeds 17 switches and migrations per
+//!   CPU second (the non-CPU-intensive program ~60–70, because it blocks
+//!   after a short burst), so vetoed fills and waiting-moves piled
+//!   processes into the four-CPU 0.8 GHz cpuset (5.75 against 4.84 on
+//!   average), where every wake-up of a blocking program finds another
+//!   idle CPU to migrate to (11 011 of the 13 328 migrations were there).
+//!   A blocked-from-running process is the opposite of what the index
+//!   guards against (§4: the overhead of moving a process too often).
 
 mod config;
 mod partition;
@@ -378,12 +395,14 @@ impl Patel {
         } else {
             None
         };
+        // Algorithms 3 and 4 gate step 8's up-moves only (A9).
+        let target = target.filter(|&to| {
+            to == from
+                || self.sets[to].freq_khz <= self.sets[from].freq_khz
+                || self.index_allows_up(&s)
+        });
         let target = target.or_else(|| waiting.then(|| self.best(occ, from, demand, Score::A)));
-        let to = target.filter(|&to| to != from)?;
-        if self.sets[to].freq_khz > self.sets[from].freq_khz && !self.index_allows_up(&s) {
-            return None;
-        }
-        Some(to)
+        target.filter(|&to| to != from)
     }
 
     /// Step 7: fill cpusets with an empty run queue, fastest first (A8).
@@ -418,18 +437,10 @@ impl Patel {
                 })
                 .collect();
             candidates.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-            for (_, id) in candidates {
-                let Some(p) = self.procs.get(&id) else {
-                    continue;
-                };
-                let (from, s) = (p.set, p.signals());
-                if self.sets[to].freq_khz > self.sets[from].freq_khz && !self.index_allows_up(&s) {
-                    continue;
-                }
+            if let Some(&(_, id)) = candidates.first() {
                 self.move_process(id, to, occ);
                 self.stats.fills += 1;
                 moved.insert(id);
-                break;
             }
         }
     }

@@ -429,6 +429,56 @@ fn algorithm_4_vetoes_up_moves_of_switching_processes() {
     assert_eq!(target(&mut p, 3, 12.0), Some(SLOW));
 }
 
+/// A9 (issue #12): the thesis gates only step 8's up-moves by the index
+/// (§8.2 step 8, Algorithm 3's pseudocode); a process that waits (step 9)
+/// and the empty-queue fill (step 11) move as under algorithm 2. Gating
+/// them piled switching programs into the four-CPU slow cpuset, where
+/// `patel4` then migrated more than twice as often as `patel2`.
+#[test]
+fn the_indices_gate_only_the_periodic_up_moves() {
+    for name in ["patel3", "patel4"] {
+        let mut p = policy(name, Params::default());
+        // Mostly waiting (fraction_wait 0.95), switching and missing a lot.
+        let waiting = Behaviour {
+            cpu_frac: 0.05,
+            util: 0.05,
+            switches_per_s: 100.0,
+            miss_ratio: 0.01,
+            ..CPU_BOUND_SLOWED
+        };
+        seed(&mut p, 1, SLOW, waiting);
+        // Load between 0.15 and 1 × CPUs: neither 8(b) rule applies.
+        assert_eq!(target(&mut p, 1, 4.0), Some(FAST), "{name}");
+
+        let mut p = policy(name, Params::default());
+        for n in 1..=6 {
+            seed(
+                &mut p,
+                n,
+                SLOW,
+                Behaviour {
+                    util: 0.5 + 0.05 * f64::from(n),
+                    ipc: 2.0,
+                    switches_per_s: 100.0,
+                    miss_ratio: 0.01,
+                    ..CPU_BOUND_SLOWED
+                },
+            );
+        }
+        let mut occ = p.occupancy();
+        p.fill(&mut occ);
+        assert_eq!(p.procs[&pid(6)].set, FAST, "{name}");
+        assert_eq!(p.procs[&pid(5)].set, MID, "{name}");
+        let vetoes = p
+            .notes()
+            .into_iter()
+            .filter(|(k, _)| k.starts_with("vetoed_by_c"))
+            .map(|(_, v)| v)
+            .collect::<Vec<_>>();
+        assert_eq!(vetoes, ["0"], "{name}");
+    }
+}
+
 #[test]
 fn empty_queue_fill_takes_the_most_cpu_intensive_waiting_process() {
     let mut p = policy("patel1", Params::default());
