@@ -415,8 +415,9 @@ fn busy() -> (std::process::Child, TaskId) {
     (child, TaskId { pid, start_ticks })
 }
 
-/// Drive a [`GangRunner`] with `forced` over two busy loops for three
-/// 60 ms slots and check the frozen one does not run; then undo the
+/// Drive a [`GangRunner`] with `forced` over two busy loops in 60 ms slots
+/// for 1.2 s and check, in at least three slots where a loop ran, that the
+/// frozen one did not; then undo the
 /// journal and check both run again. Returns the runner's description.
 fn exercise(forced: ecosched_linux::freezer::ForcedMechanism, name: &str) -> String {
     use ecosched_linux::freezer::{GangContext, GangRunner};
@@ -437,7 +438,7 @@ fn exercise(forced: ecosched_linux::freezer::ForcedMechanism, name: &str) -> Str
     runner.replace(&mut ctx, alternate(a, b, 60)).unwrap();
     let description = runner.describe();
     let mut checked = 0;
-    let until = Instant::now() + Duration::from_millis(400);
+    let until = Instant::now() + Duration::from_millis(1200);
     while Instant::now() < until {
         runner.tick(&mut ctx).unwrap();
         // The middle of a slot: which one runs?
@@ -452,11 +453,12 @@ fn exercise(forced: ecosched_linux::freezer::ForcedMechanism, name: &str) -> Str
         std::thread::sleep(Duration::from_millis(20));
         let after = (on_cpu_ns(a.pid).unwrap(), on_cpu_ns(b.pid).unwrap());
         let (ran_a, ran_b) = (after.0 > before.0, after.1 > before.1);
-        assert!(
-            ran_a != ran_b,
-            "exactly one gang runs: a {ran_a}, b {ran_b}"
-        );
-        checked += 1;
+        assert!(!(ran_a && ran_b), "both gangs ran in one slot");
+        // On a loaded machine a runnable loop can go 20 ms without the CPU;
+        // such a slot shows nothing either way and is not counted.
+        if ran_a || ran_b {
+            checked += 1;
+        }
         std::thread::sleep(due.saturating_duration_since(Instant::now()));
     }
     assert!(checked >= 3, "only {checked} slots checked");
