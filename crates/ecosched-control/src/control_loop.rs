@@ -16,7 +16,9 @@
 
 use ecosched_model::metrics::MetricsAccumulator;
 use ecosched_model::trace::TraceSink;
-use ecosched_model::{Counters, Plan, Platform, PlatformError, RunMetrics, Step, TraceHeader};
+use ecosched_model::{
+    Counters, Plan, Platform, PlatformError, RunMetrics, Snapshot, Step, TraceHeader,
+};
 use ecosched_policy::{Policy, PolicyError};
 use std::time::Duration;
 
@@ -69,62 +71,127 @@ pub fn run(
     sink: &mut dyn TraceSink,
     progress: &mut dyn FnMut(f64),
 ) -> Result<RunOutcome, ControlError> {
-    let requirements = policy.requirements();
-    platform.open_counters(&requirements);
-    let missing = requirements.missing(&platform.capabilities());
-    if !missing.is_empty() {
-        return Err(ControlError::Incapable {
-            policy: policy.name().to_string(),
-            platform: platform.kind().to_string(),
-            missing,
-        });
-    }
-    let mut cadence = Cadence::new(policy)?;
-    let topology = platform.topology();
-    let initial = policy.init(&topology)?;
-    platform.apply(&initial)?;
-    let header = TraceHeader {
-        platform: platform.kind().to_string(),
-        machine: platform.machine_name(),
-        workload: workload.to_string(),
-        policy: policy.name().to_string(),
-        seed,
-        meter: platform.meter(),
-        topology,
-    };
-    sink.begin(&header, &initial).map_err(ControlError::Sink)?;
-    let mut metrics = MetricsAccumulator::new(header.meter);
-    let mut steps = 0u64;
-    loop {
-        platform.advance(cadence.until_next())?;
-        let due = cadence.wake();
-        let snapshot = platform.observe()?;
-        metrics.record(&snapshot);
+    let mut session = Session::start(platform, policy, workload, seed, sink)?;
+    while !session.is_finished() {
+        let snapshot = session.step(platform, policy, sink)?;
         progress(snapshot.time_s);
-        steps += 1;
-        if platform.finished() {
-            let step = Step {
-                snapshot,
-                plan: Plan::unchanged(),
-            };
-            sink.step(&step).map_err(ControlError::Sink)?;
-            break;
-        }
-        let plan = policy.decide_due(&snapshot, &due);
-        platform.apply(&plan)?;
-        sink.step(&Step { snapshot, plan })
-            .map_err(ControlError::Sink)?;
     }
-    sink.end().map_err(ControlError::Sink)?;
-    Ok(RunOutcome {
-        header,
-        metrics: metrics.metrics(),
-        counter_totals: metrics
-            .counter_totals()
-            .map(|(name, c)| (name.to_string(), c.clone()))
-            .collect(),
-        steps,
-    })
+    session.finish(sink)
+}
+
+/// A run taken one wake-up at a time, for a caller that interleaves
+/// several machines (a simulated cluster, POLICIES.md §4.5) and acts on
+/// them between steps. The platform, policy and sink stay the caller's:
+/// pass the same ones to every call. [`run`] is `start`, `step` until
+/// finished, `finish`.
+pub struct Session {
+    cadence: Cadence,
+    header: TraceHeader,
+    metrics: MetricsAccumulator,
+    steps: u64,
+    finished: bool,
+}
+
+impl Session {
+    /// Check the policy against the platform, apply its initial plan and
+    /// begin the trace.
+    pub fn start(
+        platform: &mut dyn Platform,
+        policy: &mut dyn Policy,
+        workload: &str,
+        seed: Option<u64>,
+        sink: &mut dyn TraceSink,
+    ) -> Result<Session, ControlError> {
+        let requirements = policy.requirements();
+        platform.open_counters(&requirements);
+        let missing = requirements.missing(&platform.capabilities());
+        if !missing.is_empty() {
+            return Err(ControlError::Incapable {
+                policy: policy.name().to_string(),
+                platform: platform.kind().to_string(),
+                missing,
+            });
+        }
+        let cadence = Cadence::new(policy)?;
+        let topology = platform.topology();
+        let initial = policy.init(&topology)?;
+        platform.apply(&initial)?;
+        let header = TraceHeader {
+            platform: platform.kind().to_string(),
+            machine: platform.machine_name(),
+            workload: workload.to_string(),
+            policy: policy.name().to_string(),
+            seed,
+            meter: platform.meter(),
+            topology,
+        };
+        sink.begin(&header, &initial).map_err(ControlError::Sink)?;
+        let metrics = MetricsAccumulator::new(header.meter);
+        Ok(Session {
+            cadence,
+            header,
+            metrics,
+            steps: 0,
+            finished: false,
+        })
+    }
+
+    /// Advance to the next due period, observe, record, decide and apply;
+    /// returns the snapshot the policy saw.
+    pub fn step(
+        &mut self,
+        platform: &mut dyn Platform,
+        policy: &mut dyn Policy,
+        sink: &mut dyn TraceSink,
+    ) -> Result<Snapshot, ControlError> {
+        platform.advance(self.cadence.until_next())?;
+        let due = self.cadence.wake();
+        let snapshot = platform.observe()?;
+        self.metrics.record(&snapshot);
+        self.steps += 1;
+        let plan = if platform.finished() {
+            self.finished = true;
+            Plan::unchanged()
+        } else {
+            let plan = policy.decide_due(&snapshot, &due);
+            platform.apply(&plan)?;
+            plan
+        };
+        let step = Step { snapshot, plan };
+        sink.step(&step).map_err(ControlError::Sink)?;
+        Ok(step.snapshot)
+    }
+
+    /// Whether the platform's workload has finished.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// The loop's clock: when the last step observed.
+    pub fn now(&self) -> Duration {
+        self.cadence.now
+    }
+
+    /// The figures so far, for a caller that accounts something the
+    /// platform cannot see (a task migrated away, the energy it cost).
+    pub fn metrics_mut(&mut self) -> &mut MetricsAccumulator {
+        &mut self.metrics
+    }
+
+    /// End the trace and return the run's outcome.
+    pub fn finish(self, sink: &mut dyn TraceSink) -> Result<RunOutcome, ControlError> {
+        sink.end().map_err(ControlError::Sink)?;
+        Ok(RunOutcome {
+            header: self.header,
+            metrics: self.metrics.metrics(),
+            counter_totals: self
+                .metrics
+                .counter_totals()
+                .map(|(name, c)| (name.to_string(), c.clone()))
+                .collect(),
+            steps: self.steps,
+        })
+    }
 }
 
 /// When each of a policy's periods is next due, on the loop's own clock.

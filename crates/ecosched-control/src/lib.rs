@@ -25,5 +25,5 @@
 pub mod control_loop;
 pub mod sink;
 
-pub use control_loop::{run, ControlError, RunOutcome};
+pub use control_loop::{run, ControlError, RunOutcome, Session};
 pub use sink::JsonLinesSink;

@@ -243,6 +243,23 @@ impl MetricsAccumulator {
         }
     }
 
+    /// Task `id` left this machine without finishing (a cross-node
+    /// migration, POLICIES.md §4.5): it is no longer counted as running
+    /// here. Its completed instances stay counted.
+    pub fn depart(&mut self, id: TaskId) {
+        self.live.remove(&id);
+    }
+
+    /// Add `energy_j` spent on task `id`'s behalf outside any observation
+    /// (the cost of migrating it, Merkel §5.2): to the run's energy and,
+    /// if it is running, to its current instance's.
+    pub fn charge(&mut self, id: TaskId, energy_j: f64) {
+        self.energy = Some(self.energy.unwrap_or(0.0) + energy_j);
+        if let Some(live) = self.live.get_mut(&id) {
+            live.energy_j = Some(live.energy_j.unwrap_or(0.0) + energy_j);
+        }
+    }
+
     /// Each managed task name's counter totals (only the counters the
     /// platform had; absent ones stay `None`).
     pub fn counter_totals(&self) -> impl Iterator<Item = (&str, &Counters)> {

@@ -20,6 +20,7 @@
 //! assert!(snapshot.tasks[0].counters.instructions.unwrap() > 0);
 //! ```
 
+pub mod cluster;
 pub mod contention;
 pub mod error;
 pub mod governor;
@@ -37,5 +38,5 @@ pub use error::SimError;
 pub use jobgraph::{JobGraph, JobGraphSpec};
 pub use machine::{Machine, MachineSpec};
 pub use observation::Observe;
-pub use platform::{SimPlatform, SimStats};
+pub use platform::{Migrant, SimPlatform, SimStats};
 pub use scenario::Scenario;

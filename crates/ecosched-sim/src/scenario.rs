@@ -346,21 +346,20 @@ impl Scenario {
         let spec: ScenarioSpec = parse_toml(origin, text)?;
         let at = |key: String, message: String| {
             let line = find_key_line(text, &key);
-            // The column where the key is written on that line.
-            let column = line.and_then(|l| text.lines().nth(l - 1)).map(|l| {
-                let indent = l.len() - l.trim_start().len();
-                l[..indent].chars().count() + 1
-            });
-            SimError::Input {
-                location: Location {
-                    file: origin.to_string(),
-                    line,
-                    column,
-                    key: Some(key),
-                },
-                message,
-            }
+            input_error(origin, text, line, key, message)
         };
+        Scenario::checked(origin, spec, dir, &at)
+    }
+
+    /// Check a parsed scenario and load its machine and profiles; `at`
+    /// turns a dotted key and a message into an error located in the
+    /// text it was written in.
+    pub(crate) fn checked(
+        origin: &str,
+        spec: ScenarioSpec,
+        dir: Option<&Path>,
+        at: &dyn Fn(String, String) -> SimError,
+    ) -> Result<Scenario, SimError> {
         let machine = match preset(&spec.machine) {
             Some(m) => m?,
             None => {
@@ -625,9 +624,33 @@ impl Scenario {
     }
 }
 
+/// An input error at 1-based `line` of `text` (the column where the line's
+/// key is written).
+pub(crate) fn input_error(
+    origin: &str,
+    text: &str,
+    line: Option<usize>,
+    key: String,
+    message: String,
+) -> SimError {
+    let column = line.and_then(|l| text.lines().nth(l - 1)).map(|l| {
+        let indent = l.len() - l.trim_start().len();
+        l[..indent].chars().count() + 1
+    });
+    SimError::Input {
+        location: Location {
+            file: origin.to_string(),
+            line,
+            column,
+            key: Some(key),
+        },
+        message,
+    }
+}
+
 /// The 1-based line where a dotted key (`tasks[2].profile`) is written, found
 /// by walking the text; `None` when the key is absent (e.g. a missing field).
-fn find_key_line(text: &str, key: &str) -> Option<usize> {
+pub(crate) fn find_key_line(text: &str, key: &str) -> Option<usize> {
     let mut parts = key.split('.');
     let first = parts.next()?;
     let (table, index) = match first.split_once('[') {

@@ -355,7 +355,9 @@ impl SimPlatform {
         for (_, t) in due {
             match self.tasks[t].life {
                 Life::Pending => {
-                    self.tasks[t].started = now;
+                    if !self.tasks[t].carried_start {
+                        self.tasks[t].started = now;
+                    }
                     self.wake(t, true);
                 }
                 Life::Sleeping { .. } => {

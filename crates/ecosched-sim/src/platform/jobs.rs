@@ -151,7 +151,7 @@ impl SimPlatform {
 
     /// Mark task `t` exited now (it is off every run queue already or is
     /// taken off by the caller).
-    fn exit(&mut self, t: usize) {
+    pub(super) fn exit(&mut self, t: usize) {
         self.tasks[t].finished = Some(self.now);
         self.tasks[t].life = Life::Exited;
         self.tasks[t].frozen = false;
@@ -166,6 +166,11 @@ impl SimPlatform {
             return;
         }
         self.exit(t);
+        self.leave_cpu(t);
+    }
+
+    /// Take task `t` off the CPU it is queued or running on, if any.
+    pub(super) fn leave_cpu(&mut self, t: usize) {
         if let Some(c) = self.sched[t].cpu {
             self.touch(c);
             if self.kernel.dequeue(&mut self.sched, t, c, self.now) {
@@ -248,6 +253,7 @@ impl SimPlatform {
             gang_group: None,
             arrival: at,
             started: at,
+            carried_start: false,
             finished: None,
             own_cpus: None,
             acc: Acc::default(),

@@ -23,6 +23,7 @@
 //!  energy.rs   integrate a CPU's span: counters, energy, governor load
 //!  counters.rs per-task cumulative counters (the truth a PMU would count)
 //!  observe.rs  the truth Snapshot, and pruning of reported exits
+//!  migrate.rs  a task leaving for, or arriving from, another machine
 //!  gang.rs     timed gang schedules (Plan::gang_schedule)
 //!  loadavg.rs  /proc/loadavg's calc_load
 //! ```
@@ -37,6 +38,7 @@ mod events;
 mod gang;
 mod jobs;
 mod loadavg;
+mod migrate;
 mod observe;
 mod rates;
 mod setup;
@@ -57,6 +59,7 @@ use ecosched_model::{
 use events::MinTree;
 use gang::GangRun;
 use loadavg::LoadTracker;
+pub use migrate::Migrant;
 use rand_chacha::ChaCha8Rng;
 use rates::RateMemo;
 use std::cmp::Reverse;
@@ -149,6 +152,9 @@ struct Task {
     gang_group: Option<usize>,
     arrival: Ns,
     started: Ns,
+    /// It arrived from another machine mid-instance (migrate.rs): its
+    /// arrival does not restart `started`.
+    carried_start: bool,
     finished: Option<Ns>,
     /// The plan's per-task CPU set, if any.
     own_cpus: Option<CpuSet>,

@@ -166,6 +166,9 @@ impl SimPlatform {
         if let Some(tr) = scenario.spec.transients.clone() {
             let profile = Arc::new(transient_profile(tr.run_ms, tr.period_ms));
             let id = sim.phase_keys.len() as u32 + 1;
+            // Reserved, so that a profile added later (a task migrating in)
+            // never gets the transients' id.
+            sim.phase_keys.insert(("\0transient".into(), 0), id);
             let cpus = sim.machine.cpus();
             for k in 0..tr.count {
                 let first = ns(sim.rng.random::<f64>() * tr.period_ms / 1000.0);
