@@ -288,6 +288,41 @@ pub fn varsum<'a>(vectors: impl IntoIterator<Item = &'a Vector>) -> f64 {
         .sum()
 }
 
+/// Task `t`'s activity vector from one interval's counters, translated to
+/// the highest frequency `max_khz` (§4.1) when it ran at `freq_khz` below
+/// it; `None` when it did not run or a counter is missing. `bus_event` is
+/// the counter read as memory-bus transactions.
+pub fn activity_vector(
+    t: &TaskSample,
+    freq_khz: Option<u64>,
+    max_khz: u64,
+    act: &ActivityCalibration,
+    bus_event: CounterKind,
+) -> Option<Vector> {
+    let c = &t.counters;
+    let cycles = c.cycles.filter(|&x| x > 0)? as f64;
+    let instr = c.instructions? as f64;
+    let refs = c.llc_references? as f64;
+    let bus = c.get(bus_event)? as f64;
+    let on_cpu_s = match c.on_cpu_ns {
+        Some(ns) if ns > 0 => ns as f64 * 1e-9,
+        _ => cycles / (freq_khz.unwrap_or(max_khz).max(1) as f64 * 1e3),
+    };
+    let mut v = [
+        (bus / on_cpu_s / act.peak_mem_per_s).min(1.0),
+        (refs / cycles / act.peak_cache_per_cycle).min(1.0),
+        (instr / cycles).min(1.0),
+    ];
+    if let Some(f) = freq_khz.filter(|&f| f < max_khz) {
+        if let Some(tv) = act.translation_at(f) {
+            v[0] = (v[0] * tv.bus).min(1.0);
+            v[1] = (v[1] * tv.cache).min(1.0);
+            v[2] = (v[2] * tv.core).min(1.0);
+        }
+    }
+    Some(v)
+}
+
 /// What the policy knows about one task.
 #[derive(Debug, Clone, Default)]
 struct TaskInfo {
@@ -381,32 +416,16 @@ impl Av {
         }
     }
 
-    /// A task's vector from one interval's counters, translated to the
-    /// highest frequency (§4.1); `None` when it did not run.
+    /// A task's vector from one interval's counters (§4.1); `None` when
+    /// it did not run.
     fn sample(&self, t: &TaskSample, freq_khz: Option<u64>) -> Option<Vector> {
-        let act = self.activity.as_ref()?;
-        let c = &t.counters;
-        let cycles = c.cycles.filter(|&x| x > 0)? as f64;
-        let instr = c.instructions? as f64;
-        let refs = c.llc_references? as f64;
-        let bus = c.get(self.config.bus_event)? as f64;
-        let on_cpu_s = match c.on_cpu_ns {
-            Some(ns) if ns > 0 => ns as f64 * 1e-9,
-            _ => cycles / (freq_khz.unwrap_or(self.max_khz).max(1) as f64 * 1e3),
-        };
-        let mut v = [
-            (bus / on_cpu_s / act.peak_mem_per_s).min(1.0),
-            (refs / cycles / act.peak_cache_per_cycle).min(1.0),
-            (instr / cycles).min(1.0),
-        ];
-        if let Some(f) = freq_khz.filter(|&f| f < self.max_khz) {
-            if let Some(tv) = act.translation_at(f) {
-                v[0] = (v[0] * tv.bus).min(1.0);
-                v[1] = (v[1] * tv.cache).min(1.0);
-                v[2] = (v[2] * tv.core).min(1.0);
-            }
-        }
-        Some(v)
+        activity_vector(
+            t,
+            freq_khz,
+            self.max_khz,
+            self.activity.as_ref()?,
+            self.config.bus_event,
+        )
     }
 
     fn vectors_of<'a>(&'a self, q: &'a [TaskId]) -> impl Iterator<Item = Vector> + 'a {

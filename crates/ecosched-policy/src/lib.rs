@@ -22,6 +22,7 @@ pub mod patel;
 pub mod placed;
 pub mod registry;
 pub mod wca;
+pub mod xnode;
 
 use ecosched_model::{Plan, Requirements, Snapshot, Topology};
 use std::collections::BTreeMap;

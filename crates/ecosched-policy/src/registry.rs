@@ -9,6 +9,7 @@ use crate::params::{ParamSpec, Params};
 use crate::patel::{Algorithm, Patel, PatelConfig};
 use crate::placed::{Placed, PLACED_PARAMS};
 use crate::wca::{Wca, WCA_PARAMS};
+use crate::xnode::XNODE_PARAMS;
 use crate::{Policy, PolicyError};
 use ecosched_model::Governor;
 
@@ -27,6 +28,30 @@ pub struct PolicyInfo {
 fn governor(name: &str, g: Governor, params: &Params) -> Result<Box<dyn Policy>, PolicyError> {
     params.check_keys(name, &[])?;
     Ok(Box::new(GovernorPolicy::new(g)))
+}
+
+/// `av-xnode`'s parameters: the coordinator's, then every `av` one.
+const AV_XNODE_PARAMS: &[ParamSpec] = &concat_params();
+
+const fn concat_params() -> [ParamSpec; XNODE_PARAMS.len() + AV_PARAMS.len()] {
+    let mut out = [const { ParamSpec { key: "", help: "" } }; XNODE_PARAMS.len() + AV_PARAMS.len()];
+    let mut i = 0;
+    while i < XNODE_PARAMS.len() {
+        out[i] = ParamSpec {
+            key: XNODE_PARAMS[i].key,
+            help: XNODE_PARAMS[i].help,
+        };
+        i += 1;
+    }
+    while i < out.len() {
+        let p = &AV_PARAMS[i - XNODE_PARAMS.len()];
+        out[i] = ParamSpec {
+            key: p.key,
+            help: p.help,
+        };
+        i += 1;
+    }
+    out
 }
 
 const CATALOGUE: &[PolicyInfo] = &[
@@ -120,6 +145,16 @@ const CATALOGUE: &[PolicyInfo] = &[
         description: "Merkel activity vectors without the frequency heuristic: varsum balancing and sorted co-scheduling",
         params: AV_PARAMS,
         build: |p| av("av-sort", p, false),
+    },
+    PolicyInfo {
+        name: "av-xnode",
+        description: "av on every node of a cluster scenario, plus Merkel's cross-node swaps: vectors published every 15 s, one swap every 10 min when it raises min(varsum) of the two nodes",
+        params: AV_XNODE_PARAMS,
+        build: |_| {
+            Err(PolicyError::Incompatible(
+                "av-xnode balances across nodes: it runs on a cluster scenario (one with [[nodes]], e.g. merkel-xnode-worst); on one machine use av".into(),
+            ))
+        },
     },
     PolicyInfo {
         name: "patel1",
@@ -250,6 +285,10 @@ mod tests {
                 // it runs instead of building.
                 Err(PolicyError::Incompatible(m)) if info.name == "oracle" => {
                     assert!(m.contains("ecosched compare"), "{m}")
+                }
+                // The cross-node policy needs a cluster: it says so.
+                Err(PolicyError::Incompatible(m)) if info.name == "av-xnode" => {
+                    assert!(m.contains("[[nodes]]"), "{m}")
                 }
                 Err(e) => panic!("{}: {e}", info.name),
             }
