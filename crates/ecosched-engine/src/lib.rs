@@ -17,6 +17,7 @@
 
 pub mod bench;
 pub mod calibrate;
+pub mod cluster;
 pub mod experiment;
 pub mod fidelity;
 pub mod normalise;

@@ -39,7 +39,7 @@ pub const XNODE_PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         key: "swap_gain",
-        help: "smallest rise of min(varsum) of the two nodes a swap must bring (default 0.001)",
+        help: "smallest rise of min(varsum) of the two nodes a swap must bring (default 0.01, as av's min_gain: smaller gains are noise, and swapping on them ping-pongs two like tasks)",
     },
 ];
 
@@ -88,7 +88,7 @@ impl XnodeConfig {
                 reason: format!("must be at least publish_s ({publish_s})"),
             });
         }
-        let swap_gain: f64 = mine.get("swap_gain")?.unwrap_or(0.001);
+        let swap_gain: f64 = mine.get("swap_gain")?.unwrap_or(0.01);
         if !(swap_gain.is_finite() && swap_gain >= 0.0) {
             return Err(PolicyError::BadParam {
                 key: "swap_gain".into(),

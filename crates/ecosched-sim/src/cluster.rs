@@ -46,7 +46,7 @@ pub const CLUSTERS: &[(&str, &str)] = &[
 ];
 
 /// What moving one task between nodes costs.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct MigrationCost {
     /// Seconds the task runs nowhere. Default 10 s: a stop-and-copy of a

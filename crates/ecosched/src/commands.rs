@@ -14,7 +14,7 @@ use crate::topology_view;
 use anyhow::{Context, Result};
 use ecosched_engine::{bench, calibrate, experiment, validate};
 use ecosched_policy::catalogue;
-use ecosched_sim::Scenario;
+use ecosched_sim::cluster::{Cluster, Workload};
 
 /// What a command produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,6 +65,7 @@ pub fn run(cli: &Cli) -> Result<Outcome> {
 fn scenarios(args: &ListArgs) -> Result<Outcome> {
     let list: Vec<ScenarioEntry> = ecosched_sim::scenario::builtin_scenarios()
         .into_iter()
+        .chain(ecosched_sim::cluster::builtin_clusters())
         .map(|(name, description)| ScenarioEntry { name, description })
         .collect();
     Ok(Outcome::ok(if args.json {
@@ -83,13 +84,16 @@ fn policies(args: &ListArgs) -> Result<Outcome> {
     }))
 }
 
-fn load_scenario(name: &str) -> Result<Scenario> {
-    Scenario::load(name).with_context(|| format!("cannot load scenario {name:?}"))
+fn load_workload(name: &str) -> Result<Workload> {
+    Workload::load(name).with_context(|| format!("cannot load scenario {name:?}"))
 }
 
 fn sim(args: &SimArgs) -> Result<Outcome> {
     let s = SimSettings::from_args(args)?;
-    let scenario = load_scenario(&s.scenario)?;
+    let scenario = match load_workload(&s.scenario)? {
+        Workload::Single(scenario) => *scenario,
+        Workload::Cluster(cluster) => return sim_cluster(args, &s, &cluster),
+    };
     let mut sink = crate::run_outputs::Outputs::open(
         s.trace.as_deref(),
         args.timeseries.as_deref(),
@@ -125,9 +129,85 @@ fn sim(args: &SimArgs) -> Result<Outcome> {
     }))
 }
 
+/// `sim` on a cluster scenario.
+fn sim_cluster(args: &SimArgs, s: &SimSettings, cluster: &Cluster) -> Result<Outcome> {
+    if args.trace.is_some() || args.timeseries.is_some() || args.report.is_some() {
+        anyhow::bail!(
+            "{} is a cluster scenario: --trace, --timeseries and --report are for one machine",
+            cluster.spec.name
+        );
+    }
+    let options = experiment::SimOptions {
+        seed: s.seed,
+        observe: s.observe,
+        ..Default::default()
+    };
+    let mut bar = Progress::simulation(progress::wanted(s.json), cluster.spec.duration_s);
+    let run = ecosched_engine::cluster::simulate_cluster(
+        cluster,
+        &s.policy,
+        &s.params,
+        &options,
+        &mut |t| bar.update(t),
+    )
+    .with_context(|| {
+        format!(
+            "simulating cluster {} under policy {}",
+            cluster.spec.name, s.policy
+        )
+    })?;
+    drop(bar);
+    Ok(Outcome::ok(if s.json {
+        output::json(&run.report)?
+    } else {
+        crate::cluster_output::sim(&run.report)
+    }))
+}
+
+/// `compare` on a cluster scenario.
+fn compare_cluster(args: &CompareArgs, s: &CompareSettings, cluster: &Cluster) -> Result<Outcome> {
+    if s.seeds.is_some() || args.report.is_some() {
+        anyhow::bail!(
+            "{} is a cluster scenario: --seeds and --report are for one machine",
+            cluster.spec.name
+        );
+    }
+    let options = experiment::SimOptions {
+        seed: s.seed,
+        observe: s.observe,
+        extra_counters: [ecosched_model::CounterKind::Instructions].into(),
+    };
+    let mut bar = Progress::simulation(progress::wanted(s.json), cluster.spec.duration_s);
+    let mut current = usize::MAX;
+    let report = ecosched_engine::cluster::compare_cluster(
+        cluster,
+        &s.policies,
+        &s.baseline,
+        &options,
+        &mut |i, t| {
+            if i != current {
+                current = i;
+                let name = s.policies.get(i).map_or("", |(p, _)| p.as_str());
+                bar.stage(&format!("[{}/{}] {name}", i + 1, s.policies.len()));
+            }
+            bar.update(t);
+        },
+    )
+    .with_context(|| format!("comparing policies on cluster {}", cluster.spec.name))?;
+    drop(bar);
+    Ok(Outcome::ok(if s.json {
+        output::json(&report)?
+    } else {
+        crate::cluster_output::compare(&report)
+    }))
+}
+
 fn compare(args: &CompareArgs) -> Result<Outcome> {
     let s = CompareSettings::from_args(args)?;
-    let scenario = load_scenario(&s.scenario)?;
+    let scenario = match load_workload(&s.scenario)? {
+        Workload::Single(scenario) => *scenario,
+        Workload::Cluster(cluster) => return compare_cluster(args, &s, &cluster),
+    };
     let n = s.policies.len();
     let label = |i: usize| {
         let name = s.policies.get(i).map_or("", |(p, _)| p.as_str());

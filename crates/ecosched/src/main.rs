@@ -15,6 +15,7 @@
 //! is still 2, and nothing was run.
 
 mod cli;
+mod cluster_output;
 mod commands;
 mod glossary;
 mod linux_commands;

@@ -127,7 +127,7 @@ pub fn policies(list: &[PolicyEntry]) -> String {
     t.render()
 }
 
-fn meter_name(m: Meter) -> &'static str {
+pub fn meter_name(m: Meter) -> &'static str {
     match m {
         Meter::Package => "package",
         Meter::System => "system",

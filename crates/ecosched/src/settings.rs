@@ -123,6 +123,14 @@ fn policy_info(name: &str) -> Result<&'static PolicyInfo> {
 /// Build the policy once so that a missing, unknown or malformed parameter
 /// is reported before any simulation starts.
 fn check_builds(name: &str, params: &Params) -> Result<()> {
+    if name == ecosched_engine::cluster::XNODE_POLICY {
+        // What runs: the coordinator, and av on every node.
+        let (_, node) = ecosched_policy::xnode::XnodeConfig::split(params)
+            .with_context(|| format!("policy {name}"))?;
+        return build("av", &node)
+            .map(drop)
+            .with_context(|| format!("policy {name}"));
+    }
     build(name, params)
         .map(drop)
         .with_context(|| format!("policy {name}"))
