@@ -332,7 +332,8 @@ pub struct TaskRatios {
 }
 
 impl TaskRatios {
-    fn new(run: &RunMetrics, base: &RunMetrics) -> Self {
+    /// `run`'s tasks against `base`'s, by name.
+    pub fn new(run: &RunMetrics, base: &RunMetrics) -> Self {
         let per = |f: fn(&TaskMetrics) -> Option<f64>| -> BTreeMap<String, f64> {
             run.tasks
                 .iter()
