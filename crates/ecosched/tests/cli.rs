@@ -764,3 +764,141 @@ fn bench_oracle_reports_search_time() {
     assert!(v["search_s"].as_f64().unwrap() > 0.0, "{v}");
     assert_eq!(v["raw_configurations"].as_u64(), Some(48), "{v}");
 }
+
+/// Issue #13: a cluster scenario compares per node and in total, as a table.
+#[test]
+fn issue_13_cluster_compare_table_shows_nodes_swaps_and_tasks() {
+    ecosched()
+        .args([
+            "compare",
+            "--scenario",
+            "merkel-xnode-worst",
+            "--policies",
+            "av,av-xnode",
+        ])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("cluster scenario merkel-xnode-worst, baseline av")
+                .and(predicate::str::contains("mean task runtime ×"))
+                .and(predicate::str::contains("moved in/out"))
+                .and(predicate::str::contains("av-xnode: 2 swap(s)"))
+                .and(predicate::str::contains("av: 0 swap(s)"))
+                .and(predicate::str::contains("sjeng")),
+        );
+}
+
+/// Issue #13: `compare --json` on a cluster has a `nodes` array per
+/// policy, and the swaps shorten the memory-bound tasks (Merkel §8.4).
+#[test]
+fn issue_13_cluster_compare_json_has_nodes_and_the_gain() {
+    let v = json(&[
+        "compare",
+        "--scenario",
+        "merkel-xnode-worst",
+        "--policies",
+        "av,av-xnode",
+        "--json",
+    ]);
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    for r in results {
+        has_keys(
+            r,
+            &["policy", "energy_j", "tasks", "nodes", "swaps", "migration"],
+            "cluster result",
+        );
+        let nodes = r["nodes"].as_array().unwrap();
+        assert_eq!(nodes.len(), 2, "{r}");
+        for n in nodes {
+            has_keys(
+                n,
+                &[
+                    "name",
+                    "machine",
+                    "energy_j",
+                    "avg_power_w",
+                    "completions",
+                    "tasks_at_end",
+                    "moved_in",
+                    "moved_out",
+                ],
+                "node",
+            );
+        }
+        // The cluster's energy is its nodes' plus the migrations'.
+        let sum: f64 = nodes.iter().map(|n| n["energy_j"].as_f64().unwrap()).sum();
+        let total = r["energy_j"].as_f64().unwrap();
+        assert!((sum - total).abs() < 1e-6 * total, "{sum} vs {total}");
+    }
+    assert!(results[0]["swaps"].as_array().unwrap().is_empty());
+    assert_eq!(results[1]["swaps"].as_array().unwrap().len(), 2);
+    let gain = v["task_ratios"]["av-xnode"]["mean_runtime"]
+        .as_f64()
+        .unwrap();
+    assert!(gain < 0.95, "mean run-time ratio {gain}");
+    let lbm = v["task_ratios"]["av-xnode"]["runtime"]["lbm"]
+        .as_f64()
+        .unwrap();
+    assert!(lbm < 0.9, "lbm {lbm}");
+}
+
+/// Issue #13: `sim --json` on a cluster has the totals and the nodes.
+#[test]
+fn issue_13_cluster_sim_json_has_nodes() {
+    let v = json(&[
+        "sim",
+        "--scenario",
+        "merkel-xnode-mixed",
+        "--policy",
+        "av",
+        "--json",
+    ]);
+    has_keys(
+        &v,
+        &[
+            "scenario",
+            "makespan_s",
+            "energy_j",
+            "tasks",
+            "nodes",
+            "swaps",
+        ],
+        "cluster sim",
+    );
+    assert_eq!(v["nodes"].as_array().unwrap().len(), 2);
+    assert_eq!(v["tasks"].as_array().unwrap().len(), 8);
+}
+
+/// Issue #13: a node with an unknown machine preset is refused with the
+/// file, line and key.
+#[test]
+fn issue_13_cluster_with_unknown_preset_is_located() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let path = dir.join("ecosched-cli-bad-cluster.toml");
+    std::fs::write(
+        &path,
+        "name = \"bad\"\ndescription = \"node b names no preset\"\n\n[[nodes]]\nname = \"a\"\nmachine = \"q6600\"\n[[nodes.tasks]]\nprofile = \"lbm\"\nlength_s = 10\n\n[[nodes]]\nname = \"b\"\nmachine = \"q6601\"\n[[nodes.tasks]]\nprofile = \"mcf\"\nlength_s = 10\n",
+    )
+    .unwrap();
+    let shown = path.display().to_string();
+    ecosched()
+        .args(["compare", "--scenario", &shown, "--policies", "av,av-xnode"])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains(format!("{shown}:13"))
+                .and(predicate::str::contains("nodes[1].machine"))
+                .and(predicate::str::contains("q6601")),
+        );
+}
+
+/// Issue #13: av-xnode on one machine says it needs a cluster.
+#[test]
+fn issue_13_av_xnode_needs_a_cluster() {
+    ecosched()
+        .args(["sim", "--scenario", "merkel-sort-8", "--policy", "av-xnode"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("[[nodes]]"));
+}
