@@ -149,9 +149,9 @@ pub fn simulate_cluster(
     let mut nodes = Vec::new();
     for (i, scenario) in cluster.nodes.iter().enumerate() {
         let node_seed = seed.wrapping_add(i as u64);
-        let mut platform = SimPlatform::new(scenario, node_seed)?;
+        let mut platform =
+            SimPlatform::numbered_from(scenario, node_seed, PID_BASE + PID_STRIDE * i as u32)?;
         platform.observe_as(options.observe, &options.extra_counters);
-        platform.number_pids_from(PID_BASE + PID_STRIDE * i as u32);
         let mut policy = build(node_policy, &node_params)?;
         let session = Session::start(
             &mut platform,

@@ -41,12 +41,6 @@ impl Migrant {
 }
 
 impl SimPlatform {
-    /// Number this machine's new tasks from `pid`, so that tasks of the
-    /// machines of one cluster never share an id.
-    pub fn number_pids_from(&mut self, pid: u32) {
-        self.next_pid = pid;
-    }
-
     /// Take managed scenario task `id` off this machine now, as a
     /// migration does; `None` if it is not a live instance of a scenario
     /// task. It is reported once more, as exited without finishing.
@@ -129,5 +123,54 @@ impl SimPlatform {
         task.phase = m.phase;
         task.phase_left = m.phase_left;
         self.tasks[slot].burst_left_ns = self.burst(slot);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Scenario, SimPlatform};
+    use ecosched_model::{Plan, Platform, TaskState};
+    use std::time::Duration;
+
+    fn one(profile: &str, first_pid: u32) -> SimPlatform {
+        let text = format!(
+            "name = \"m\"\ndescription = \"d\"\nmachine = \"q6600\"\n[[tasks]]\nprofile = \"{profile}\"\nlength_s = 4\n"
+        );
+        let s = Scenario::from_toml("m.toml", &text, None).unwrap();
+        let mut p = SimPlatform::numbered_from(&s, 1, first_pid).unwrap();
+        p.apply(&Plan::unchanged()).unwrap();
+        p
+    }
+
+    #[test]
+    fn a_moved_task_keeps_its_identity_start_and_work() {
+        let (mut a, mut b) = (one("aluadd", 1000), one("stream", 2_000_000));
+        a.advance(Duration::from_secs(1)).unwrap();
+        b.advance(Duration::from_secs(1)).unwrap();
+        let id = a.observe().unwrap().tasks[0].id;
+        b.observe().unwrap();
+        let m = a.evict(id).unwrap();
+        assert_eq!(m.name(), "aluadd");
+        b.admit(m, Duration::from_secs(1));
+        // It left A without finishing: reported once as exited, no finish.
+        let gone = a.observe().unwrap();
+        assert_eq!(gone.tasks[0].state, TaskState::Exited);
+        assert_eq!(gone.tasks[0].finished_s, None);
+        assert!(a.finished(), "A has nothing left to run");
+        // In transit for the downtime, then on B under the same id.
+        b.advance(Duration::from_millis(500)).unwrap();
+        assert!(b.observe().unwrap().tasks.iter().all(|t| t.id != id));
+        b.advance(Duration::from_secs(1)).unwrap();
+        let there = b.observe().unwrap();
+        let t = there.tasks.iter().find(|t| t.id == id).unwrap();
+        assert_eq!(t.started_s, 0.0);
+        assert_eq!(t.name, "aluadd");
+        // It finishes its remaining ~3 s of work there (aluadd is not slowed
+        // by stream), after its second of downtime: ~5 s after it started.
+        b.advance(Duration::from_secs(10)).unwrap();
+        let done = b.observe().unwrap();
+        let t = done.tasks.iter().find(|t| t.id == id).unwrap();
+        let end = t.finished_s.unwrap();
+        assert!((end - 5.0).abs() < 0.2, "finished at {end}");
     }
 }

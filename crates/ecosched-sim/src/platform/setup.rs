@@ -23,6 +23,13 @@ use std::sync::Arc;
 impl SimPlatform {
     /// Build the machine and workload of a scenario.
     pub fn new(scenario: &Scenario, seed: u64) -> Result<Self, SimError> {
+        SimPlatform::numbered_from(scenario, seed, 1000)
+    }
+
+    /// [`SimPlatform::new`], numbering tasks from pid `first_pid`: the
+    /// machines of one cluster take disjoint ranges, so that a task that
+    /// moves between them keeps an id no other task has.
+    pub fn numbered_from(scenario: &Scenario, seed: u64, first_pid: u32) -> Result<Self, SimError> {
         let machine = scenario.machine.clone();
         let topology = Arc::new(machine.topology.clone());
         let tick = ns(scenario.spec.tick_ms / 1000.0).max(1);
@@ -78,7 +85,7 @@ impl SimPlatform {
             v_max,
             managed_cpus: topology.online_cpus(),
             rng: ChaCha8Rng::seed_from_u64(seed),
-            next_pid: 1000,
+            next_pid: first_pid,
             waiting_after: Vec::new(),
             owed: HashMap::new(),
             next_balance: ns(machine.spec.scheduler.balance_interval_ms / 1000.0),
