@@ -26,7 +26,10 @@
 
 use crate::error::SimError;
 use crate::profile::Profile;
-use crate::scenario::{find_key_line, input_error, parse_toml, ScenarioSpec, TaskSpec, SCENARIOS};
+use crate::scenario::{
+    default_governor, default_meter, default_tick, find_key_line, input_error, parse_toml,
+    ScenarioSpec, TaskSpec, SCENARIOS,
+};
 use crate::Scenario;
 use ecosched_model::{Governor, Meter};
 use serde::Deserialize;
@@ -127,16 +130,6 @@ pub struct ClusterSpec {
     pub migration: MigrationCost,
     /// The nodes.
     pub nodes: Vec<NodeSpec>,
-}
-
-fn default_tick() -> f64 {
-    1.0
-}
-fn default_meter() -> Meter {
-    Meter::System
-}
-fn default_governor() -> Governor {
-    Governor::Performance
 }
 
 /// A cluster ready to simulate: one scenario per node.

@@ -179,13 +179,13 @@ pub struct ScenarioSpec {
     pub parallelism_hint: Option<u32>,
 }
 
-fn default_tick() -> f64 {
+pub(crate) fn default_tick() -> f64 {
     1.0
 }
-fn default_meter() -> Meter {
+pub(crate) fn default_meter() -> Meter {
     Meter::System
 }
-fn default_governor() -> Governor {
+pub(crate) fn default_governor() -> Governor {
     Governor::Performance
 }
 
