@@ -132,10 +132,11 @@ fn sim(args: &SimArgs) -> Result<Outcome> {
 /// `sim` on a cluster scenario.
 fn sim_cluster(args: &SimArgs, s: &SimSettings, cluster: &Cluster) -> Result<Outcome> {
     if args.trace.is_some() || args.timeseries.is_some() || args.report.is_some() {
-        anyhow::bail!(
+        return Err(crate::settings::UsageError(format!(
             "{} is a cluster scenario: --trace, --timeseries and --report are for one machine",
             cluster.spec.name
-        );
+        ))
+        .into());
     }
     let options = experiment::SimOptions {
         seed: s.seed,
@@ -167,10 +168,11 @@ fn sim_cluster(args: &SimArgs, s: &SimSettings, cluster: &Cluster) -> Result<Out
 /// `compare` on a cluster scenario.
 fn compare_cluster(args: &CompareArgs, s: &CompareSettings, cluster: &Cluster) -> Result<Outcome> {
     if s.seeds.is_some() || args.report.is_some() {
-        anyhow::bail!(
+        return Err(crate::settings::UsageError(format!(
             "{} is a cluster scenario: --seeds and --report are for one machine",
             cluster.spec.name
-        );
+        ))
+        .into());
     }
     let options = experiment::SimOptions {
         seed: s.seed,

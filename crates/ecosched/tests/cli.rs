@@ -902,3 +902,24 @@ fn issue_13_av_xnode_needs_a_cluster() {
         .failure()
         .stderr(predicate::str::contains("[[nodes]]"));
 }
+
+/// Issue #13: one-machine outputs are refused on a cluster, as a usage error.
+#[test]
+fn issue_13_cluster_refuses_one_machine_outputs() {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let trace = dir.join("ecosched-cli-cluster-trace.jsonl");
+    ecosched()
+        .args([
+            "sim",
+            "--scenario",
+            "merkel-xnode-worst",
+            "--policy",
+            "av",
+            "--trace",
+        ])
+        .arg(&trace)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is a cluster scenario"));
+    assert!(!trace.exists(), "nothing is written");
+}
