@@ -55,8 +55,8 @@ pub struct MigrationCost {
     /// Seconds the task runs nowhere. Default 10 s: a stop-and-copy of a
     /// VM of about 1 GiB over Gigabit Ethernet (≈ 110 MB/s of payload),
     /// the link of Merkel §8; an assumption, not a measured figure (live
-    /// migration, Clark et al. [3], stops a VM for far less but copies as
-    /// much).
+    /// migration, Clark et al., NSDI 2005, the paper's ref. 3, stops a VM
+    /// for far less but copies as much).
     #[serde(default = "default_downtime")]
     pub downtime_s: f64,
     /// Joules spent per move beyond what the nodes' meters see. Default
