@@ -8,6 +8,7 @@
 #   deploy/slurm/local-cluster.sh env    # prints `export SLURM_CONF=…`
 #
 # ECOSCHED_SLURM_DIR (default /tmp/ecosched-slurm) holds the configuration,
+# the advisor's state (advisor/),
 # spools, logs and pid files; ECOSCHED_SLURM_PORT (default 16817) is the
 # controller's port, the nodes take the next three. Authentication is
 # auth/none: the cluster listens on loopback only and is for tests.
@@ -89,9 +90,14 @@ SchedulerParameters=bf_interval=1
 SlurmdTimeout=30
 InactiveLimit=0
 KillWait=5
-NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((PORT + 1)) CPUs=2 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=1000
-NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((PORT + 2)) CPUs=2 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=1000
-NodeName=n3 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((PORT + 3)) CPUs=2 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=1000
+MinJobAge=600
+# Jobs opt in to being requeued (moved by the advisor) with --requeue.
+JobRequeue=0
+JobCompType=jobcomp/filetxt
+JobCompLoc=$DIR/jobcomp.log
+NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((PORT + 1)) Features=eco_take_mem,eco_take_cpu CPUs=2 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=1000
+NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((PORT + 2)) Features=eco_take_mem,eco_take_cpu CPUs=2 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=1000
+NodeName=n3 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((PORT + 3)) Features=eco_take_mem,eco_take_cpu CPUs=2 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=1000
 PartitionName=debug Nodes=n[1-3] Default=YES MaxTime=INFINITE State=UP
 CONF
 }
@@ -106,7 +112,8 @@ up() {
 	fi
 	write_config
 	export SLURM_CONF="$DIR/etc/slurm.conf"
-	"$SBIN/slurmctld" -i
+	# job_submit.lua reads the advisor's class table.
+	ECOSCHED_CLASSES="$DIR/advisor/classes.tsv" "$SBIN/slurmctld" -i
 	for n in $NODES; do "$SBIN/slurmd" -N "$n"; done
 	# Up when every node answers and is idle.
 	i=0

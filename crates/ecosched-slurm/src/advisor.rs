@@ -1,0 +1,332 @@
+//! One pass of the advisory loop, and what it did. A pass never fails as a
+//! whole: a node whose exporter does not answer is advised on what Slurm
+//! says alone, and every problem is listed in the report.
+//!
+//! ```text
+//! squeue ─► running jobs ─► class: comment (declared) | SQLite (remembered)
+//! exporters ─► CPU seconds per job-N ─► cpu_busy (measured) ─► SQLite
+//! classes per node ─► plan::advise ─► scontrol update (only what differs)
+//! opposite imbalances on two nodes ─► requeue one job that opted in
+//! ```
+
+use crate::plan::{self, Class};
+use crate::scrape::{self, GroupActivity};
+use crate::slurm;
+use crate::store::{Measured, Store, StoreError};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The status file a pass leaves in the state directory (JSON).
+pub const STATUS_FILE: &str = "advise-status.json";
+
+/// The least time between two requeues: moving a job costs its progress.
+pub const REQUEUE_EVERY: Duration = Duration::from_secs(60);
+
+/// One job as a pass saw it.
+#[derive(Debug, Clone, Serialize)]
+pub struct JobSeen {
+    /// Job id.
+    pub id: String,
+    /// Owner.
+    pub user: String,
+    /// Name.
+    pub name: String,
+    /// Nodes.
+    pub nodes: Vec<String>,
+    /// Class, when known.
+    pub class: Option<&'static str>,
+    /// Where the class came from: `declared` or `remembered`.
+    pub class_source: Option<&'static str>,
+    /// CPUs kept busy per task since the last pass (measured).
+    pub cpu_busy: Option<f64>,
+}
+
+/// A node as a pass left it.
+#[derive(Debug, Clone, Serialize)]
+pub struct NodeSeen {
+    /// Its features after the pass.
+    pub features: Vec<String>,
+    /// Its weight after the pass.
+    pub weight: u32,
+    /// Whether this pass had to change them.
+    pub updated: bool,
+}
+
+/// What a pass did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PassReport {
+    /// Passes so far, this one included.
+    pub pass: u64,
+    /// When (Unix seconds).
+    pub time_s: i64,
+    /// The running jobs.
+    pub jobs: Vec<JobSeen>,
+    /// The advised nodes.
+    pub nodes: BTreeMap<String, NodeSeen>,
+    /// Jobs requeued to be placed again.
+    pub requeued: Vec<String>,
+    /// What went wrong.
+    pub errors: Vec<String>,
+}
+
+/// The loop's state between passes.
+#[derive(Debug)]
+pub struct Advisor {
+    store: Store,
+    state_dir: PathBuf,
+    /// Node name → its exporter's address.
+    nodes: Vec<(String, String)>,
+    /// Job id → its CPU seconds and when they were read.
+    last_cpu: BTreeMap<String, (f64, Instant)>,
+    last_requeue: Option<Instant>,
+    passes: u64,
+}
+
+impl Advisor {
+    /// An advisor keeping its store in `state_dir`, for `nodes` (name,
+    /// exporter address).
+    pub fn new(state_dir: &Path, nodes: Vec<(String, String)>) -> Result<Self, StoreError> {
+        Ok(Advisor {
+            store: Store::open(state_dir)?,
+            state_dir: state_dir.to_path_buf(),
+            nodes,
+            last_cpu: BTreeMap::new(),
+            last_requeue: None,
+            passes: 0,
+        })
+    }
+
+    /// One pass at Unix time `now_s`; the report is also written to the
+    /// status file.
+    pub fn pass(&mut self, now_s: i64) -> PassReport {
+        self.passes += 1;
+        let mut r = PassReport {
+            pass: self.passes,
+            time_s: now_s,
+            ..PassReport::default()
+        };
+        let jobs = match slurm::running_jobs() {
+            Ok(j) => j,
+            Err(e) => {
+                r.errors.push(e.to_string());
+                self.write_status(&mut r);
+                return r;
+            }
+        };
+        let mut activity: BTreeMap<&str, BTreeMap<String, GroupActivity>> = BTreeMap::new();
+        for (node, addr) in &self.nodes {
+            match scrape::fetch(addr) {
+                Ok(a) => {
+                    activity.insert(node, a);
+                }
+                Err(e) => r.errors.push(e.to_string()),
+            }
+        }
+        let now = Instant::now();
+        let mut running: BTreeMap<String, Vec<Class>> = BTreeMap::new();
+        let mut by_class: Vec<(String, String, Class)> = Vec::new();
+        for job in &jobs {
+            let cpu_busy = job.nodes.first().and_then(|n| {
+                let a = activity.get(n.as_str())?.get(&format!("job-{}", job.id))?;
+                let rate = self
+                    .last_cpu
+                    .get(&job.id)
+                    .map(|(cpu_s, at)| (a.cpu_s - cpu_s) / now.duration_since(*at).as_secs_f64());
+                self.last_cpu.insert(job.id.clone(), (a.cpu_s, now));
+                rate.filter(|x| x.is_finite() && a.tasks > 0)
+                    .map(|x| x / a.tasks as f64)
+            });
+            let (class, source) = match plan::declared_class(&job.comment) {
+                Some(c) => (Some(c), Some("declared")),
+                None => match self.store.get(&job.user, &job.name) {
+                    Ok(e) => (e.map(|e| e.class), Some("remembered")),
+                    Err(e) => {
+                        r.errors.push(e.to_string());
+                        (None, None)
+                    }
+                },
+            };
+            let class_source = class.and(source);
+            if let (Some(c), Some(s)) = (class, class_source) {
+                let m = Measured {
+                    cpu_busy,
+                    mem_bus: None,
+                };
+                if let Err(e) = self.store.record(&job.user, &job.name, c, s, m, now_s) {
+                    r.errors.push(e.to_string());
+                }
+                for n in &job.nodes {
+                    running.entry(n.clone()).or_default().push(c);
+                }
+                if job.nodes.len() == 1 {
+                    by_class.push((job.id.clone(), job.nodes[0].clone(), c));
+                }
+            }
+            r.jobs.push(JobSeen {
+                id: job.id.clone(),
+                user: job.user.clone(),
+                name: job.name.clone(),
+                nodes: job.nodes.clone(),
+                class: class.map(Class::name),
+                class_source,
+                cpu_busy,
+            });
+        }
+        self.last_cpu
+            .retain(|id, _| jobs.iter().any(|j| &j.id == id));
+        self.apply(&running, &mut r);
+        self.swap(&running, &by_class, &mut r);
+        if let Err(e) = self.store.export_classes() {
+            r.errors.push(e.to_string());
+        }
+        self.write_status(&mut r);
+        r
+    }
+
+    /// Bring every node's features and weight to the advice.
+    fn apply(&self, running: &BTreeMap<String, Vec<Class>>, r: &mut PassReport) {
+        let current = match slurm::nodes() {
+            Ok(n) => n,
+            Err(e) => {
+                r.errors.push(e.to_string());
+                return;
+            }
+        };
+        let names: Vec<String> = self.nodes.iter().map(|(n, _)| n.clone()).collect();
+        for (name, advice) in plan::advise(&names, running) {
+            let Some(info) = current.iter().find(|n| n.name == name) else {
+                r.errors.push(format!("node {name} is not in sinfo"));
+                continue;
+            };
+            let features = plan::merged_features(&info.features, &advice.features);
+            let same = |a: &[String], b: &[String]| {
+                a.iter().collect::<std::collections::BTreeSet<_>>()
+                    == b.iter().collect::<std::collections::BTreeSet<_>>()
+            };
+            let updated = !same(&features, &info.features) || advice.weight != info.weight;
+            if updated {
+                if let Err(e) = slurm::update_node(&name, &features, advice.weight) {
+                    r.errors.push(e.to_string());
+                    continue;
+                }
+            }
+            r.nodes.insert(
+                name,
+                NodeSeen {
+                    features,
+                    weight: advice.weight,
+                    updated,
+                },
+            );
+        }
+    }
+
+    /// Cross-node swap (§4.5), rate-limited: when one node runs two more
+    /// jobs of a class than of the other and another node the reverse,
+    /// requeue one job of the first node's surplus that opted in
+    /// (`--requeue`); Slurm places it again by its preference. Jobs that
+    /// did not opt in are never touched.
+    fn swap(
+        &mut self,
+        running: &BTreeMap<String, Vec<Class>>,
+        jobs: &[(String, String, Class)],
+        r: &mut PassReport,
+    ) {
+        if self
+            .last_requeue
+            .is_some_and(|t| t.elapsed() < REQUEUE_EVERY)
+        {
+            return;
+        }
+        let surplus = |node: &str, c: Class| {
+            let classes = running.get(node).map(Vec::as_slice).unwrap_or(&[]);
+            let n = classes.iter().filter(|x| **x == c).count();
+            n as i64 - (classes.len() - n) as i64
+        };
+        for (id, node, class) in jobs {
+            if surplus(node, *class) < 2 {
+                continue;
+            }
+            let other = match class {
+                Class::Mem => Class::Cpu,
+                Class::Cpu => Class::Mem,
+            };
+            if !running.keys().any(|n| n != node && surplus(n, other) >= 2) {
+                continue;
+            }
+            match slurm::requeueable(id) {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(e) => {
+                    r.errors.push(e.to_string());
+                    continue;
+                }
+            }
+            match slurm::requeue(id) {
+                Ok(()) => {
+                    r.requeued.push(id.clone());
+                    self.last_requeue = Some(Instant::now());
+                }
+                Err(e) => r.errors.push(e.to_string()),
+            }
+            return;
+        }
+    }
+
+    fn write_status(&self, r: &mut PassReport) {
+        let path = self.state_dir.join(STATUS_FILE);
+        let aside = self.state_dir.join(format!("{STATUS_FILE}.new"));
+        let written = serde_json::to_string_pretty(&r)
+            .map_err(|e| e.to_string())
+            .and_then(|text| std::fs::write(&aside, text).map_err(|e| e.to_string()))
+            .and_then(|()| std::fs::rename(&aside, &path).map_err(|e| e.to_string()));
+        if let Err(e) = written {
+            r.errors.push(format!("{}: {e}", path.display()));
+        }
+    }
+}
+
+/// Run passes every `interval` until `SIGTERM` or `SIGINT` (or one pass
+/// with `once`), logging each pass's changes and problems on stderr.
+pub fn run(
+    state_dir: &Path,
+    nodes: Vec<(String, String)>,
+    interval: Duration,
+    once: bool,
+) -> Result<PassReport, String> {
+    let mut advisor = Advisor::new(state_dir, nodes).map_err(|e| e.to_string())?;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+        signal_hook::flag::register(sig, std::sync::Arc::clone(&stop))
+            .map_err(|e| format!("cannot handle signal {sig}: {e}"))?;
+    }
+    loop {
+        let now_s = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+        let r = advisor.pass(now_s);
+        for (name, n) in r.nodes.iter().filter(|(_, n)| n.updated) {
+            eprintln!(
+                "ecosched slurm advise: pass {}: node {name}: features {} weight {}",
+                r.pass,
+                n.features.join(","),
+                n.weight
+            );
+        }
+        for id in &r.requeued {
+            eprintln!("ecosched slurm advise: pass {}: requeued job {id}", r.pass);
+        }
+        for e in &r.errors {
+            eprintln!("ecosched slurm advise: pass {}: {e}", r.pass);
+        }
+        let until = Instant::now() + interval;
+        while !once && !stop.load(std::sync::atomic::Ordering::SeqCst) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        if once || stop.load(std::sync::atomic::Ordering::SeqCst) {
+            return Ok(r);
+        }
+    }
+}
