@@ -128,9 +128,13 @@ wait_for 10 "job $j cpuset" has_cpus
 job_cpus=$(cat "$job_cg/cpuset.cpus")
 worker() { pgrep -f 'stress-ng-cpu' | head -1; }
 allowed() { grep Cpus_allowed_list "/proc/$(worker)/status" | awk '{print $2}'; }
-narrowed() { [ -n "$(worker)" ] && [ "$(allowed)" != "$job_cpus" ]; }
+during=
+narrowed() {
+	local now
+	now=$(allowed 2>/dev/null) || return 1
+	[ -n "$now" ] && [ "$now" != "$job_cpus" ] && during=$now
+}
 wait_for 15 "ecosched narrowing job $j inside its cpuset $job_cpus" narrowed
-during=$(allowed)
 "$BIN" ctl --socket "$D/n1/ecosched/ctl.sock" job-end "$j" >/dev/null
 restored() { [ "$(allowed)" = "$job_cpus" ]; }
 wait_for 5 "job $j's CPUs restored to $job_cpus after job-end" restored

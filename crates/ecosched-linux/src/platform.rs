@@ -1210,3 +1210,26 @@ impl Drop for LinuxPlatform {
         }
     }
 }
+
+#[cfg(test)]
+mod confine_tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_confining_cgroups_cpus_are_read_from_its_cpuset() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = dir.path().join("sys/fs/cgroup/cpuset/slurm_n1/uid_0/job_7");
+        std::fs::create_dir_all(&job).unwrap();
+        let root = FsRoot::recorded(dir.path());
+        let at = Path::new("/sys/fs/cgroup/cpuset/slurm_n1/uid_0/job_7");
+        // Not yet written by Slurm: a clear error naming the cgroup.
+        let e = confine_cpus(&root, at).unwrap_err().to_string();
+        assert!(e.contains("job_7"), "{e}");
+        std::fs::write(job.join("cpuset.cpus"), "2-3\n").unwrap();
+        assert_eq!(confine_cpus(&root, at).unwrap().to_list(), "2-3");
+        // The effective CPUs win when the kernel offers them.
+        std::fs::write(job.join("cpuset.effective_cpus"), "3\n").unwrap();
+        assert_eq!(confine_cpus(&root, at).unwrap().to_list(), "3");
+    }
+}

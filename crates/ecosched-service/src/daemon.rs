@@ -583,3 +583,36 @@ fn describe(source: &Source) -> String {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job() -> Job {
+        Job {
+            wanted: Wanted {
+                source: Source::Cgroup("/sys/fs/cgroup/cpuset/slurm/uid_0/job_7".into()),
+                policy: PolicyChoice {
+                    name: "static".into(),
+                    params: Params::default(),
+                    interval: None,
+                },
+            },
+            since: Instant::now(),
+            seen: None,
+        }
+    }
+
+    #[test]
+    fn a_job_waits_for_its_cgroup_and_is_remembered_after_it() {
+        let mut j = job();
+        let start = j.since;
+        // The Prolog comes before the cgroup: still waiting within the grace.
+        assert!(j.alive(start + JOB_GRACE - Duration::from_secs(1)));
+        assert!(!j.alive(start + JOB_GRACE));
+        // Seen late: the Epilog after the cgroup went still finds the job.
+        j.seen = Some(start + Duration::from_secs(300));
+        assert!(j.alive(start + Duration::from_secs(300) + JOB_GRACE / 2));
+        assert!(!j.alive(start + Duration::from_secs(300) + JOB_GRACE));
+    }
+}

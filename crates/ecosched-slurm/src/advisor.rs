@@ -39,8 +39,10 @@ pub struct JobSeen {
     pub class: Option<&'static str>,
     /// Where the class came from: `declared` or `remembered`.
     pub class_source: Option<&'static str>,
-    /// CPUs kept busy per task since the last pass (measured).
+    /// CPUs the job kept busy since the last pass (measured).
     pub cpu_busy: Option<f64>,
+    /// The tasks ecosched manages for it on its first node.
+    pub tasks: Option<i64>,
 }
 
 /// A node as a pass left it.
@@ -128,15 +130,17 @@ impl Advisor {
         let mut running: BTreeMap<String, Vec<Class>> = BTreeMap::new();
         let mut by_class: Vec<(String, String, Class)> = Vec::new();
         for job in &jobs {
-            let cpu_busy = job.nodes.first().and_then(|n| {
-                let a = activity.get(n.as_str())?.get(&format!("job-{}", job.id))?;
+            let seen = job
+                .nodes
+                .first()
+                .and_then(|n| activity.get(n.as_str())?.get(&format!("job-{}", job.id)));
+            let cpu_busy = seen.and_then(|a| {
                 let rate = self
                     .last_cpu
                     .get(&job.id)
                     .map(|(cpu_s, at)| (a.cpu_s - cpu_s) / now.duration_since(*at).as_secs_f64());
                 self.last_cpu.insert(job.id.clone(), (a.cpu_s, now));
-                rate.filter(|x| x.is_finite() && a.tasks > 0)
-                    .map(|x| x / a.tasks as f64)
+                rate.filter(|x| x.is_finite())
             });
             let (class, source) = match plan::declared_class(&job.comment) {
                 Some(c) => (Some(c), Some("declared")),
@@ -172,6 +176,7 @@ impl Advisor {
                 class: class.map(Class::name),
                 class_source,
                 cpu_busy,
+                tasks: seen.map(|a| a.tasks),
             });
         }
         self.last_cpu

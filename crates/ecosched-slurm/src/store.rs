@@ -8,7 +8,7 @@
 //! ```text
 //! jobs(user, name, class, source, cpu_busy, mem_bus, samples, updated_s)
 //!      source: "declared" (the job's comment) | "measured" | "remembered"
-//!      cpu_busy: CPUs kept busy per task (exporter's CPU seconds / wall s)
+//!      cpu_busy: CPUs the job kept busy (exporter's CPU seconds / wall s)
 //!      mem_bus: memory-bus component in [0,1]; NULL where it cannot be
 //!               measured (no hardware counters, e.g. a VM)
 //! ```
@@ -50,7 +50,7 @@ pub struct Entry {
     pub class: Class,
     /// Where the class came from.
     pub source: String,
-    /// CPUs kept busy per task, last measured.
+    /// CPUs the job kept busy, last measured.
     pub cpu_busy: Option<f64>,
     /// Memory-bus component, when measured.
     pub mem_bus: Option<f64>,
@@ -62,7 +62,7 @@ pub struct Entry {
 /// measured is `None`.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Measured {
-    /// CPUs kept busy per task.
+    /// CPUs the job kept busy.
     pub cpu_busy: Option<f64>,
     /// Memory-bus component.
     pub mem_bus: Option<f64>,
