@@ -29,7 +29,6 @@ SBIN=/usr/sbin
 
 install_packages() {
 	if command -v slurmctld >/dev/null && command -v slurmd >/dev/null &&
-		[ -e /usr/lib/x86_64-linux-gnu/slurm-wlm/job_submit_lua.so ] ||
 		ls /usr/lib/*/slurm-wlm/job_submit_lua.so >/dev/null 2>&1; then
 		return 0
 	fi
