@@ -63,7 +63,8 @@ pub fn fetch(addr: &str) -> Result<BTreeMap<String, GroupActivity>, ScrapeError>
     let (head, body) = answer
         .split_once("\r\n\r\n")
         .ok_or_else(|| err("malformed HTTP answer".into()))?;
-    if !head.starts_with("HTTP/1.") || !head.split_whitespace().nth(1).is_some_and(|c| c == "200") {
+    let status = head.split_whitespace().nth(1);
+    if !head.starts_with("HTTP/1.") || status != Some("200") {
         return Err(err(format!(
             "answered {:?}",
             head.lines().next().unwrap_or_default()
