@@ -16,7 +16,7 @@
 # Its last line is a JSON summary with the per-node placement. Slurm,
 # ecosched and the advisor are torn down on every exit.
 #
-#   tests/slurm/run.sh        (root; builds target/release/ecosched if absent)
+#   tests/slurm/run.sh        (root; builds target/release/ecosched)
 #
 # Energy effects cannot be seen on one VM; this shows the system is correct.
 # On a machine without hardware counters the memory component of a job's
@@ -71,7 +71,8 @@ command -v stress-ng >/dev/null || {
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq stress-ng
 }
-[ -x "$BIN" ] || (cd "$REPO" && cargo build --release -p ecosched)
+# Up to date with the tree (a no-op when it is).
+(cd "$REPO" && cargo build --release -q -p ecosched)
 
 # A clean slate: a previous run's state would answer for this one.
 "$CLUSTER" down 2>/dev/null || true
@@ -126,8 +127,19 @@ job_cg=/sys/fs/cgroup/cpuset/slurm_n1/uid_0/job_$j
 has_cpus() { [ -n "$(cat "$job_cg/cpuset.cpus" 2>/dev/null)" ]; }
 wait_for 10 "job $j cpuset" has_cpus
 job_cpus=$(cat "$job_cg/cpuset.cpus")
-worker() { pgrep -f 'stress-ng-cpu' | head -1; }
-allowed() { grep Cpus_allowed_list "/proc/$(worker)/status" | awk '{print $2}'; }
+# The job's own worker: other stress-ng processes may run on this host.
+worker() {
+	local p
+	for p in $(cat "$job_cg/step_batch/cgroup.procs" 2>/dev/null); do
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = stress-ng-cpu ] && { echo "$p"; return; }
+	done
+	return 0
+}
+allowed() {
+	local p
+	p=$(worker)
+	[ -n "$p" ] && grep Cpus_allowed_list "/proc/$p/status" | awk '{print $2}'
+}
 during=
 narrowed() {
 	local now
