@@ -3,8 +3,9 @@
 //! says alone, and every problem is listed in the report.
 //!
 //! ```text
-//! squeue ─► running jobs ─► class: comment (declared) | SQLite (remembered)
-//! exporters ─► CPU seconds per job-N ─► cpu_busy (measured) ─► SQLite
+//! squeue ─► running jobs ─► class: comment (declared) | memory-bus
+//!           component (measured, needs counters) | SQLite (remembered)
+//! exporters ─► CPU seconds, LLC misses per job-N ─► cpu_busy, mem_bus ─► SQLite
 //! classes per node ─► plan::advise ─► scontrol update (only what differs)
 //! opposite imbalances on two nodes ─► requeue one job that opted in
 //! ```
@@ -37,10 +38,13 @@ pub struct JobSeen {
     pub nodes: Vec<String>,
     /// Class, when known.
     pub class: Option<&'static str>,
-    /// Where the class came from: `declared` or `remembered`.
+    /// Where the class came from: `declared`, `measured` or `remembered`.
     pub class_source: Option<&'static str>,
     /// CPUs the job kept busy since the last pass (measured).
     pub cpu_busy: Option<f64>,
+    /// Its memory-bus component since the last pass (measured; needs
+    /// hardware counters and the bus peak).
+    pub mem_bus: Option<f64>,
     /// The tasks ecosched manages for it on its first node.
     pub tasks: Option<i64>,
 }
@@ -73,6 +77,17 @@ pub struct PassReport {
     pub errors: Vec<String>,
 }
 
+/// How measured vectors become classes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Classify {
+    /// The memory system's peak LLC-miss rate (misses per second, summed
+    /// over the machine: `peak_mem_per_s` from `ecosched calibrate av`);
+    /// without it the memory-bus component is not computed.
+    pub peak_llc_misses_per_s: Option<f64>,
+    /// A job whose memory-bus component reaches this is memory-bound.
+    pub mem_threshold: f64,
+}
+
 /// The loop's state between passes.
 #[derive(Debug)]
 pub struct Advisor {
@@ -80,8 +95,9 @@ pub struct Advisor {
     state_dir: PathBuf,
     /// Node name → its exporter's address.
     nodes: Vec<(String, String)>,
-    /// Job id → its CPU seconds and when they were read.
-    last_cpu: BTreeMap<String, (f64, Instant)>,
+    classify: Classify,
+    /// Job id → what its node last exported for it, and when.
+    last: BTreeMap<String, (GroupActivity, Instant)>,
     last_requeue: Option<Instant>,
     passes: u64,
 }
@@ -89,12 +105,17 @@ pub struct Advisor {
 impl Advisor {
     /// An advisor keeping its store in `state_dir`, for `nodes` (name,
     /// exporter address).
-    pub fn new(state_dir: &Path, nodes: Vec<(String, String)>) -> Result<Self, StoreError> {
+    pub fn new(
+        state_dir: &Path,
+        nodes: Vec<(String, String)>,
+        classify: Classify,
+    ) -> Result<Self, StoreError> {
         Ok(Advisor {
             store: Store::open(state_dir)?,
             state_dir: state_dir.to_path_buf(),
             nodes,
-            last_cpu: BTreeMap::new(),
+            classify,
+            last: BTreeMap::new(),
             last_requeue: None,
             passes: 0,
         })
@@ -134,17 +155,28 @@ impl Advisor {
                 .nodes
                 .first()
                 .and_then(|n| activity.get(n.as_str())?.get(&format!("job-{}", job.id)));
-            let cpu_busy = seen.and_then(|a| {
-                let rate = self
-                    .last_cpu
-                    .get(&job.id)
-                    .map(|(cpu_s, at)| (a.cpu_s - cpu_s) / now.duration_since(*at).as_secs_f64());
-                self.last_cpu.insert(job.id.clone(), (a.cpu_s, now));
-                rate.filter(|x| x.is_finite())
+            let measured = seen
+                .map(|a| {
+                    let m = self
+                        .last
+                        .get(&job.id)
+                        .map(|(was, at)| measure(was, a, now.duration_since(*at), self.classify))
+                        .unwrap_or_default();
+                    self.last.insert(job.id.clone(), (a.clone(), now));
+                    m
+                })
+                .unwrap_or_default();
+            let by_measure = measured.mem_bus.map(|x| {
+                if x >= self.classify.mem_threshold {
+                    Class::Mem
+                } else {
+                    Class::Cpu
+                }
             });
-            let (class, source) = match plan::declared_class(&job.comment) {
-                Some(c) => (Some(c), Some("declared")),
-                None => match self.store.get(&job.user, &job.name) {
+            let (class, source) = match (plan::declared_class(&job.comment), by_measure) {
+                (Some(c), _) => (Some(c), Some("declared")),
+                (None, Some(c)) => (Some(c), Some("measured")),
+                (None, None) => match self.store.get(&job.user, &job.name) {
                     Ok(e) => (e.map(|e| e.class), Some("remembered")),
                     Err(e) => {
                         r.errors.push(e.to_string());
@@ -154,11 +186,10 @@ impl Advisor {
             };
             let class_source = class.and(source);
             if let (Some(c), Some(s)) = (class, class_source) {
-                let m = Measured {
-                    cpu_busy,
-                    mem_bus: None,
-                };
-                if let Err(e) = self.store.record(&job.user, &job.name, c, s, m, now_s) {
+                if let Err(e) = self
+                    .store
+                    .record(&job.user, &job.name, c, s, measured, now_s)
+                {
                     r.errors.push(e.to_string());
                 }
                 for n in &job.nodes {
@@ -175,12 +206,12 @@ impl Advisor {
                 nodes: job.nodes.clone(),
                 class: class.map(Class::name),
                 class_source,
-                cpu_busy,
+                cpu_busy: measured.cpu_busy,
+                mem_bus: measured.mem_bus,
                 tasks: seen.map(|a| a.tasks),
             });
         }
-        self.last_cpu
-            .retain(|id, _| jobs.iter().any(|j| &j.id == id));
+        self.last.retain(|id, _| jobs.iter().any(|j| &j.id == id));
         self.apply(&running, &mut r);
         self.swap(&running, &by_class, &mut r);
         if let Err(e) = self.store.export_classes() {
@@ -293,15 +324,32 @@ impl Advisor {
     }
 }
 
+/// A job's activity between two exports `dt` apart: the CPUs it kept
+/// busy, and its memory-bus component (LLC misses per on-CPU second over
+/// the bus peak, §4.1) where its node counts misses and the peak is known.
+pub fn measure(was: &GroupActivity, now: &GroupActivity, dt: Duration, c: Classify) -> Measured {
+    let secs = dt.as_secs_f64();
+    let cpu_s = now.cpu_s - was.cpu_s;
+    let cpu_busy = (secs > 0.0 && cpu_s >= 0.0).then(|| cpu_s / secs);
+    let mem_bus = match (was.llc_misses, now.llc_misses, c.peak_llc_misses_per_s) {
+        (Some(a), Some(b), Some(peak)) if cpu_s > 0.0 && peak > 0.0 && b >= a => {
+            Some(((b - a) / cpu_s / peak).min(1.0))
+        }
+        _ => None,
+    };
+    Measured { cpu_busy, mem_bus }
+}
+
 /// Run passes every `interval` until `SIGTERM` or `SIGINT` (or one pass
 /// with `once`), logging each pass's changes and problems on stderr.
 pub fn run(
     state_dir: &Path,
     nodes: Vec<(String, String)>,
+    classify: Classify,
     interval: Duration,
     once: bool,
 ) -> Result<PassReport, String> {
-    let mut advisor = Advisor::new(state_dir, nodes).map_err(|e| e.to_string())?;
+    let mut advisor = Advisor::new(state_dir, nodes, classify).map_err(|e| e.to_string())?;
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
         signal_hook::flag::register(sig, std::sync::Arc::clone(&stop))
@@ -333,5 +381,41 @@ pub fn run(
         if once || stop.load(std::sync::atomic::Ordering::SeqCst) {
             return Ok(r);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(cpu_s: f64, llc_misses: Option<f64>) -> GroupActivity {
+        GroupActivity {
+            cpu_s,
+            tasks: 1,
+            llc_misses,
+        }
+    }
+
+    #[test]
+    fn vectors_are_measured_only_from_what_was_counted() {
+        let c = Classify {
+            peak_llc_misses_per_s: Some(1e8),
+            mem_threshold: 0.3,
+        };
+        let dt = Duration::from_secs(2);
+        // 2 CPU seconds in 2 s with 1e8 misses: half the bus.
+        let m = measure(&at(10.0, Some(0.0)), &at(12.0, Some(1e8)), dt, c);
+        assert_eq!(m.cpu_busy, Some(1.0));
+        assert_eq!(m.mem_bus, Some(0.5));
+        // No counters on the node (a VM): CPU use only.
+        let m = measure(&at(10.0, None), &at(11.0, None), dt, c);
+        assert_eq!((m.cpu_busy, m.mem_bus), (Some(0.5), None));
+        // No known peak: no memory component either.
+        let unknown = Classify {
+            peak_llc_misses_per_s: None,
+            ..c
+        };
+        let m = measure(&at(10.0, Some(0.0)), &at(12.0, Some(1e8)), dt, unknown);
+        assert_eq!(m.mem_bus, None);
     }
 }

@@ -4,10 +4,10 @@
 //! through the Prolog is group `job-N`.
 //!
 //! The activity vector's memory-bus component needs the shared-cache miss
-//! counters (POLICIES.md §4.1); the exporter does not carry them, and a
-//! machine without hardware counters (a VM) could not supply them, so what
-//! is read here is the measured CPU use. Classes come from a declaration
-//! or an earlier run when the memory component is unknown (see `store`).
+//! counters (POLICIES.md §4.1): the exporter publishes them per group
+//! (`ecosched_group_llc_misses_total`) only where the node reads hardware
+//! counters. Without them (a VM) only the CPU use is measured, and classes
+//! come from a declaration or an earlier run (see `store`).
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -24,6 +24,8 @@ pub struct GroupActivity {
     pub cpu_s: f64,
     /// Its live tasks.
     pub tasks: i64,
+    /// Shared-cache misses of its tasks, where the node counts them.
+    pub llc_misses: Option<f64>,
 }
 
 /// Why a node could not be read.
@@ -98,6 +100,9 @@ pub fn parse(text: &str) -> BTreeMap<String, GroupActivity> {
         match name {
             "ecosched_group_cpu_seconds_total" => out.entry(group).or_default().cpu_s = value,
             "ecosched_group_tasks" => out.entry(group).or_default().tasks = value as i64,
+            "ecosched_group_llc_misses_total" => {
+                out.entry(group).or_default().llc_misses = Some(value);
+            }
             _ => {}
         }
     }
@@ -116,16 +121,19 @@ ecosched_group_tasks{group=\"job-7\"} 2\n\
 ecosched_group_cpu_seconds_total{group=\"job-7\"} 12.5\n\
 ecosched_power_watts{zone=\"package-0\",source=\"estimate\"} 30\n\
 ecosched_group_cpu_seconds_total{group=\"job-8\"} nope\n\
+ecosched_group_llc_misses_total{group=\"job-9\"} 4000\n\
 garbage\n";
         let g = parse(text);
-        assert_eq!(g.len(), 1);
+        assert_eq!(g.len(), 2);
         assert_eq!(
             g["job-7"],
             GroupActivity {
                 cpu_s: 12.5,
-                tasks: 2
+                tasks: 2,
+                llc_misses: None,
             }
         );
+        assert_eq!(g["job-9"].llc_misses, Some(4000.0));
     }
 
     #[test]

@@ -29,6 +29,16 @@ pub struct AdviseArgs {
     /// Time between passes, in ms (the paper publishes vectors every 15 s).
     #[arg(long, value_name = "MS", default_value_t = 15_000)]
     pub interval_ms: u64,
+    /// The memory system's peak LLC-miss rate, misses/s over the machine
+    /// (`peak_mem_per_s` from `ecosched calibrate av`). With it, jobs on
+    /// nodes that count LLC misses are classed by their measured
+    /// memory-bus component; without it only declared and remembered
+    /// classes are used.
+    #[arg(long, value_name = "PER_S")]
+    pub peak_llc_misses_per_s: Option<f64>,
+    /// The memory-bus component from which a job counts as memory-bound.
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.3)]
+    pub mem_threshold: f64,
     /// One pass, printed as JSON, then exit.
     #[arg(long)]
     pub once: bool,
@@ -45,6 +55,15 @@ fn advise(args: &AdviseArgs) -> Result<Outcome> {
     if args.interval_ms == 0 {
         return Err(UsageError("--interval-ms must be at least 1".into()).into());
     }
+    if !(0.0..=1.0).contains(&args.mem_threshold) {
+        return Err(UsageError("--mem-threshold must be within 0..=1".into()).into());
+    }
+    if args
+        .peak_llc_misses_per_s
+        .is_some_and(|p| !p.is_finite() || p <= 0.0)
+    {
+        return Err(UsageError("--peak-llc-misses-per-s must be positive".into()).into());
+    }
     let nodes = args
         .nodes
         .iter()
@@ -57,9 +76,14 @@ fn advise(args: &AdviseArgs) -> Result<Outcome> {
             ))),
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let classify = ecosched_slurm::advisor::Classify {
+        peak_llc_misses_per_s: args.peak_llc_misses_per_s,
+        mem_threshold: args.mem_threshold,
+    };
     let report = ecosched_slurm::advisor::run(
         &args.state_dir,
         nodes,
+        classify,
         Duration::from_millis(args.interval_ms),
         args.once,
     )
