@@ -7,7 +7,7 @@
 //!           component (measured, needs counters) | SQLite (remembered)
 //! exporters ─► CPU seconds, LLC misses per job-N ─► cpu_busy, mem_bus ─► SQLite
 //! classes per node ─► plan::advise ─► scontrol update (only what differs)
-//! opposite imbalances on two nodes ─► requeue one job that opted in
+//! opposite imbalances on two nodes ─► requeue a pair that opted in
 //! ```
 
 use crate::plan::{self, Class};
@@ -149,7 +149,7 @@ impl Advisor {
         }
         let now = Instant::now();
         let mut running: BTreeMap<String, Vec<Class>> = BTreeMap::new();
-        let mut by_class: Vec<(String, String, Class)> = Vec::new();
+        let mut placed: Vec<plan::Placed> = Vec::new();
         for job in &jobs {
             let seen = job
                 .nodes
@@ -195,8 +195,12 @@ impl Advisor {
                 for n in &job.nodes {
                     running.entry(n.clone()).or_default().push(c);
                 }
-                if job.nodes.len() == 1 {
-                    by_class.push((job.id.clone(), job.nodes[0].clone(), c));
+                if let [node] = &job.nodes[..] {
+                    placed.push(plan::Placed {
+                        id: job.id.clone(),
+                        node: node.clone(),
+                        class: c,
+                    });
                 }
             }
             r.jobs.push(JobSeen {
@@ -213,7 +217,7 @@ impl Advisor {
         }
         self.last.retain(|id, _| jobs.iter().any(|j| &j.id == id));
         self.apply(&running, &mut r);
-        self.swap(&running, &by_class, &mut r);
+        self.swap(&placed, &mut r);
         if let Err(e) = self.store.export_classes() {
             r.errors.push(e.to_string());
         }
@@ -259,55 +263,35 @@ impl Advisor {
         }
     }
 
-    /// Cross-node swap (§4.5), rate-limited: when one node runs two more
-    /// jobs of a class than of the other and another node the reverse,
-    /// requeue one job of the first node's surplus that opted in
-    /// (`--requeue`); Slurm places it again by its preference. Jobs that
-    /// did not opt in are never touched.
-    fn swap(
-        &mut self,
-        running: &BTreeMap<String, Vec<Class>>,
-        jobs: &[(String, String, Class)],
-        r: &mut PassReport,
-    ) {
+    /// Cross-node swap (§4.5), rate-limited: requeue the pair
+    /// [`plan::swap_pair`] finds, both of which opted in (`--requeue`);
+    /// Slurm places each again by its preference. Jobs that did not opt in
+    /// are never touched.
+    fn swap(&mut self, jobs: &[plan::Placed], r: &mut PassReport) {
         if self
             .last_requeue
             .is_some_and(|t| t.elapsed() < REQUEUE_EVERY)
         {
             return;
         }
-        let surplus = |node: &str, c: Class| {
-            let classes = running.get(node).map(Vec::as_slice).unwrap_or(&[]);
-            let n = classes.iter().filter(|x| **x == c).count();
-            n as i64 - (classes.len() - n) as i64
+        let mut errors = Vec::new();
+        let pair = plan::swap_pair(jobs, &mut |id| match slurm::requeueable(id) {
+            Ok(yes) => yes,
+            Err(e) => {
+                errors.push(e.to_string());
+                false
+            }
+        });
+        r.errors.extend(errors);
+        let Some((a, b)) = pair else {
+            return;
         };
-        for (id, node, class) in jobs {
-            if surplus(node, *class) < 2 {
-                continue;
-            }
-            let other = match class {
-                Class::Mem => Class::Cpu,
-                Class::Cpu => Class::Mem,
-            };
-            if !running.keys().any(|n| n != node && surplus(n, other) >= 2) {
-                continue;
-            }
-            match slurm::requeueable(id) {
-                Ok(true) => {}
-                Ok(false) => continue,
-                Err(e) => {
-                    r.errors.push(e.to_string());
-                    continue;
-                }
-            }
-            match slurm::requeue(id) {
-                Ok(()) => {
-                    r.requeued.push(id.clone());
-                    self.last_requeue = Some(Instant::now());
-                }
+        self.last_requeue = Some(Instant::now());
+        for id in [a, b] {
+            match slurm::requeue(&id) {
+                Ok(()) => r.requeued.push(id),
                 Err(e) => r.errors.push(e.to_string()),
             }
-            return;
         }
     }
 

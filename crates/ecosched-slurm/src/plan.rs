@@ -132,6 +132,49 @@ pub fn merged_features(current: &[String], advised: &BTreeSet<String>) -> Vec<St
     out
 }
 
+/// A running single-node job, for swapping.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placed {
+    /// Job id.
+    pub id: String,
+    /// Its node.
+    pub node: String,
+    /// Its class.
+    pub class: Class,
+}
+
+/// The cross-node swap (§4.5): when node A runs at least two more
+/// memory-bound jobs than compute-bound ones and node B the reverse, a
+/// memory-bound job of A and a compute-bound job of B, both of which
+/// `may_move` (they opted in to requeueing). Requeued together, each is
+/// placed again by its preference into the slot the other left, which
+/// raises both nodes' variance sums. `None` when no such pair exists.
+pub fn swap_pair(
+    jobs: &[Placed],
+    may_move: &mut dyn FnMut(&str) -> bool,
+) -> Option<(String, String)> {
+    let surplus = |node: &str, c: Class| {
+        jobs.iter()
+            .filter(|j| j.node == node)
+            .map(|j| if j.class == c { 1i64 } else { -1 })
+            .sum::<i64>()
+    };
+    let heavy = |c: Class| -> Vec<&Placed> {
+        jobs.iter()
+            .filter(|j| j.class == c && surplus(&j.node, c) >= 2)
+            .collect()
+    };
+    let (mem, cpu) = (heavy(Class::Mem), heavy(Class::Cpu));
+    if mem.is_empty() || cpu.is_empty() {
+        return None;
+    }
+    let m = mem.into_iter().find(|j| may_move(&j.id))?;
+    let c = cpu
+        .into_iter()
+        .find(|j| j.node != m.node && may_move(&j.id))?;
+    Some((m.id.clone(), c.id.clone()))
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -181,6 +224,33 @@ mod tests {
         assert!(a["n2"].features.contains(&Class::Mem.feature()));
         assert!(!a["n1"].features.contains(&Class::Mem.feature()));
         assert!(a["n1"].features.contains(&Class::Cpu.feature()));
+    }
+
+    fn placed(id: &str, node: &str, class: Class) -> Placed {
+        Placed {
+            id: id.into(),
+            node: node.into(),
+            class,
+        }
+    }
+
+    #[test]
+    fn swaps_take_one_opted_in_job_from_each_side() {
+        let jobs = [
+            placed("1", "n1", Class::Mem),
+            placed("2", "n1", Class::Mem),
+            placed("3", "n2", Class::Mem),
+            placed("4", "n2", Class::Cpu),
+            placed("5", "n3", Class::Cpu),
+            placed("6", "n3", Class::Cpu),
+        ];
+        let pair = swap_pair(&jobs, &mut |id| id == "2" || id == "6");
+        assert_eq!(pair, Some(("2".into(), "6".into())));
+        // Jobs that did not opt in are never moved: no pair at all.
+        assert_eq!(swap_pair(&jobs, &mut |id| id == "2"), None);
+        // Balanced nodes: nothing to gain.
+        let mixed = [placed("1", "n1", Class::Mem), placed("2", "n1", Class::Cpu)];
+        assert_eq!(swap_pair(&mixed, &mut |_| true), None);
     }
 
     #[test]
