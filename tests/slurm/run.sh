@@ -12,6 +12,9 @@
 #              `scontrol reconfigure`
 #   remember   a rerun job without a declared class gets its --prefer from
 #              the SQLite store (via job_submit.lua)
+#   swap       of jobs packed badly while the advisor was off, it requeues
+#              one opted-in (--requeue) job from each side, which Slurm
+#              places on the other's node; jobs that did not opt in stay
 #   unmanaged  with ecosched stopped, jobs still run and no node drains
 # Its last line is a JSON summary with the per-node placement. Slurm,
 # ecosched and the advisor are torn down on every exit.
@@ -157,10 +160,13 @@ log "confine/restore: job cpuset $job_cpus, task confined to $during, after job-
 
 # --- mix -------------------------------------------------------------------
 mkdir -p "$D/advisor"
-"$BIN" slurm advise --state-dir "$D/advisor" --interval-ms 300 \
-	--node n1=127.0.0.1:$((METRICS_BASE + 1)) --node n2=127.0.0.1:$((METRICS_BASE + 2)) \
-	--node n3=127.0.0.1:$((METRICS_BASE + 3)) 2>>"$D/advisor.log" &
-echo $! >"$D/advisor.pid"
+start_advisor() {
+	"$BIN" slurm advise --state-dir "$D/advisor" --interval-ms 300 \
+		--node n1=127.0.0.1:$((METRICS_BASE + 1)) --node n2=127.0.0.1:$((METRICS_BASE + 2)) \
+		--node n3=127.0.0.1:$((METRICS_BASE + 3)) 2>>"$D/advisor.log" &
+	echo $! >"$D/advisor.pid"
+}
+start_advisor
 pass() { python3 -c "import json;print(json.load(open('$D/advisor/advise-status.json'))['pass'])" 2>/dev/null || echo 0; }
 # Two passes after now: the advisor has seen everything running now.
 passed() { [ "$(pass)" -ge "$1" ]; }
@@ -246,7 +252,39 @@ print("; ".join(f"{u}/{n}={c} ({s}, cpu_busy={b if b is None else round(b, 2)}, 
 EOF
 )
 log "remember: $classes"
+
+# --- swap: running jobs move only when they opted in -----------------------
+# Without the advisor Slurm packs m m | m c | c c; the advisor then
+# requeues one opted-in job from each side (m1, c3), which Slurm places
+# again by their preferences, each where the other was.
 stop_advisor
+swap_ids=()
+for c in mem mem mem cpu cpu cpu; do
+	if [ "$c" = mem ]; then cmd='stress-ng --vm 1 --vm-bytes 64M -t 60s'; else cmd='stress-ng --cpu 1 -t 60s'; fi
+	opt=()
+	if [ "${#swap_ids[@]}" = 0 ] || [ "${#swap_ids[@]}" = 5 ]; then opt=(--requeue); fi
+	id=$(sbatch --parsable -o /dev/null -J "swap-$c" "${opt[@]}" --comment "ecosched:class=$c" --wrap "$cmd")
+	swap_ids+=("$id")
+	class_of[$id]=$c
+	wait_for 15 "job $id running" is_running "$id"
+done
+packed=$(for id in "${swap_ids[@]}"; do echo -n "$id:${class_of[$id]}@$(job_node "$id") "; done)
+m1=${swap_ids[0]} c3=${swap_ids[5]}
+m1_was=$(job_node "$m1") c3_was=$(job_node "$c3")
+start_advisor
+restarted() { scontrol show job -o "$1" | grep -q 'Restarts=1' && is_running "$1"; }
+wait_for 30 "the advisor swapping jobs $m1 and $c3 (packed: $packed)" restarted "$m1"
+wait_for 15 "job $c3 running again" restarted "$c3"
+[ "$(job_node "$m1")" != "$m1_was" ] || fail "job $m1 was requeued but came back to $m1_was"
+[ "$(job_node "$c3")" != "$c3_was" ] || fail "job $c3 was requeued but came back to $c3_was"
+for id in "${swap_ids[@]:1:4}"; do
+	scontrol show job -o "$id" | grep -q 'Restarts=0' || fail "job $id moved without opting in"
+done
+swapped=$(for id in "${swap_ids[@]}"; do echo -n "$id:${class_of[$id]}@$(job_node "$id") "; done)
+log "swap: packed $packed-> $swapped"
+stop_advisor
+scancel "${swap_ids[@]}"
+for id in "${swap_ids[@]}"; do wait_for 30 "job $id ended" is_done "$id"; done
 
 # --- unmanaged: ecosched stopped -----------------------------------------
 stop_daemons
@@ -263,9 +301,9 @@ done
 
 # --- summary ---------------------------------------------------------------
 placement=$(for id in "${ids[@]}"; do echo "$(job_node "$id") $id ${class_of[$id]}"; done)
-python3 - "$placement" "$job_cpus" "$during" "$after" "$before" "$just_after" "$classes" "$(($(date +%s) - started))" <<'EOF'
+python3 - "$placement" "$job_cpus" "$during" "$after" "$before" "$just_after" "$classes" "$packed" "$swapped" "$(($(date +%s) - started))" <<'EOF'
 import json, sys
-placement, job_cpus, during, after, features, just_after, classes, secs = sys.argv[1:]
+placement, job_cpus, during, after, features, just_after, classes, packed, swapped, secs = sys.argv[1:]
 nodes = {}
 for line in placement.splitlines():
     node, job, cls = line.split()
@@ -276,7 +314,8 @@ print(json.dumps({
     "confine": {"job_cpuset": job_cpus, "managed": during, "after_job_end": after},
     "features": {"advised": features.strip(), "right_after_reconfigure": just_after.strip()},
     "store": classes,
-    "checks": ["hooks", "confine", "restore", "mix", "reconfig", "remember", "unmanaged"],
+    "swap": {"packed": packed.strip(), "after": swapped.strip()},
+    "checks": ["hooks", "confine", "restore", "mix", "reconfig", "remember", "swap", "unmanaged"],
     "seconds": int(secs),
 }))
 EOF

@@ -99,6 +99,8 @@ pub struct Advisor {
     /// Job id → what its node last exported for it, and when.
     last: BTreeMap<String, (GroupActivity, Instant)>,
     last_requeue: Option<Instant>,
+    /// Jobs this advisor requeued that have not been released yet.
+    releasing: Vec<String>,
     passes: u64,
 }
 
@@ -117,6 +119,7 @@ impl Advisor {
             classify,
             last: BTreeMap::new(),
             last_requeue: None,
+            releasing: Vec::new(),
             passes: 0,
         })
     }
@@ -217,6 +220,7 @@ impl Advisor {
         }
         self.last.retain(|id, _| jobs.iter().any(|j| &j.id == id));
         self.apply(&running, &mut r);
+        self.release(&mut r);
         self.swap(&placed, &mut r);
         if let Err(e) = self.store.export_classes() {
             r.errors.push(e.to_string());
@@ -289,10 +293,27 @@ impl Advisor {
         self.last_requeue = Some(Instant::now());
         for id in [a, b] {
             match slurm::requeue(&id) {
-                Ok(()) => r.requeued.push(id),
+                Ok(()) => {
+                    self.releasing.push(id.clone());
+                    r.requeued.push(id);
+                }
                 Err(e) => r.errors.push(e.to_string()),
             }
         }
+    }
+
+    /// Release the jobs requeued by earlier passes once they are pending.
+    fn release(&mut self, r: &mut PassReport) {
+        let mut errors = Vec::new();
+        self.releasing
+            .retain(|id| match slurm::release_requeued(id) {
+                Ok(keep) => keep,
+                Err(e) => {
+                    errors.push(e.to_string());
+                    false
+                }
+            });
+        r.errors.extend(errors);
     }
 
     fn write_status(&self, r: &mut PassReport) {

@@ -199,6 +199,25 @@ pub fn requeue(id: &str) -> Result<(), SlurmError> {
     run("scontrol", &["requeue", id]).map(|_| ())
 }
 
+/// Let a requeued job start at once if it waits only for the begin time
+/// Slurm gives every requeued job (two minutes later): the advisor moved
+/// it, it did not fail. Returns whether the job is still to be watched
+/// (requeueing has not reached the pending state yet).
+pub fn release_requeued(id: &str) -> Result<bool, SlurmError> {
+    let state = run("squeue", &["-h", "-j", id, "-o", "%T %r"])?;
+    match state.trim() {
+        "PENDING BeginTime" => {
+            run(
+                "scontrol",
+                &["update", &format!("JobId={id}"), "StartTime=now"],
+            )?;
+            Ok(false)
+        }
+        s if s.starts_with("COMPLETING") || s.starts_with("REQUEUE") => Ok(true),
+        _ => Ok(false),
+    }
+}
+
 /// Whether job `id` may be requeued (`Requeue=1` in `scontrol show job`).
 pub fn requeueable(id: &str) -> Result<bool, SlurmError> {
     let text = run("scontrol", &["show", "job", "-o", id])?;
