@@ -81,6 +81,11 @@ pub struct LinuxOptions {
     pub cgroup_name: String,
     /// The program's parallelism, when the user knows it (a hint).
     pub parallelism: Option<u32>,
+    /// A cpuset cgroup that owns the tasks (a Slurm job's, absolute path):
+    /// another manager tracks the tasks by their cgroups, so none is moved,
+    /// and a plan's managed CPUs become each task's affinity, cut to this
+    /// cgroup's CPUs — the job's CPUs are never widened.
+    pub confine: Option<PathBuf>,
 }
 
 impl Default for LinuxOptions {
@@ -89,6 +94,7 @@ impl Default for LinuxOptions {
             state_dir: PathBuf::from(crate::journal::DEFAULT_STATE_DIR),
             cgroup_name: "ecosched".into(),
             parallelism: None,
+            confine: None,
         }
     }
 }
@@ -161,6 +167,11 @@ pub struct LinuxPlatform {
     members: Option<Members>,
     /// Attached mode: set to end the management (the daemon's groups).
     stop: Option<Arc<std::sync::atomic::AtomicBool>>,
+    /// The cgroup that owns the tasks, when they may not be moved.
+    confine: Option<PathBuf>,
+    /// The affinity confined tasks get (the last managed CPUs, cut to the
+    /// owning cgroup's), applied to new tasks too.
+    confined_cpus: Option<ecosched_model::CpuSet>,
 }
 
 impl std::fmt::Debug for LinuxPlatform {
@@ -352,6 +363,8 @@ impl LinuxPlatform {
             loadavg_failed: false,
             members: None,
             stop: None,
+            confine: options.confine.clone(),
+            confined_cpus: None,
         })
     }
 
@@ -694,6 +707,14 @@ impl LinuxPlatform {
                         .push(format!("task {id} could not join the managed cpuset: {e}")),
                 }
             }
+            if let Some(cpus) = self.confined_cpus.clone() {
+                match self.set_affinity(id, &cpus) {
+                    Ok(()) | Err(LinuxError::Gone { .. }) => {}
+                    Err(e) => self.notices.push(format!(
+                        "task {id} could not be confined to CPUs {cpus}: {e}"
+                    )),
+                }
+            }
         }
     }
 
@@ -761,6 +782,9 @@ impl LinuxPlatform {
     }
 
     fn set_managed_cpus(&mut self, cpus: &ecosched_model::CpuSet) -> Result<(), LinuxError> {
+        if let Some(dir) = self.confine.clone() {
+            return self.set_confined_cpus(&dir, cpus);
+        }
         if self.cpuset.is_none() {
             let mount = CpusetMount::find(&self.root)?;
             self.cpuset = Some(ManagedCpuset::create(
@@ -775,6 +799,30 @@ impl LinuxPlatform {
         cpuset.set_cpus(&mut self.journal, cpus)?;
         self.reader.affinity_changed();
         self.attach_all()
+    }
+
+    /// Managed CPUs for tasks another manager owns: each task's affinity
+    /// becomes `cpus` cut to the owning cgroup's CPUs, or all of those when
+    /// the two do not meet (the policy sees the whole machine, the job has
+    /// only its share). Affinity never leaves the cgroup's CPUs, so the
+    /// job's allocation is never widened, and it is journalled like any
+    /// affinity change.
+    fn set_confined_cpus(
+        &mut self,
+        dir: &Path,
+        cpus: &ecosched_model::CpuSet,
+    ) -> Result<(), LinuxError> {
+        let owned = confine_cpus(&self.root, dir)?;
+        let cut = cpus.intersection(&owned);
+        let target = if cut.is_empty() { owned } else { cut };
+        for task in self.tasks.clone() {
+            match self.set_affinity(task, &target) {
+                Ok(()) | Err(LinuxError::Gone { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.confined_cpus = Some(target);
+        Ok(())
     }
 
     /// The system load average, or `None` (said once) when it cannot be
@@ -881,6 +929,29 @@ impl LinuxPlatform {
     }
 }
 
+/// The CPUs of the cpuset cgroup `dir` (absolute): v1's
+/// `cpuset.effective_cpus` or `cpuset.cpus` (or `cpus` when mounted
+/// `noprefix`), v2's `cpuset.cpus.effective`; the first that is set.
+fn confine_cpus(root: &FsRoot, dir: &Path) -> Result<ecosched_model::CpuSet, LinuxError> {
+    let rel = dir.to_string_lossy().trim_start_matches('/').to_string();
+    for file in [
+        "cpuset.effective_cpus",
+        "cpuset.cpus.effective",
+        "cpuset.cpus",
+        "cpus",
+    ] {
+        if let Some(set) = root.read_cpulist_opt(&format!("{rel}/{file}"))? {
+            if !set.is_empty() {
+                return Ok(set);
+            }
+        }
+    }
+    Err(LinuxError::Absent {
+        path: dir.to_path_buf(),
+        what: "the CPUs of the cpuset cgroup that owns the tasks".into(),
+    })
+}
+
 /// Carry out a plan's frequency settings through cpufreq, journalling every
 /// file before it is written. `policies` are index-aligned with the
 /// topology's frequency domains.
@@ -967,6 +1038,11 @@ impl Platform for LinuxPlatform {
         if let Some(schedule) = &plan.gang_schedule {
             check_schedule(schedule, &|t| self.known.contains(t))
                 .map_err(PlatformError::InvalidPlan)?;
+        }
+        if self.confine.is_some() && (!plan.gang.is_empty() || plan.gang_schedule.is_some()) {
+            return Err(PlatformError::InvalidPlan(
+                "gang control moves tasks between freezer cgroups or stops them, and these tasks belong to another manager's cgroup; use a policy without gangs".into(),
+            ));
         }
         let mut report = ApplyReport::default();
         if let Some(cpus) = &plan.managed_cpus {
@@ -1132,5 +1208,28 @@ impl Drop for LinuxPlatform {
         for id in self.signal_ids.drain(..) {
             signal_hook::low_level::unregister(id);
         }
+    }
+}
+
+#[cfg(test)]
+mod confine_tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_confining_cgroups_cpus_are_read_from_its_cpuset() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = dir.path().join("sys/fs/cgroup/cpuset/slurm_n1/uid_0/job_7");
+        std::fs::create_dir_all(&job).unwrap();
+        let root = FsRoot::recorded(dir.path());
+        let at = Path::new("/sys/fs/cgroup/cpuset/slurm_n1/uid_0/job_7");
+        // Not yet written by Slurm: a clear error naming the cgroup.
+        let e = confine_cpus(&root, at).unwrap_err().to_string();
+        assert!(e.contains("job_7"), "{e}");
+        std::fs::write(job.join("cpuset.cpus"), "2-3\n").unwrap();
+        assert_eq!(confine_cpus(&root, at).unwrap().to_list(), "2-3");
+        // The effective CPUs win when the kernel offers them.
+        std::fs::write(job.join("cpuset.effective_cpus"), "3\n").unwrap();
+        assert_eq!(confine_cpus(&root, at).unwrap().to_list(), "3");
     }
 }

@@ -42,6 +42,31 @@ struct Wanted {
     policy: PolicyChoice,
 }
 
+/// A job from `job-start`. Slurm's Prolog runs before the job's cgroup
+/// exists (the job's steps make it), and its Epilog after the cgroup is
+/// gone, so a job waits up to [`JOB_GRACE`] for its cgroup to appear and
+/// is remembered as long after it vanished, for the Epilog's `job-end`.
+#[derive(Debug, Clone)]
+struct Job {
+    wanted: Wanted,
+    /// When `job-start` arrived.
+    since: Instant,
+    /// When its cgroup was last seen.
+    seen: Option<Instant>,
+}
+
+/// How long a job's cgroup may take to appear, and how long a vanished
+/// one's job is remembered.
+const JOB_GRACE: Duration = Duration::from_secs(120);
+
+impl Job {
+    /// Whether the job is still of interest at `now`.
+    fn alive(&self, now: Instant) -> bool {
+        let since = self.seen.unwrap_or(self.since);
+        now.duration_since(since) < JOB_GRACE
+    }
+}
+
 /// A group being managed.
 #[derive(Debug)]
 struct Managed {
@@ -61,7 +86,7 @@ struct Daemon {
     /// Policies set by `set-policy`, kept while the group exists.
     overrides: BTreeMap<String, PolicyChoice>,
     /// Jobs from `job-start`: group `job-ID` on a cgroup.
-    jobs: BTreeMap<String, Wanted>,
+    jobs: BTreeMap<String, Job>,
     /// Series names a group has used, so all go when it does.
     series_policies: BTreeMap<String, BTreeSet<String>>,
     started: Instant,
@@ -225,10 +250,10 @@ impl Daemon {
                 }
             }
         }
-        for (name, w) in &self.jobs {
-            if let Source::Cgroup(dir) = &w.source {
+        for (name, job) in &self.jobs {
+            if let Source::Cgroup(dir) = &job.wanted.source {
                 if dir.is_dir() {
-                    out.insert(name.clone(), w.clone());
+                    out.insert(name.clone(), job.wanted.clone());
                 }
             }
         }
@@ -243,8 +268,24 @@ impl Daemon {
     /// Stop, start and restart workers to match what should run.
     fn reconcile(&mut self) {
         let existing = self.existing();
-        // Jobs whose cgroup vanished are forgotten, like a job-end.
-        self.jobs.retain(|name, _| existing.contains_key(name));
+        let now = Instant::now();
+        for (name, job) in self.jobs.iter_mut() {
+            if existing.contains_key(name) {
+                job.seen = Some(now);
+            }
+        }
+        // A job whose cgroup never came, or went long ago, is forgotten as
+        // if its Epilog had said so.
+        self.jobs.retain(|name, job| {
+            let keep = job.alive(now);
+            if !keep {
+                eprintln!(
+                    "ecosched: forgetting {name}: no cgroup for {} s",
+                    JOB_GRACE.as_secs()
+                );
+            }
+            keep
+        });
         self.overrides.retain(|name, _| existing.contains_key(name));
         self.paused.retain(|name| existing.contains_key(name));
         let gone: Vec<String> = self
@@ -290,7 +331,12 @@ impl Daemon {
     }
 
     fn start(&mut self, name: &str, w: Wanted) {
-        let worker = Worker::start(name, &w.source, &w.policy, &self.ctx);
+        // A job's cgroup is Slurm's: its tasks stay in it.
+        let confine = match (&w.source, self.jobs.contains_key(name)) {
+            (Source::Cgroup(dir), true) => Some(dir.clone()),
+            _ => None,
+        };
+        let worker = Worker::start(name, &w.source, &w.policy, &self.ctx, confine);
         let policies = self.series_policies.entry(name.to_string()).or_default();
         policies.insert(w.policy.name.clone());
         self.managed.insert(
@@ -445,7 +491,7 @@ impl Daemon {
                         "job id {id:?}: use letters, digits, `-`, `_` or `.`"
                     ));
                 }
-                if self.existing().contains_key(&name) {
+                if self.existing().contains_key(&name) || self.jobs.contains_key(&name) {
                     return Response::err(format!("group {name} already exists"));
                 }
                 let source = match config::cgroup_source(&cgroup) {
@@ -457,18 +503,28 @@ impl Daemon {
                     }
                     Err(e) => return Response::err(format!("cgroup: {e}")),
                 };
-                if let Source::Cgroup(dir) = &source {
-                    if !dir.is_dir() {
-                        return Response::err(format!("cgroup {cgroup:?} does not exist"));
-                    }
-                }
                 let policy = match choice_of(&policy, &params, None) {
                     Ok(c) => c,
                     Err(e) => return Response::err(e),
                 };
-                self.jobs.insert(name.clone(), Wanted { source, policy });
+                let present = Path::new(&cgroup).is_dir();
+                self.jobs.insert(
+                    name.clone(),
+                    Job {
+                        wanted: Wanted { source, policy },
+                        since: Instant::now(),
+                        seen: None,
+                    },
+                );
                 self.reconcile();
-                Response::ok(json!(format!("job {id} managed as group {name}")))
+                Response::ok(json!(if present {
+                    format!("job {id} managed as group {name}")
+                } else {
+                    format!(
+                        "job {id} will be managed as group {name} once {cgroup} appears (within {} s)",
+                        JOB_GRACE.as_secs()
+                    )
+                }))
             }
             Request::JobEnd { id } => {
                 let name = format!("job-{id}");
@@ -525,5 +581,38 @@ fn describe(source: &Source) -> String {
             }
             format!("processes of {}", parts.join(", "))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job() -> Job {
+        Job {
+            wanted: Wanted {
+                source: Source::Cgroup("/sys/fs/cgroup/cpuset/slurm/uid_0/job_7".into()),
+                policy: PolicyChoice {
+                    name: "static".into(),
+                    params: Params::default(),
+                    interval: None,
+                },
+            },
+            since: Instant::now(),
+            seen: None,
+        }
+    }
+
+    #[test]
+    fn a_job_waits_for_its_cgroup_and_is_remembered_after_it() {
+        let mut j = job();
+        let start = j.since;
+        // The Prolog comes before the cgroup: still waiting within the grace.
+        assert!(j.alive(start + JOB_GRACE - Duration::from_secs(1)));
+        assert!(!j.alive(start + JOB_GRACE));
+        // Seen late: the Epilog after the cgroup went still finds the job.
+        j.seen = Some(start + Duration::from_secs(300));
+        assert!(j.alive(start + Duration::from_secs(300) + JOB_GRACE / 2));
+        assert!(!j.alive(start + Duration::from_secs(300) + JOB_GRACE));
     }
 }

@@ -66,8 +66,16 @@ pub fn tag_of(name: &str) -> String {
 }
 
 impl Worker {
-    /// Start managing group `name` (processes from `source`) with `policy`.
-    pub fn start(name: &str, source: &Source, policy: &PolicyChoice, ctx: &WorkerContext) -> Self {
+    /// Start managing group `name` (processes from `source`) with `policy`;
+    /// `confine` is the cpuset cgroup that owns them when another manager
+    /// (Slurm) does: then no task is moved and the CPUs stay within it.
+    pub fn start(
+        name: &str,
+        source: &Source,
+        policy: &PolicyChoice,
+        ctx: &WorkerContext,
+        confine: Option<PathBuf>,
+    ) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
         let state = Arc::new(Mutex::new(WorkerState::Starting));
         let (name, source, policy, ctx) = (
@@ -80,7 +88,7 @@ impl Worker {
         let thread = std::thread::Builder::new()
             .name(format!("group {name}"))
             .spawn(move || {
-                let result = manage(&name, source, &policy, &ctx, stop_w, &state_w);
+                let result = manage(&name, source, &policy, &ctx, confine, stop_w, &state_w);
                 if let Err(e) = result {
                     eprintln!("ecosched: group {name}: {e}");
                     if let Ok(mut s) = state_w.lock() {
@@ -126,6 +134,7 @@ fn manage(
     source: Source,
     choice: &PolicyChoice,
     ctx: &WorkerContext,
+    confine: Option<PathBuf>,
     stop: Arc<AtomicBool>,
     state: &Mutex<WorkerState>,
 ) -> Result<(), String> {
@@ -136,6 +145,7 @@ fn manage(
         state_dir: ctx.state_dir.clone(),
         cgroup_name: format!("ecosched-{tag}"),
         parallelism: None,
+        confine,
     };
     let mut platform = LinuxPlatform::attach(
         &options,

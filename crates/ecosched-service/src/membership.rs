@@ -12,15 +12,26 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// The processes of cgroup `dir`, or `None` when the cgroup is gone.
+/// The processes of cgroup `dir` and of the cgroups below it (a Slurm job's
+/// tasks live in its `step_*` children), or `None` when the cgroup is gone.
+/// Slurm's step daemons share their step's cgroup but are Slurm's, not the
+/// job's, so `slurmstepd` is left out.
 pub fn cgroup_procs(dir: &Path) -> Option<Vec<u32>> {
     let text = std::fs::read_to_string(dir.join("cgroup.procs")).ok()?;
-    Some(
-        text.lines()
-            .filter_map(|l| l.trim().parse::<u32>().ok())
-            .filter(|&p| allowed_root(p))
-            .collect(),
-    )
+    let mut out: Vec<u32> = text
+        .lines()
+        .filter_map(|l| l.trim().parse::<u32>().ok())
+        .filter(|&p| allowed_root(p) && !slurm_daemon(p))
+        .collect();
+    for (_, child) in glob_dirs(dir, "") {
+        // A child that vanished meanwhile has no processes.
+        out.extend(cgroup_procs(&child).unwrap_or_default());
+    }
+    Some(out)
+}
+
+fn slurm_daemon(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim_end() == "slurmstepd")
 }
 
 /// The directories under `parent` whose names start with `prefix`, sorted.
@@ -148,5 +159,16 @@ mod tests {
         assert_eq!(found, ["job_1", "job_2"]);
         assert_eq!(cgroup_procs(&dir.path().join("job_1")), Some(vec![5, 7]));
         assert_eq!(cgroup_procs(&dir.path().join("gone")), None);
+        // A Slurm job's tasks are in its steps' cgroups.
+        for (step, procs) in [("step_batch", "9\n"), ("step_extern", "11\n")] {
+            std::fs::create_dir(dir.path().join("job_2").join(step)).unwrap();
+            std::fs::write(
+                dir.path().join("job_2").join(step).join("cgroup.procs"),
+                procs,
+            )
+            .unwrap();
+        }
+        std::fs::write(dir.path().join("job_2/cgroup.procs"), "").unwrap();
+        assert_eq!(cgroup_procs(&dir.path().join("job_2")), Some(vec![9, 11]));
     }
 }

@@ -10,6 +10,7 @@
 //! | `ecosched_group_cpu_seconds_total` | group | the group's tasks' on-CPU time |
 //! | `ecosched_group_energy_joules_total` | group, source | machine energy × the group's share of busy CPU time |
 //! | `ecosched_group_tasks` | group | threads managed now |
+//! | `ecosched_group_llc_misses_total` | group | the group's tasks' shared-cache misses, only where hardware counters are read |
 //! | `ecosched_policy_decisions_total` | group, policy | control steps whose plan changed something |
 //! | `ecosched_observation_seconds_total` | – | CPU time the daemon itself has used |
 //! | `ecosched_build_info` | version | – |
@@ -103,6 +104,8 @@ pub struct Metrics {
     pub group_energy: Family<GroupSourceLabels, FloatCounter>,
     /// `ecosched_group_tasks`.
     pub group_tasks: Family<GroupLabels, Gauge>,
+    /// `ecosched_group_llc_misses_total`.
+    pub group_llc_misses: Family<GroupLabels, Counter>,
     /// `ecosched_policy_decisions_total`.
     pub decisions: Family<GroupPolicyLabels, Counter>,
     /// `ecosched_observation_seconds_total`.
@@ -155,6 +158,12 @@ impl Metrics {
             "Threads the group manages now",
             group_tasks.clone(),
         );
+        let group_llc_misses = Family::default();
+        r.register(
+            "ecosched_group_llc_misses",
+            "Shared-cache (LLC) misses of the group's tasks, the memory-bus component of their activity vector; absent where hardware counters cannot be read",
+            group_llc_misses.clone(),
+        );
         let decisions = Family::default();
         r.register(
             "ecosched_policy_decisions",
@@ -184,6 +193,7 @@ impl Metrics {
             group_cpu,
             group_energy,
             group_tasks,
+            group_llc_misses,
             decisions,
             observation,
         }
@@ -211,6 +221,7 @@ impl Metrics {
         };
         self.group_cpu.remove(&g);
         self.group_tasks.remove(&g);
+        self.group_llc_misses.remove(&g);
         for source in SOURCES {
             self.group_energy.remove(&GroupSourceLabels {
                 group: group.to_string(),
@@ -411,6 +422,19 @@ impl TraceSink for GroupSink {
             .map(|ns| ns as f64 / 1e9)
             .sum();
         self.metrics.group_cpu.get_or_create(&g).inc_by(cpu_s);
+        // Only where the counters exist: no series is better than a zero
+        // that looks measured.
+        let misses: Vec<u64> = s
+            .tasks
+            .iter()
+            .filter_map(|t| t.counters.llc_misses)
+            .collect();
+        if !misses.is_empty() {
+            self.metrics
+                .group_llc_misses
+                .get_or_create(&g)
+                .inc_by(misses.iter().sum());
+        }
         let alive = s
             .tasks
             .iter()
@@ -551,6 +575,7 @@ mod tests {
         let g = GroupLabels { group: "a".into() };
         m.group_cpu.get_or_create(&g).inc_by(1.5);
         m.group_tasks.get_or_create(&g).set(3);
+        m.group_llc_misses.get_or_create(&g).inc_by(7);
         m.decisions
             .get_or_create(&GroupPolicyLabels {
                 group: "a".into(),
@@ -567,6 +592,7 @@ mod tests {
         for line in [
             "ecosched_group_cpu_seconds_total{group=\"a\"} 1.5",
             "ecosched_group_tasks{group=\"a\"} 3",
+            "ecosched_group_llc_misses_total{group=\"a\"} 7",
             "ecosched_policy_decisions_total{group=\"a\",policy=\"static\"} 1",
             "ecosched_energy_joules_total{zone=\"package (estimated)\",source=\"estimate\"} 2.0",
             "ecosched_build_info{version=\"0.1.0\"} 1",

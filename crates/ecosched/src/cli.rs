@@ -56,6 +56,9 @@ pub enum Command {
     Daemon(crate::service_commands::DaemonArgs),
     /// Talk to a running daemon through its control socket.
     Ctl(crate::service_commands::CtlArgs),
+    /// The Slurm cluster side (see README, "Running on a Slurm cluster").
+    #[command(subcommand)]
+    Slurm(crate::slurm_commands::SlurmCommand),
 }
 
 /// `ecosched sweep`.

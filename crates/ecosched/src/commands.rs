@@ -59,6 +59,7 @@ pub fn run(cli: &Cli) -> Result<Outcome> {
         Command::Sweep(a) => crate::report_commands::sweep(a),
         Command::Daemon(a) => crate::service_commands::daemon(a),
         Command::Ctl(a) => crate::service_commands::ctl(a),
+        Command::Slurm(c) => crate::slurm_commands::slurm(c),
     }
 }
 

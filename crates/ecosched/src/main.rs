@@ -29,6 +29,7 @@ mod run_outputs;
 mod run_summary;
 mod service_commands;
 mod settings;
+mod slurm_commands;
 mod table;
 mod timeseries;
 mod topology_view;

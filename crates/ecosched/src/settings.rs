@@ -318,6 +318,7 @@ impl RunSettings {
                 state_dir: args.state_dir.clone(),
                 cgroup_name: args.cgroup_name.clone(),
                 parallelism: args.parallelism,
+                confine: None,
             },
             command: args.command.clone(),
             trace: args.trace.clone(),
