@@ -238,8 +238,12 @@ pub fn merkel_fig1(o: Observe) -> Result<Vec<Check>, EngineError> {
             slowdown("merkel-2-stream-fit1-shared", "merkel-1-stream-fit1", "stream-fit1")?,
             0.3,
             "fits the L2 once: slows markedly when sharing it (\"considerably\", ≈ 2 in Fig. 1); 1.7–2.3 accepted. \
-             A known miss: each instance keeps half the L2 and its misses go to a memory latency that the FSB \
-             queue (set for four streams' 3.9×) barely lengthens for two, so the slowdown stays near 1.5",
+             A known miss, set by the miss curve, not the bus: sharing, each instance keeps 2 MiB of its \
+             3.5 MiB working set, where the profile's curve (α = 3) gives a miss ratio of 0.10; α = 3.5 / 4 / 6 \
+             give 1.63× / 1.99× / 5.80× and a sweep thrashing its share completely (m = 1, strict LRU) 11.6×. \
+             A cyclic sweep over 7 MiB of two tasks in a 4 MiB 16-way L2 keeps few lines (m ≈ 0.77 even with \
+             random replacement), so a physical curve overshoots ≈ 2 unless the working set is nearer 2 MiB; \
+             the paper gives neither the size nor the figure's value, and α is not refitted to this row alone",
         )
         .known_miss(),
         Check::new(
@@ -431,7 +435,12 @@ pub fn richling_fig2(o: Observe) -> Result<Vec<Check>, EngineError> {
             // 2.1 GHz, so the model's slowdown falls to 1.1–1.3 where the
             // reading of Fig. 1 stays at 1.54. -j5 joined them when the
             // samples became deferrable (governor.rs): a woken core now
-            // waits half a period on average, not one to two.
+            // waits half a period on average, not one to two. Intermediate
+            // P-states (1.4 and 1.7 GHz, which K10 parts may have) were
+            // tried: ondemand's proportional step-down then parks part-loaded
+            // cores below 2.1 GHz, but -j7 only rose from 1.160 to 1.180.
+            // Waking `make` on its exiting child's CPU (see the Table I
+            // -j1 row) moves -j5/-j6/-j7 to 1.299/1.184/1.130: no help.
             checks.push(if n >= 5 { row.known_miss() } else { row });
         }
         let spare = time("hilo", Some(n))?;
@@ -560,7 +569,7 @@ pub fn richling_table1(o: Observe) -> Result<Vec<Check>, EngineError> {
             464.0 / 364.0,
             t(&ondemand),
             0.19,
-            "7:44 vs 6:04 (27 %); 1.09–1.47 accepted (15 %). A known miss: the simulated kernel puts every new job on the CPU idle longest (SIMULATOR.md §3), always a cold one at 1.2 GHz; its deferred sample runs at the wake-up and the next, on the 200 ms grid, raises it, so each job spends half a period on average at half speed (deferrable samples brought the row from 1.66 down to about 1.5); 2.6.25's step-down hysteresis (a core loaded 35–70 % keeps its frequency) and the hopping -j1 build, which loads each of the four cores about a quarter, keep the model high",
+            "7:44 vs 6:04 (27 %); 1.09–1.47 accepted (15 %). A known miss: the simulated kernel puts every new job on the CPU idle longest (SIMULATOR.md §3), always a cold one at 1.2 GHz; its deferred sample runs at the wake-up and the next, on the 200 ms grid, raises it, so each job spends half a period on average at half speed (deferrable samples brought the row from 1.66 down to about 1.5). Measured, a compile job loses 82 ms (0.168 → 0.250 s mean), ≈ 165 ms at half speed, not the 100 ms of half a period: `make`, also woken on the CPU idle longest, runs its burst on a cold core between jobs and so takes that core's overdue sample early; the next job to land there finds none, and its first grid sample sees a partly idle period under 80 %. Waking `make` on its exiting child's CPU instead (the exit's wake-up is synchronous; 2.6.25's `wake_affine`) brings this row to 1.422 (pass), but lifts -j3's Fig. 1 slowdown above -j2's (1.502 vs 1.446; +0.01–0.06 over seeds 1–6) and so fails the predicted 'does not grow' row: not adopted",
         )
         .known_miss(),
         Check::new(
