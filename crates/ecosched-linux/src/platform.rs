@@ -51,7 +51,7 @@ const POLL: Duration = Duration::from_millis(10);
 /// How often counters are read between observations, at most. A task's
 /// counters can only be read while it exists, so reading more often than
 /// the policy's interval bounds what a short-lived task takes with it.
-const SUBSAMPLE: Duration = Duration::from_millis(100);
+pub const SUBSAMPLE: Duration = Duration::from_millis(100);
 
 /// The extra reads may use at most this share of one core (0.5 %, so that
 /// with the policy's own observations a run stays near 1 %): with many tasks
@@ -60,16 +60,39 @@ const SUBSAMPLE: Duration = Duration::from_millis(100);
 /// the observations the policy asks for.
 const SUBSAMPLE_DUTY: u32 = 200;
 
+/// The least time between two full reads of the tasks (every thread's
+/// files and perf groups) when the last one took `read_cost`: [`SUBSAMPLE`],
+/// stretched so that reads between observations stay within the duty.
+pub fn read_spacing(read_cost: Duration) -> Duration {
+    SUBSAMPLE.max(read_cost.saturating_mul(SUBSAMPLE_DUTY))
+}
+
+/// How many full reads of the tasks a policy interval holds when every
+/// look finds that a task ran and a read costs `read_cost`: the reads
+/// between observations, [`read_spacing`] apart, and the observation's
+/// own. When nothing ran, a look reads only the activity cgroup's CPU time
+/// (see [`LinuxPlatform::observe`]), once per [`SUBSAMPLE`].
+pub fn full_reads_per_interval(read_cost: Duration, interval: Duration) -> u64 {
+    let spacing = read_spacing(read_cost).as_nanos().max(1);
+    let between = interval.as_nanos().saturating_sub(1) / spacing;
+    1 + u64::try_from(between).unwrap_or(u64::MAX - 1)
+}
+
 /// How long the processes of an interrupted run have to end after the
 /// signal is passed on before they are killed: a shell's background jobs
 /// ignore SIGINT, and the run must not leave them behind.
 const KILL_GRACE: Duration = Duration::from_secs(1);
 
-/// What was read of one task since the last observation.
-#[derive(Debug)]
-struct Pending {
-    latest: TaskReading,
-    counters: Counters,
+/// What a task that has not run since its last reading reports: zero for
+/// every counter that reading measured, absent for the others.
+fn idle_counters(measured: &Counters) -> Counters {
+    let mut idle = Counters::default();
+    for kind in ecosched_model::CounterKind::ALL {
+        if measured.get(kind).is_some() {
+            idle.set(kind, Some(0));
+        }
+    }
+    idle
 }
 
 /// Settings of a managed run.
@@ -140,10 +163,27 @@ pub struct LinuxPlatform {
     names: BTreeMap<TaskId, String>,
     /// The process of each known task, kept until its exit is reported.
     processes: BTreeMap<TaskId, ProcessId>,
-    pending: BTreeMap<TaskId, Pending>,
+    /// Counter deltas of each task read since the last observation.
+    pending: BTreeMap<TaskId, Counters>,
+    /// The latest reading of every task, kept until its exit is reported:
+    /// what an observation shows of a task that has not run since.
+    latest: BTreeMap<TaskId, TaskReading>,
     exited: BTreeSet<TaskId>,
+    /// The last full read of the tasks, and what it cost.
     last_read: Instant,
     read_cost: Duration,
+    /// The last look at whether anything ran (a full read or not).
+    last_look: Instant,
+    /// The cgroup whose CPU time tells whether any managed task ran (the
+    /// run's own; a daemon group's cgroup), and that time at the last full
+    /// read. Sleeping tasks are the majority of most machines' threads:
+    /// when the time has not moved, no task ran, exited or forked, so
+    /// none of their files need reading (one file instead of thousands).
+    activity: Option<RunCgroup>,
+    activity_ns: Option<u64>,
+    /// ecosched changed what a read would show (affinity, cpusets, stopped
+    /// tasks) since the last full read: read even if nothing ran.
+    changed: bool,
     cpuset: Option<ManagedCpuset>,
     /// The run's accounting cgroup (every process of the run).
     run_cgroup: Option<RunCgroup>,
@@ -233,6 +273,19 @@ impl LinuxPlatform {
             .map_or(0.0, |d| d.as_secs_f64());
         platform.refresh_tasks();
         Ok(platform)
+    }
+
+    /// Watch cgroup `dir` (absolute, e.g. a daemon group's directory) to
+    /// skip reading the tasks while none of them ran: only when it accounts
+    /// CPU time (a v1 `cpuacct` or a v2 directory) and holds every managed
+    /// task; `false`, and nothing changes, otherwise. A task of the group
+    /// outside `dir` (a descendant moved elsewhere) is then read only when
+    /// one inside ran.
+    pub fn watch_activity(&mut self, dir: &Path) -> bool {
+        let rel = dir.to_string_lossy().trim_start_matches('/').to_string();
+        self.activity = RunCgroup::accounting(&self.root, &rel);
+        self.activity_ns = None;
+        self.activity.is_some()
     }
 
     /// Undo everything an attached platform changed, and say what that did.
@@ -338,9 +391,14 @@ impl LinuxPlatform {
             names: BTreeMap::new(),
             processes: BTreeMap::new(),
             pending: BTreeMap::new(),
+            latest: BTreeMap::new(),
             exited: BTreeSet::new(),
             last_read: Instant::now(),
             read_cost: Duration::ZERO,
+            last_look: Instant::now(),
+            activity: None,
+            activity_ns: None,
+            changed: false,
             cpuset: None,
             run_cgroup: None,
             no_run_cgroup: None,
@@ -406,7 +464,10 @@ impl LinuxPlatform {
             self.set_managed_cpus(cpus)?;
         }
         match self.create_run_cgroup() {
-            Ok(cg) => self.run_cgroup = Some(cg),
+            Ok(cg) => {
+                self.activity = Some(cg.clone());
+                self.run_cgroup = Some(cg);
+            }
             Err(why) => self.no_run_cgroup = Some(why),
         }
         let mut join = Vec::new();
@@ -542,6 +603,7 @@ impl LinuxPlatform {
             ("names", self.names.len()),
             ("processes", self.processes.len()),
             ("pending", self.pending.len()),
+            ("latest", self.latest.len()),
             ("exited", self.exited.len()),
             ("gang", self.gang.tracked()),
         ];
@@ -697,32 +759,45 @@ impl LinuxPlatform {
         }
     }
 
+    /// Whether no managed task can have run since the last full read: the
+    /// activity cgroup's CPU time has not moved (running, forking and
+    /// exiting all take CPU time in the task's own cgroup), ecosched changed
+    /// nothing a read would show, and no gang schedule is switching groups.
+    /// A task that waits runnable for the whole gap without running would
+    /// show its wait late, at the next read after it runs.
+    fn nothing_ran(&mut self) -> bool {
+        let Some(cg) = &self.activity else {
+            return false;
+        };
+        let usage = cg.usage_ns(&self.root).ok();
+        let idle =
+            usage.is_some() && usage == self.activity_ns && !self.changed && !self.gang.active();
+        if !idle {
+            // Taken before the reads, so a task that runs during them is
+            // caught by the next look.
+            self.activity_ns = usage;
+            self.changed = false;
+        }
+        idle
+    }
+
     /// Read every live task's counters and fold them into what the next
-    /// observation reports; note the tasks that have exited.
+    /// observation reports; note the tasks that have exited. Nothing is
+    /// read (but the activity cgroup) when no task ran since the last read.
     fn read_tasks(&mut self) {
-        self.last_read = Instant::now();
+        self.last_look = Instant::now();
+        if self.nothing_ran() {
+            return;
+        }
+        self.last_read = self.last_look;
         self.refresh_tasks();
         let observation = self.reader.read(&self.tasks);
         for r in observation.tasks {
             self.names
                 .entry(r.id)
                 .or_insert_with(|| format!("{}:{}", r.comm, r.id.pid));
-            match self.pending.get_mut(&r.id) {
-                Some(p) => {
-                    p.counters.accumulate(&r.counters);
-                    p.latest = r;
-                }
-                None => {
-                    let counters = r.counters.clone();
-                    self.pending.insert(
-                        r.id,
-                        Pending {
-                            latest: r,
-                            counters,
-                        },
-                    );
-                }
-            }
+            self.pending.entry(r.id).or_default().accumulate(&r.counters);
+            self.latest.insert(r.id, r);
         }
         let mut gone: BTreeSet<TaskId> = observation.gone.into_iter().collect();
         for (id, e) in observation.errors {
@@ -757,6 +832,7 @@ impl LinuxPlatform {
             before,
         })?;
         self.reader.affinity_changed();
+        self.changed = true;
         affinity::set(task.pid, cpus)
     }
 
@@ -774,6 +850,7 @@ impl LinuxPlatform {
         };
         cpuset.set_cpus(&mut self.journal, cpus)?;
         self.reader.affinity_changed();
+        self.changed = true;
         self.attach_all()
     }
 
@@ -838,6 +915,7 @@ impl LinuxPlatform {
                 }
             }
         }
+        self.changed = true;
         let (mut ctx, gang) = self.gang_context();
         gang.replace(&mut ctx, schedule)
     }
@@ -868,6 +946,7 @@ impl LinuxPlatform {
         if !same_task(&self.root, task.pid, task.start_ticks) {
             return Err(LinuxError::Gone { pid: task.pid });
         }
+        self.changed = true;
         match action {
             GangAction::Stop => {
                 self.journal.record(Change::Stopped {
@@ -1014,8 +1093,8 @@ impl Platform for LinuxPlatform {
             // switch late.
             let read_fits = due.is_none_or(|d| d.saturating_duration_since(now) > self.read_cost);
             if read_fits
-                && now.duration_since(self.last_read)
-                    >= SUBSAMPLE.max(self.read_cost * SUBSAMPLE_DUTY)
+                && now.duration_since(self.last_look) >= SUBSAMPLE
+                && now.duration_since(self.last_read) >= read_spacing(self.read_cost)
             {
                 self.read_tasks();
             }
@@ -1047,25 +1126,39 @@ impl Platform for LinuxPlatform {
             .filter(|id| !self.pending.contains_key(id))
             .copied()
             .collect();
-        let mut samples = Vec::with_capacity(self.pending.len() + exited.len());
-        for (id, p) in std::mem::take(&mut self.pending) {
+        let mut pending = std::mem::take(&mut self.pending);
+        // Read since the last observation, or alive and not run since
+        // their last reading (not read again: see `nothing_ran`), which
+        // they report unchanged, counting nothing.
+        let reported: BTreeSet<TaskId> = pending
+            .keys()
+            .chain(self.tasks.iter().filter(|t| self.latest.contains_key(t)))
+            .copied()
+            .collect();
+        let mut samples = Vec::with_capacity(reported.len() + unread.len());
+        for id in reported {
+            let Some(latest) = self.latest.get(&id) else {
+                continue;
+            };
             let gone = exited.contains(&id);
             samples.push(TaskSample {
                 id,
-                process: p.latest.process,
+                process: latest.process,
                 name: name(&self.names, &id),
                 managed: true,
                 state: if gone {
                     TaskState::Exited
                 } else {
-                    p.latest.state
+                    latest.state
                 },
-                cpu: Some(p.latest.cpu),
-                allowed: p.latest.allowed.clone(),
-                nice: p.latest.nice,
+                cpu: Some(latest.cpu),
+                allowed: latest.allowed.clone(),
+                nice: latest.nice,
                 started_s: started_s(&id),
                 finished_s: gone.then_some(time_s),
-                counters: p.counters,
+                counters: pending
+                    .remove(&id)
+                    .unwrap_or_else(|| idle_counters(&latest.counters)),
             });
         }
         for id in unread {
@@ -1100,6 +1193,7 @@ impl Platform for LinuxPlatform {
             self.known.remove(id);
             self.names.remove(id);
             self.processes.remove(id);
+            self.latest.remove(id);
         }
         let load_avg = self.load_avg();
         Ok(Snapshot {

@@ -131,6 +131,13 @@ fn manage(
 ) -> Result<(), String> {
     let mut policy = choice.build().map_err(|e| e.to_string())?;
     let tag = tag_of(name);
+    // A cgroup group's own CPU time tells when none of its tasks ran, so
+    // that their files are not read for nothing (see
+    // `LinuxPlatform::watch_activity`).
+    let activity = match &source {
+        Source::Cgroup(dir) => Some(dir.clone()),
+        _ => None,
+    };
     let mut lookup = Lookup::new(source, ctx.scan_interval);
     let options = LinuxOptions {
         state_dir: ctx.state_dir.clone(),
@@ -145,6 +152,9 @@ fn manage(
         stop,
     )
     .map_err(|e| format!("preparing the platform: {e}"))?;
+    if let Some(dir) = activity {
+        platform.watch_activity(&dir);
+    }
     if let Ok(mut s) = state.lock() {
         *s = WorkerState::Running;
     }
