@@ -796,7 +796,10 @@ impl LinuxPlatform {
             self.names
                 .entry(r.id)
                 .or_insert_with(|| format!("{}:{}", r.comm, r.id.pid));
-            self.pending.entry(r.id).or_default().accumulate(&r.counters);
+            self.pending
+                .entry(r.id)
+                .or_default()
+                .accumulate(&r.counters);
             self.latest.insert(r.id, r);
         }
         let mut gone: BTreeSet<TaskId> = observation.gone.into_iter().collect();
@@ -1226,5 +1229,47 @@ impl Drop for LinuxPlatform {
         for id in self.signal_ids.drain(..) {
             signal_hook::low_level::unregister(id);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn reads_between_observations_stay_within_the_duty() {
+        let second = Duration::from_secs(1);
+        // Cheap reads: one every SUBSAMPLE, the observation's included.
+        assert_eq!(
+            full_reads_per_interval(Duration::from_micros(50), second),
+            10
+        );
+        // 1 ms reads may come every 200 ms (0.5 % of a core).
+        assert_eq!(full_reads_per_interval(Duration::from_millis(1), second), 5);
+        // Dear reads: only the observation's.
+        assert_eq!(
+            full_reads_per_interval(Duration::from_millis(12), second),
+            1
+        );
+        assert_eq!(full_reads_per_interval(Duration::ZERO, SUBSAMPLE), 1);
+        for ms in 1..50 {
+            let cost = Duration::from_millis(ms);
+            let between = full_reads_per_interval(cost, second) - 1;
+            assert!(cost * u32::try_from(between).unwrap() <= second / SUBSAMPLE_DUTY);
+        }
+    }
+
+    #[test]
+    fn a_task_that_did_not_run_counts_zero_of_what_it_measures() {
+        let measured = Counters {
+            on_cpu_ns: Some(5),
+            migrations: Some(1),
+            ..Counters::default()
+        };
+        let idle = idle_counters(&measured);
+        assert_eq!(idle.on_cpu_ns, Some(0));
+        assert_eq!(idle.migrations, Some(0));
+        assert_eq!(idle.instructions, None);
     }
 }

@@ -257,8 +257,10 @@ struct Tracked {
     groups: Vec<OpenGroup>,
 }
 
-/// The CPUs thread `tid` may run on, from `sched_getaffinity(2)`.
-fn affinity(tid: u32) -> Result<CpuSet, LinuxError> {
+/// The CPUs thread `tid` may run on, from `sched_getaffinity(2)`, looking
+/// at the first `cpu_bits` CPUs only (those the kernel can have: testing
+/// all 1024 bits of the mask was a fifth of a busy thread's read).
+fn affinity(tid: u32, cpu_bits: usize) -> Result<CpuSet, LinuxError> {
     let pid = nix::unistd::Pid::from_raw(i32::try_from(tid).unwrap_or(i32::MAX));
     let mask = nix::sched::sched_getaffinity(pid).map_err(|e| match e {
         nix::errno::Errno::ESRCH => LinuxError::Gone { pid: tid },
@@ -269,7 +271,7 @@ fn affinity(tid: u32) -> Result<CpuSet, LinuxError> {
         ),
     })?;
     let mut set = CpuSet::new();
-    for cpu in 0..nix::sched::CpuSet::count() {
+    for cpu in 0..cpu_bits.min(nix::sched::CpuSet::count()) {
         if mask.is_set(cpu).unwrap_or(false) {
             set.insert(CpuId(u32::try_from(cpu).unwrap_or(u32::MAX)));
         }
@@ -319,6 +321,7 @@ impl Tracked {
         id: TaskId,
         live_affinity: bool,
         affinity_epoch: u64,
+        cpu_bits: usize,
     ) -> Result<TaskReading, LinuxError> {
         let sched = match &mut self.schedstat {
             Some(f) => Some(f.parse(id.pid, procfs::schedstat::parse)?),
@@ -361,7 +364,7 @@ impl Tracked {
             // it next runs.
             None => match &self.last_allowed {
                 Some((last, epoch)) if idle && *epoch == affinity_epoch => last.clone(),
-                _ => affinity(id.pid)?,
+                _ => affinity(id.pid, cpu_bits)?,
             },
         };
         self.last_allowed = Some((allowed.clone(), affinity_epoch));
@@ -524,6 +527,9 @@ pub struct TaskReader {
     has_schedstat: bool,
     /// The root is this machine's `/`, so `sched_getaffinity` answers for it.
     live_affinity: bool,
+    /// How many CPU numbers an affinity mask can use here (the highest
+    /// `possible` CPU + 1).
+    cpu_bits: usize,
     /// Bumped whenever ecosched changes affinities or cpusets, so that no
     /// allowed set read before is reused.
     affinity_epoch: u64,
@@ -582,6 +588,12 @@ impl TaskReader {
             }
         }
         let live_affinity = root.is_live() && root.dir() == std::path::Path::new("/");
+        let cpu_bits = root
+            .read("sys/devices/system/cpu/possible", "possible CPUs")
+            .ok()
+            .and_then(|text| CpuSet::parse_list(text.trim()).ok())
+            .and_then(|set| set.iter().last())
+            .map_or(nix::sched::CpuSet::count(), |last| last.0 as usize + 1);
         // `status` always has the voluntary/involuntary switch counts.
         availability.add(CounterKind::ContextSwitches);
         let hardware_groups = hardware_groups(&events, &raw, pmu.as_ref(), None);
@@ -596,6 +608,7 @@ impl TaskReader {
             availability,
             has_schedstat,
             live_affinity,
+            cpu_bits,
             affinity_epoch: 0,
             tracked: HashMap::new(),
             members: BTreeMap::new(),
@@ -690,6 +703,7 @@ impl TaskReader {
     pub fn discover_roots(&mut self, roots: &[u32]) -> Result<Vec<TaskId>, LinuxError> {
         let root_pid = roots.first().copied().unwrap_or(0);
         let mut start_of = BTreeMap::new();
+        let mut threads_of = BTreeMap::new();
         let mut children: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
         for name in self.root.list("proc")? {
             let Ok(pid) = name.parse::<u32>() else {
@@ -698,6 +712,7 @@ impl TaskReader {
             match self.process_stat(pid) {
                 Ok(s) => {
                     start_of.insert(pid, s.start_ticks);
+                    threads_of.insert(pid, s.num_threads);
                     children.entry(s.ppid).or_default().push(pid);
                 }
                 Err(LinuxError::Gone { .. }) => {}
@@ -725,10 +740,30 @@ impl TaskReader {
             queue.extend(children.get(&pid).into_iter().flatten().copied());
         }
 
+        // The threads each process had at the last discovery: a process
+        // that is the same one (start time) with as many threads now is
+        // not listed again — a 2000-thread program's `task/` directory is
+        // most of a discovery. A thread that replaced one that exited is
+        // found one read late: the read finds the old one gone and forgets
+        // it, and the next discovery sees the count differ.
+        let mut known: BTreeMap<u32, Vec<TaskId>> = BTreeMap::new();
+        for (&(tgid, _), &id) in &self.threads {
+            known.entry(tgid).or_default().push(id);
+        }
         let mut tasks = Vec::new();
         let mut tgids = HashMap::new();
         let mut threads = HashMap::new();
-        for &pid in members.keys() {
+        for (&pid, &start) in &members {
+            let unchanged = self.members.get(&pid) == Some(&start)
+                && known.get(&pid).map(Vec::len) == threads_of.get(&pid).map(|&n| n as usize);
+            if let (true, Some(ids)) = (unchanged, known.get(&pid)) {
+                for &id in ids {
+                    tgids.insert(id, pid);
+                    threads.insert((pid, id.pid), id);
+                    tasks.push(id);
+                }
+                continue;
+            }
             for name in self.root.list(&format!("proc/{pid}/task"))? {
                 let Ok(tid) = name.parse::<u32>() else {
                     continue;
@@ -895,7 +930,7 @@ impl TaskReader {
             self.tracked.insert(id, t);
         }
         match self.tracked.get_mut(&id) {
-            Some(t) => t.sample(id, self.live_affinity, self.affinity_epoch),
+            Some(t) => t.sample(id, self.live_affinity, self.affinity_epoch, self.cpu_bits),
             None => Err(LinuxError::Gone { pid: id.pid }),
         }
     }
