@@ -145,7 +145,8 @@ impl Drop for SleepingThreads {
 pub struct ObserveCost {
     /// Tasks observed per read.
     pub tasks: usize,
-    /// Readings returned per read (equal to `tasks` unless some failed).
+    /// Tasks read per read, with a new reading or found unchanged (equal
+    /// to `tasks` unless some failed).
     pub tasks_read: usize,
     /// Wall time of one read when every task ran since the last, ms.
     pub observe_ms: f64,
@@ -261,10 +262,12 @@ pub fn observe_cost(n: usize, rounds: u32, interval: Duration) -> Result<Observe
         threads.wake_all();
         for case in [&mut busy, &mut idle] {
             let started = Instant::now();
-            let (ns, read) = cpu_of(|| reader.read(&ids))?;
+            // As the platform reads: a task that did not move is not
+            // made a new reading.
+            let (ns, read) = cpu_of(|| reader.read_changed(&ids))?;
             case.0 += started.elapsed().as_secs_f64();
             case.1 += ns;
-            tasks_read = tasks_read.min(read.tasks.len());
+            tasks_read = tasks_read.min(read.tasks.len() + read.unchanged.len());
         }
         let (ns, found) = cpu_of(|| reader.discover(std::process::id()))?;
         found?;

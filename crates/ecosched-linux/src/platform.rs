@@ -53,12 +53,13 @@ const POLL: Duration = Duration::from_millis(10);
 /// the policy's interval bounds what a short-lived task takes with it.
 pub const SUBSAMPLE: Duration = Duration::from_millis(100);
 
-/// The extra reads may use at most this share of one core (0.5 %, so that
-/// with the policy's own observations a run stays near 1 %): with many tasks
-/// a read costs more, and the reads between observations thin out (a
-/// 10 ms read waits at least 2 s), so watching never costs much more than
-/// the observations the policy asks for.
-const SUBSAMPLE_DUTY: u32 = 200;
+/// The extra reads may use at most this share of one core (0.1 %, so that
+/// the daemon's several groups, each with its own reads, stay well below
+/// 1 %): with many tasks a read costs more, and the reads between
+/// observations thin out (a 1 ms read waits at least 1 s), so watching
+/// never costs much more than the observations the policy asks for. The
+/// run's total CPU time does not depend on them: it comes from its cgroup.
+const SUBSAMPLE_DUTY: u32 = 1000;
 
 /// The least time between two full reads of the tasks (every thread's
 /// files and perf groups) when the last one took `read_cost`: [`SUBSAMPLE`],
@@ -181,6 +182,9 @@ pub struct LinuxPlatform {
     /// none of their files need reading (one file instead of thousands).
     activity: Option<RunCgroup>,
     activity_ns: Option<u64>,
+    /// Attached mode: the members are all the processes there are (a
+    /// cgroup's), not roots of trees ([`LinuxPlatform::follow_cgroup`]).
+    exact_members: bool,
     /// ecosched changed what a read would show (affinity, cpusets, stopped
     /// tasks) since the last full read: read even if nothing ran.
     changed: bool,
@@ -275,13 +279,15 @@ impl LinuxPlatform {
         Ok(platform)
     }
 
-    /// Watch cgroup `dir` (absolute, e.g. a daemon group's directory) to
-    /// skip reading the tasks while none of them ran: only when it accounts
-    /// CPU time (a v1 `cpuacct` or a v2 directory) and holds every managed
-    /// task; `false`, and nothing changes, otherwise. A task of the group
-    /// outside `dir` (a descendant moved elsewhere) is then read only when
-    /// one inside ran.
-    pub fn watch_activity(&mut self, dir: &Path) -> bool {
+    /// The members (see [`LinuxPlatform::attach`]) are exactly the
+    /// processes of cgroup `dir` (absolute: a daemon group's directory),
+    /// not those and their descendants: children are born in their
+    /// parent's cgroup, so no walk of `/proc` is needed to find them, and
+    /// one moved out of `dir` leaves the group. When `dir` accounts CPU
+    /// time (a v1 `cpuacct` or a v2 directory) the tasks are also not read
+    /// while none of them ran; the answer says whether it does.
+    pub fn follow_cgroup(&mut self, dir: &Path) -> bool {
+        self.exact_members = true;
         let rel = dir.to_string_lossy().trim_start_matches('/').to_string();
         self.activity = RunCgroup::accounting(&self.root, &rel);
         self.activity_ns = None;
@@ -398,6 +404,7 @@ impl LinuxPlatform {
             last_look: Instant::now(),
             activity: None,
             activity_ns: None,
+            exact_members: false,
             changed: false,
             cpuset: None,
             run_cgroup: None,
@@ -728,7 +735,12 @@ impl LinuxPlatform {
             (None, Some(pid)) => vec![pid],
             (None, None) => return,
         };
-        let Ok(found) = self.reader.discover_roots(&roots) else {
+        let found = if self.exact_members {
+            self.reader.discover_processes(&roots)
+        } else {
+            self.reader.discover_roots(&roots)
+        };
+        let Ok(found) = found else {
             return;
         };
         for id in found {
@@ -791,7 +803,9 @@ impl LinuxPlatform {
         }
         self.last_read = self.last_look;
         self.refresh_tasks();
-        let observation = self.reader.read(&self.tasks);
+        // A task left unchanged keeps its latest reading, reported with
+        // zero counters at the observation unless it ran in between.
+        let observation = self.reader.read_changed(&self.tasks);
         for r in observation.tasks {
             self.names
                 .entry(r.id)
@@ -1102,7 +1116,15 @@ impl Platform for LinuxPlatform {
                 self.read_tasks();
             }
             let now = Instant::now();
-            let mut wake = until.min(now + POLL);
+            // Without a command to see exit or a gang to switch (the
+            // daemon's groups), only the stop flag is watched: waking ten
+            // times less often is a tenth of an idle group's cost.
+            let poll = if self.child.is_none() && !self.gang.active() {
+                SUBSAMPLE
+            } else {
+                POLL
+            };
+            let mut wake = until.min(now + poll);
             if let Some(d) = due {
                 wake = wake.min(d);
             }
@@ -1245,16 +1267,16 @@ mod tests {
             full_reads_per_interval(Duration::from_micros(50), second),
             10
         );
-        // 1 ms reads may come every 200 ms (0.5 % of a core).
-        assert_eq!(full_reads_per_interval(Duration::from_millis(1), second), 5);
-        // Dear reads: only the observation's.
+        // 0.25 ms reads may come every 250 ms (0.1 % of a core).
         assert_eq!(
-            full_reads_per_interval(Duration::from_millis(12), second),
-            1
+            full_reads_per_interval(Duration::from_micros(250), second),
+            4
         );
+        // Dear reads: only the observation's.
+        assert_eq!(full_reads_per_interval(Duration::from_millis(1), second), 1);
         assert_eq!(full_reads_per_interval(Duration::ZERO, SUBSAMPLE), 1);
-        for ms in 1..50 {
-            let cost = Duration::from_millis(ms);
+        for us in (10..5000).step_by(10) {
+            let cost = Duration::from_micros(us);
             let between = full_reads_per_interval(cost, second) - 1;
             assert!(cost * u32::try_from(between).unwrap() <= second / SUBSAMPLE_DUTY);
         }

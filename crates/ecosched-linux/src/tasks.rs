@@ -127,6 +127,10 @@ pub struct Observation {
     /// Tasks that could not be read for another reason (permission, a file
     /// that did not parse); they are kept and retried on the next read.
     pub errors: Vec<(TaskId, LinuxError)>,
+    /// Tasks whose `schedstat` has not moved at all since their previous
+    /// reading, and whose allowed CPUs ecosched has not changed: no
+    /// reading is made for them ([`TaskReader::read_changed`] only).
+    pub unchanged: Vec<TaskId>,
 }
 
 /// A `/proc` file re-read from offset 0: kept open, or (`file` `None`)
@@ -322,11 +326,27 @@ impl Tracked {
         live_affinity: bool,
         affinity_epoch: u64,
         cpu_bits: usize,
-    ) -> Result<TaskReading, LinuxError> {
+        skip_unchanged: bool,
+    ) -> Result<Option<TaskReading>, LinuxError> {
         let sched = match &mut self.schedstat {
             Some(f) => Some(f.parse(id.pid, procfs::schedstat::parse)?),
             None => None,
         };
+        // Not run, not waited, not re-pinned: the previous reading still
+        // holds, and making a new one (its name, its CPU set) would cost
+        // more than the `schedstat` read itself.
+        let unchanged = skip_unchanged
+            && !self.first
+            && sched.is_some()
+            && sched == self.prev_sched
+            && self.last_stat.is_some()
+            && self
+                .last_allowed
+                .as_ref()
+                .is_some_and(|(_, epoch)| *epoch == affinity_epoch);
+        if unchanged {
+            return Ok(None);
+        }
         let idle = sched.is_some()
             && self.prev_sched.is_some_and(|p| {
                 sched.is_some_and(|n| n.on_cpu_ns == p.on_cpu_ns && n.timeslices == p.timeslices)
@@ -418,7 +438,7 @@ impl Tracked {
             }
         }
 
-        Ok(TaskReading {
+        Ok(Some(TaskReading {
             id,
             tgid: self.tgid,
             process: ProcessId {
@@ -434,7 +454,7 @@ impl Tracked {
             cpu_time_ticks: stat.utime_ticks.saturating_add(stat.stime_ticks),
             counters,
             task_clock_ns,
-        })
+        }))
     }
 }
 
@@ -739,24 +759,70 @@ impl TaskReader {
             }
             queue.extend(children.get(&pid).into_iter().flatten().copied());
         }
+        self.threads_of(members, &threads_of)
+    }
 
+    /// Every thread of exactly the processes `pids` (a cgroup's
+    /// `cgroup.procs`: children are born in it, so no walk of `/proc` for
+    /// descendants is needed, and a process that leaves the cgroup leaves
+    /// the group). `Gone` names the first when none is alive.
+    pub fn discover_processes(&mut self, pids: &[u32]) -> Result<Vec<TaskId>, LinuxError> {
+        let mut members = BTreeMap::new();
+        let mut threads_of = BTreeMap::new();
+        for &pid in pids {
+            match self.process_stat(pid) {
+                Ok(s) => {
+                    members.insert(pid, s.start_ticks);
+                    threads_of.insert(pid, s.num_threads);
+                }
+                Err(LinuxError::Gone { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if members.is_empty() {
+            return Err(LinuxError::Gone {
+                pid: pids.first().copied().unwrap_or(0),
+            });
+        }
+        self.threads_of(members, &threads_of)
+    }
+
+    /// The threads of `members` (pid → start ticks), whose processes have
+    /// `threads_of` threads each now; they become the members.
+    fn threads_of(
+        &mut self,
+        members: BTreeMap<u32, u64>,
+        threads_of: &BTreeMap<u32, u32>,
+    ) -> Result<Vec<TaskId>, LinuxError> {
         // The threads each process had at the last discovery: a process
         // that is the same one (start time) with as many threads now is
         // not listed again — a 2000-thread program's `task/` directory is
         // most of a discovery. A thread that replaced one that exited is
         // found one read late: the read finds the old one gone and forgets
         // it, and the next discovery sees the count differ.
+        let mut counts: BTreeMap<u32, usize> = BTreeMap::new();
+        for &(tgid, _) in self.threads.keys() {
+            *counts.entry(tgid).or_default() += 1;
+        }
+        let same = |pid: &u32, start: &u64| {
+            self.members.get(pid) == Some(start)
+                && counts.get(pid).copied() == threads_of.get(pid).map(|&n| n as usize)
+        };
+        if members == self.members && members.iter().all(|(p, s)| same(p, s)) {
+            // Nothing to list and nothing to rebuild (the usual case).
+            let mut tasks: Vec<TaskId> = self.threads.values().copied().collect();
+            tasks.sort();
+            return Ok(tasks);
+        }
         let mut known: BTreeMap<u32, Vec<TaskId>> = BTreeMap::new();
         for (&(tgid, _), &id) in &self.threads {
             known.entry(tgid).or_default().push(id);
         }
-        let mut tasks = Vec::new();
-        let mut tgids = HashMap::new();
-        let mut threads = HashMap::new();
+        let mut tasks = Vec::with_capacity(self.threads.len());
+        let mut tgids = HashMap::with_capacity(self.threads.len());
+        let mut threads = HashMap::with_capacity(self.threads.len());
         for (&pid, &start) in &members {
-            let unchanged = self.members.get(&pid) == Some(&start)
-                && known.get(&pid).map(Vec::len) == threads_of.get(&pid).map(|&n| n as usize);
-            if let (true, Some(ids)) = (unchanged, known.get(&pid)) {
+            if let (true, Some(ids)) = (same(&pid, &start), known.get(&pid)) {
                 for &id in ids {
                     tgids.insert(id, pid);
                     threads.insert((pid, id.pid), id);
@@ -924,15 +990,34 @@ impl TaskReader {
         }
     }
 
-    fn read_one(&mut self, id: TaskId) -> Result<TaskReading, LinuxError> {
+    fn read_one(
+        &mut self,
+        id: TaskId,
+        skip_unchanged: bool,
+    ) -> Result<Option<TaskReading>, LinuxError> {
         if !self.tracked.contains_key(&id) {
             let t = self.track(id)?;
             self.tracked.insert(id, t);
         }
         match self.tracked.get_mut(&id) {
-            Some(t) => t.sample(id, self.live_affinity, self.affinity_epoch, self.cpu_bits),
+            Some(t) => t.sample(
+                id,
+                self.live_affinity,
+                self.affinity_epoch,
+                self.cpu_bits,
+                skip_unchanged,
+            ),
             None => Err(LinuxError::Gone { pid: id.pid }),
         }
+    }
+
+    /// [`TaskReader::read`], but a task whose `schedstat` has not moved
+    /// since its previous reading (and whose allowed CPUs ecosched has not
+    /// changed) gets no new reading, only a place in
+    /// [`Observation::unchanged`]: the caller keeps the previous one. Most
+    /// threads of most programs sleep, and this is their whole cost.
+    pub fn read_changed(&mut self, tasks: &[TaskId]) -> Observation {
+        self.read_with(tasks, true)
     }
 
     /// Read `tasks`: one [`TaskReading`] per live task, with counter deltas
@@ -941,6 +1026,10 @@ impl TaskReader {
     /// forgotten (perf groups closed); tracked tasks that are not asked for
     /// but still alive are forgotten silently.
     pub fn read(&mut self, tasks: &[TaskId]) -> Observation {
+        self.read_with(tasks, false)
+    }
+
+    fn read_with(&mut self, tasks: &[TaskId], skip_unchanged: bool) -> Observation {
         let mut out = Observation::default();
         let wanted: BTreeSet<TaskId> = tasks.iter().copied().collect();
         let dropped: Vec<TaskId> = self
@@ -958,8 +1047,9 @@ impl TaskReader {
             }
         }
         for &id in tasks {
-            match self.read_one(id) {
-                Ok(r) => out.tasks.push(r),
+            match self.read_one(id, skip_unchanged) {
+                Ok(Some(r)) => out.tasks.push(r),
+                Ok(None) => out.unchanged.push(id),
                 Err(LinuxError::Gone { .. }) => {
                     self.forget(id);
                     out.gone.push(id);

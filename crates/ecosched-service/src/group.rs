@@ -131,10 +131,10 @@ fn manage(
 ) -> Result<(), String> {
     let mut policy = choice.build().map_err(|e| e.to_string())?;
     let tag = tag_of(name);
-    // A cgroup group's own CPU time tells when none of its tasks ran, so
-    // that their files are not read for nothing (see
-    // `LinuxPlatform::watch_activity`).
-    let activity = match &source {
+    // A cgroup group is its cgroup's processes, whose CPU time (where the
+    // cgroup accounts it) tells when none of its tasks ran, so that their
+    // files are not read for nothing (see `LinuxPlatform::follow_cgroup`).
+    let cgroup = match &source {
         Source::Cgroup(dir) => Some(dir.clone()),
         _ => None,
     };
@@ -152,8 +152,8 @@ fn manage(
         stop,
     )
     .map_err(|e| format!("preparing the platform: {e}"))?;
-    if let Some(dir) = activity {
-        platform.watch_activity(&dir);
+    if let Some(dir) = cgroup {
+        platform.follow_cgroup(&dir);
     }
     if let Ok(mut s) = state.lock() {
         *s = WorkerState::Running;
