@@ -188,6 +188,8 @@ pub struct LinuxPlatform {
     /// ecosched changed what a read would show (affinity, cpusets, stopped
     /// tasks) since the last full read: read even if nothing ran.
     changed: bool,
+    /// Looks that found nothing had run (for tests and benchmarks).
+    skipped_reads: u64,
     cpuset: Option<ManagedCpuset>,
     /// The run's accounting cgroup (every process of the run).
     run_cgroup: Option<RunCgroup>,
@@ -299,6 +301,12 @@ impl LinuxPlatform {
         self.journal.undo()
     }
 
+    /// How many looks found that no task had run, so read none of them.
+    #[doc(hidden)]
+    pub fn skipped_reads(&self) -> u64 {
+        self.skipped_reads
+    }
+
     /// How many tasks are being managed now.
     pub fn task_count(&self) -> usize {
         self.tasks.len()
@@ -405,6 +413,7 @@ impl LinuxPlatform {
             activity: None,
             activity_ns: None,
             exact_members: false,
+            skipped_reads: 0,
             changed: false,
             cpuset: None,
             run_cgroup: None,
@@ -799,6 +808,7 @@ impl LinuxPlatform {
     fn read_tasks(&mut self) {
         self.last_look = Instant::now();
         if self.nothing_ran() {
+            self.skipped_reads += 1;
             return;
         }
         self.last_read = self.last_look;

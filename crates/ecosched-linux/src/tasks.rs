@@ -1250,6 +1250,69 @@ mod tests {
     }
 
     #[test]
+    fn a_thread_whose_schedstat_did_not_move_gets_no_new_reading() {
+        let dir = fixture();
+        let mut r = TaskReader::new(
+            FsRoot::recorded(dir.path()),
+            Box::new(FakePerf::new()),
+            host(),
+        );
+        let id = TaskId {
+            pid: 100,
+            start_ticks: 500,
+        };
+        let first = r.read_changed(&[id]);
+        assert_eq!((first.tasks.len(), first.unchanged.len()), (1, 0));
+        let again = r.read_changed(&[id]);
+        assert!(again.tasks.is_empty());
+        assert_eq!(again.unchanged, vec![id]);
+        // `read` still gives every task a reading.
+        assert_eq!(r.read(&[id]).tasks.len(), 1);
+        // Only waited on a run queue: that is news.
+        let task = dir.path().join("proc/100/task/100");
+        std::fs::write(task.join("schedstat"), "1000 300 3\n").unwrap();
+        let waited = r.read_changed(&[id]);
+        assert_eq!(waited.tasks[0].counters.runqueue_wait_ns, Some(100));
+        assert_eq!(waited.tasks[0].counters.on_cpu_ns, Some(0));
+        // Re-pinned by ecosched while asleep: read afresh.
+        r.affinity_changed();
+        assert_eq!(r.read_changed(&[id]).tasks.len(), 1);
+        assert_eq!(r.read_changed(&[id]).unchanged, vec![id]);
+    }
+
+    #[test]
+    fn a_process_is_listed_again_only_when_its_thread_count_changes() {
+        let dir = fixture();
+        let mut r = TaskReader::new(
+            FsRoot::recorded(dir.path()),
+            Box::new(FakePerf::new()),
+            host(),
+        );
+        let tids = |ids: Vec<TaskId>| ids.iter().map(|t| t.pid).collect::<Vec<_>>();
+        assert_eq!(tids(r.discover(100).unwrap()), vec![100, 101, 200]);
+        // A thread the count does not announce is not looked for...
+        let write = |rel: &str, text: String| {
+            let p = dir.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        let t102 = "102 (t) S 1 100 100 0 -1 4194304 98 0 0 0 7 3 0 0 20 -5 2 0 520 5767168 256 18446744073709551615 1 1 1 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 1 1 1 1 1 1 1 0\n";
+        write("proc/100/task/102/stat", t102.to_string());
+        assert_eq!(tids(r.discover(100).unwrap()), vec![100, 101, 200]);
+        // ... and is found as soon as the process says it has three.
+        let leader = dir.path().join("proc/100/task/100/stat");
+        let text = std::fs::read_to_string(&leader).unwrap();
+        std::fs::write(&leader, text.replacen(" -5 2 0 ", " -5 3 0 ", 1)).unwrap();
+        assert_eq!(tids(r.discover(100).unwrap()), vec![100, 101, 102, 200]);
+        // Exactly a cgroup's processes: no descendants.
+        assert_eq!(tids(r.discover_processes(&[200]).unwrap()), vec![200]);
+        assert!(matches!(
+            r.discover_processes(&[999]),
+            Err(LinuxError::Gone { pid: 999 })
+        ));
+    }
+
+    #[test]
     fn first_read_counts_from_task_start_then_deltas() {
         let dir = fixture();
         let fake = FakePerf::new().without_pmu();
