@@ -293,6 +293,12 @@ fn task_state(state: char) -> TaskState {
 }
 
 impl Tracked {
+    /// File descriptors it holds: its `/proc` files and perf events.
+    fn descriptors(&self) -> u64 {
+        let events: usize = self.groups.iter().map(|g| g.events.len()).sum();
+        1 + u64::from(self.schedstat.is_some()) + events as u64
+    }
+
     fn stat(&mut self, id: TaskId) -> Result<Stat, LinuxError> {
         let stat = self.stat.parse(id.pid, procfs::stat::parse)?;
         if stat.start_ticks != id.start_ticks {
@@ -529,6 +535,12 @@ pub fn hardware_groups(
     groups
 }
 
+/// Open files kept for everything but tracked tasks (the journal, cgroup
+/// and `/proc` files read in passing, a task's `status`, sockets): a
+/// program with more threads than the limit covers leaves some of them
+/// unobserved, never ecosched unable to read `/proc/stat`.
+pub const FD_RESERVE: u64 = 64;
+
 /// Discovers a command's tasks and reads them, keeping per-task baselines
 /// and perf groups between reads.
 pub struct TaskReader {
@@ -559,6 +571,11 @@ pub struct TaskReader {
     members: BTreeMap<u32, u64>,
     /// Thread group of each task seen by the last discovery.
     tgids: HashMap<TaskId, u32>,
+    /// Descriptors the tracked tasks may hold: the open-file limit less
+    /// [`FD_RESERVE`].
+    fd_budget: u64,
+    /// Descriptors the tracked tasks hold.
+    fds_held: u64,
     /// The same, by (thread group, thread ID), so a discovery does not
     /// re-read the start time of threads it already knows.
     threads: HashMap<(u32, u32), TaskId>,
@@ -634,6 +651,9 @@ impl TaskReader {
             members: BTreeMap::new(),
             tgids: HashMap::new(),
             threads: HashMap::new(),
+            fd_budget: nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
+                .map_or(u64::MAX, |(soft, _)| soft.saturating_sub(FD_RESERVE)),
+            fds_held: 0,
         }
     }
 
@@ -982,9 +1002,16 @@ impl TaskReader {
         Ok(tracked)
     }
 
+    /// Stop tracking a task, closing its files and perf events.
+    fn untrack(&mut self, id: TaskId) -> Option<Tracked> {
+        let t = self.tracked.remove(&id)?;
+        self.fds_held = self.fds_held.saturating_sub(t.descriptors());
+        Some(t)
+    }
+
     /// Drop everything known about a task that exited or was replaced.
     fn forget(&mut self, id: TaskId) {
-        self.tracked.remove(&id);
+        self.untrack(id);
         if let Some(tgid) = self.tgids.remove(&id) {
             self.threads.remove(&(tgid, id.pid));
         }
@@ -996,7 +1023,21 @@ impl TaskReader {
         skip_unchanged: bool,
     ) -> Result<Option<TaskReading>, LinuxError> {
         if !self.tracked.contains_key(&id) {
+            let events: usize = self.hardware_groups.iter().map(Vec::len).sum::<usize>()
+                + self.events.usable(&Event::SOFTWARE).len();
+            let need = 2 + events as u64;
+            if self.fds_held + need > self.fd_budget {
+                return Err(LinuxError::Io {
+                    path: PathBuf::from("RLIMIT_NOFILE"),
+                    source: std::io::Error::other(format!(
+                        "out of file descriptors: {} held for {} observed threads, {FD_RESERVE} kept for the rest; raise the open-file limit (ulimit -Hn)",
+                        self.fds_held,
+                        self.tracked.len()
+                    )),
+                });
+            }
             let t = self.track(id)?;
+            self.fds_held += t.descriptors();
             self.tracked.insert(id, t);
         }
         match self.tracked.get_mut(&id) {
@@ -1039,7 +1080,7 @@ impl TaskReader {
             .copied()
             .collect();
         for id in dropped {
-            if let Some(mut t) = self.tracked.remove(&id) {
+            if let Some(mut t) = self.untrack(id) {
                 if matches!(t.stat(id), Err(LinuxError::Gone { .. })) {
                     self.forget(id);
                     out.gone.push(id);
