@@ -642,7 +642,7 @@ impl LinuxPlatform {
 
     /// Read the run's CPU time from its cgroup, undo every change, pass on
     /// an interrupting signal to every process of the run (SIGKILL after
-    /// [`KILL_GRACE`] for those that ignore it), wait for the command and
+    /// `KILL_GRACE` for those that ignore it), wait for the command and
     /// say how it ended. `stop` also asks the command to end (`SIGTERM`): a
     /// run that failed does not leave it running unmanaged.
     pub fn finish(mut self, stop: bool) -> Result<RunEnd, LinuxError> {
