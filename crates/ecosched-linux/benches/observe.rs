@@ -59,7 +59,7 @@ fn main() {
     Criterion::default().configure_from_args().final_summary();
     if std::env::args().any(|a| a == "--bench") {
         for n in [100, 1000] {
-            match ecosched_linux::bench::observe_cost(n, 10) {
+            match ecosched_linux::bench::observe_cost(n, 10, std::time::Duration::from_secs(1)) {
                 Ok(cost) => println!(
                     "observe_cost {}",
                     serde_json::to_string(&cost).unwrap_or_default()

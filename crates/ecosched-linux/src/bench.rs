@@ -1,10 +1,12 @@
 //! The cost of observing tasks (issue 3, item 8; issue 16): how long one
 //! [`TaskReader::read`] of N live threads takes, with `/proc` and the perf
 //! software counters, and what share of one core that is at the rate `run`
-//! reads ([`READ_PERIOD_MS`], every 100 ms) — and, for comparison with
-//! older figures, once a second. The target is under 1 % of one core for
-//! 1000 threads that all ran, at the real rate. Shared by the criterion
-//! bench (`benches/observe.rs`) and `ecosched bench observe`.
+//! and the daemon really read: a full read at each observation (the
+//! policy's interval) and between them as the duty allows
+//! ([`full_reads_per_interval`]) when tasks ran, and only the activity
+//! cgroup's CPU time, every [`SUBSAMPLE`], when none did. The target is
+//! under 1 % of one core for 1000 threads that all ran. Shared by the
+//! criterion bench (`benches/observe.rs`) and `ecosched bench observe`.
 //!
 //! At most [`MAX_TASKS`] threads: each spawned thread takes about four
 //! memory mappings (stack, guard page, signal stack and its guard), and
@@ -14,6 +16,8 @@
 use crate::error::LinuxError;
 use crate::fsroot::FsRoot;
 use crate::perf::SystemPerf;
+use crate::platform::{full_reads_per_interval, SUBSAMPLE};
+use crate::runcgroup::{AcctMount, RunCgroup};
 use crate::tasks::{HostFacts, TaskReader};
 use serde::Serialize;
 use std::collections::BTreeSet;
@@ -21,11 +25,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
-use std::time::Instant;
-
-/// How often `ecosched run` reads every task's counters (the platform's
-/// `SUBSAMPLE`), ms.
-pub const READ_PERIOD_MS: f64 = 100.0;
+use std::time::{Duration, Instant};
 
 /// The most threads `bench observe` spawns (see the module docs).
 pub const MAX_TASKS: usize = 10_000;
@@ -131,35 +131,51 @@ impl Drop for SleepingThreads {
     }
 }
 
-/// What one observation of N tasks costs (`ecosched bench observe --json`).
+/// What observing N tasks costs (`ecosched bench observe --json`), per
+/// read and as a share of one core at the rate `run` and the daemon really
+/// read (see [`crate::platform::full_reads_per_interval`]).
 ///
-/// Two cases bracket a real workload: `idle` (no task ran since the
-/// previous read — the reader re-reads only `schedstat`) and `busy` (every
-/// task ran — `stat` is re-read for each). The headline `observe_ms` and
-/// `cpu_percent_at_read_rate` are the busy, worst, case.
+/// Three cases bracket a real workload: `busy` (every task ran since the
+/// previous read: each is re-read in full), `idle` (none ran, and an
+/// activity cgroup says so — `run`'s own cgroup, a daemon group's cgroup —
+/// so only that cgroup's CPU time is read) and `idle_unwatched` (none ran,
+/// no activity cgroup: every task's `schedstat` is still read). The
+/// headline is `busy_cpu_percent`, the worst case.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ObserveCost {
     /// Tasks observed per read.
     pub tasks: usize,
-    /// Readings returned per read (equal to `tasks` unless some failed).
+    /// Tasks read per read, with a new reading or found unchanged (equal
+    /// to `tasks` unless some failed).
     pub tasks_read: usize,
     /// Wall time of one read when every task ran since the last, ms.
     pub observe_ms: f64,
     /// CPU time of that read, ms (the observing thread's CPU clock).
     pub cpu_ms: f64,
-    /// Share of one core spent observing once a second, %, from `cpu_ms`.
-    pub cpu_percent_at_1hz: f64,
-    /// How often `run` reads, ms ([`READ_PERIOD_MS`]).
-    pub read_period_ms: f64,
-    /// Share of one core spent observing at that rate, %: the real cost.
-    pub cpu_percent_at_read_rate: f64,
-    /// The same in the idle case, %.
-    pub idle_cpu_percent_at_read_rate: f64,
+    /// CPU time of finding the tasks again, threads already known, ms:
+    /// every full read starts with it.
+    pub rediscover_cpu_ms: f64,
     /// Wall time of one read when no task ran since the last, ms.
     pub idle_observe_ms: f64,
-    /// Share of one core at 1 Hz in that idle case, %.
-    pub idle_cpu_percent_at_1hz: f64,
-    /// Wall time of one discovery of the process's threads, ms.
+    /// CPU time of that read, ms.
+    pub idle_cpu_ms: f64,
+    /// CPU time of one look at an activity cgroup's CPU time, ms.
+    pub look_cpu_ms: f64,
+    /// The policy interval the shares are for, ms.
+    pub interval_ms: f64,
+    /// Full reads per interval when every task keeps running: the
+    /// observation and the reads between that the duty allows.
+    pub busy_reads_per_interval: u64,
+    /// Share of one core when every task runs in every interval, %:
+    /// (read + rediscovery) × reads per interval.
+    pub busy_cpu_percent: f64,
+    /// Share of one core when no task runs, watched through an activity
+    /// cgroup: one look per [`crate::platform::SUBSAMPLE`], %.
+    pub idle_cpu_percent: f64,
+    /// Share of one core when no task runs and no cgroup says so (a daemon
+    /// group found by a match rule), %.
+    pub idle_unwatched_cpu_percent: f64,
+    /// Wall time of the first discovery of the process's threads, ms.
     pub discover_ms: f64,
     /// Reads averaged per case.
     pub rounds: u32,
@@ -180,20 +196,47 @@ fn thread_cpu_ns() -> Result<u64, LinuxError> {
     Ok(u64::try_from(ns).unwrap_or(0))
 }
 
+/// CPU time of `f` on this thread, ns, and its result.
+fn cpu_of<T>(f: impl FnOnce() -> T) -> Result<(u64, T), LinuxError> {
+    let before = thread_cpu_ns()?;
+    let out = f();
+    Ok((thread_cpu_ns()?.saturating_sub(before), out))
+}
+
+/// The cgroup an activity look reads here: this process's own accounting
+/// cgroup (any such file costs the same to read; no privilege needed).
+fn own_accounting_cgroup(root: &FsRoot) -> Result<RunCgroup, LinuxError> {
+    let absent = || LinuxError::Absent {
+        path: root.path("proc/mounts"),
+        what: "a cpuacct or cgroup2 mount (the activity look reads one)".into(),
+    };
+    let mount = AcctMount::find(root)?.ok_or_else(absent)?;
+    let dir = mount.cgroup_of(root, "self")?;
+    RunCgroup::accounting(root, &dir).ok_or_else(absent)
+}
+
 /// Spawn `n` sleeping threads, then time `rounds` reads of all of them in
-/// each case, after a first read that opens their files and perf groups.
-pub fn observe_cost(n: usize, rounds: u32) -> Result<ObserveCost, LinuxError> {
+/// each case, after a first read that opens their files and perf groups;
+/// the shares are for a policy interval of `interval`.
+pub fn observe_cost(n: usize, rounds: u32, interval: Duration) -> Result<ObserveCost, LinuxError> {
     check_tasks(n).map_err(|e| LinuxError::Io {
         path: PathBuf::from("ecosched bench observe"),
         source: std::io::Error::other(e),
     })?;
+    if interval.is_zero() {
+        return Err(LinuxError::Io {
+            path: PathBuf::from("ecosched bench observe"),
+            source: std::io::Error::other("--interval-ms must be at least 1"),
+        });
+    }
     let root = FsRoot::live();
     let host = HostFacts::detect(&root)?;
+    let activity = own_accounting_cgroup(&root)?;
     let threads = SleepingThreads::spawn(n).map_err(|source| LinuxError::Io {
         path: PathBuf::from("(spawning observed threads)"),
         source,
     })?;
-    let mut reader = TaskReader::new(root, Box::new(SystemPerf), host);
+    let mut reader = TaskReader::new(root.clone(), Box::new(SystemPerf), host);
     let software_counters = reader
         .availability()
         .has(ecosched_model::CounterKind::Migrations);
@@ -211,34 +254,53 @@ pub fn observe_cost(n: usize, rounds: u32) -> Result<ObserveCost, LinuxError> {
     // (wall s, cpu ns) per case.
     let mut busy = (0.0, 0u64);
     let mut idle = (0.0, 0u64);
+    let mut rediscover_ns = 0u64;
+    let mut look_ns = 0u64;
     for _ in 0..rounds {
         // Every thread runs, then two reads: the first finds them all
         // changed, the second finds none.
         threads.wake_all();
         for case in [&mut busy, &mut idle] {
-            let cpu_before = thread_cpu_ns()?;
             let started = Instant::now();
-            tasks_read = tasks_read.min(reader.read(&ids).tasks.len());
+            // As the platform reads: a task that did not move is not
+            // made a new reading.
+            let (ns, read) = cpu_of(|| reader.read_changed(&ids))?;
             case.0 += started.elapsed().as_secs_f64();
-            case.1 += thread_cpu_ns()?.saturating_sub(cpu_before);
+            case.1 += ns;
+            tasks_read = tasks_read.min(read.tasks.len() + read.unchanged.len());
         }
+        let (ns, found) = cpu_of(|| reader.discover(std::process::id()))?;
+        found?;
+        rediscover_ns += ns;
+        let (ns, usage) = cpu_of(|| activity.usage_ns(&root))?;
+        usage?;
+        look_ns += ns;
     }
     let per_read_ms = |s: f64| s * 1e3 / f64::from(rounds);
     let cpu_ms = |ns: u64| ns as f64 / 1e6 / f64::from(rounds);
-    // At one read a second, x ms of CPU is x / 1000 of a core.
-    let percent_at_1hz = |ms: f64| ms / 1000.0 * 100.0;
-    let percent_at_read_rate = |ms: f64| ms / READ_PERIOD_MS * 100.0;
+    let interval_ms = interval.as_secs_f64() * 1e3;
+    // `reads` reads of `ms` each per interval, as a share of one core.
+    let percent = |ms: f64, reads: u64| ms * reads as f64 / interval_ms * 100.0;
+    let busy_read_ms = cpu_ms(busy.1) + cpu_ms(rediscover_ns);
+    let reads_at = |ms: f64| full_reads_per_interval(Duration::from_secs_f64(ms / 1e3), interval);
+    let busy_reads_per_interval = reads_at(busy_read_ms);
+    let idle_read_ms = cpu_ms(idle.1) + cpu_ms(rediscover_ns);
+    let looks =
+        u64::try_from(interval.as_nanos().div_ceil(SUBSAMPLE.as_nanos())).unwrap_or(u64::MAX);
     Ok(ObserveCost {
         tasks: ids.len(),
         tasks_read,
         observe_ms: per_read_ms(busy.0),
         cpu_ms: cpu_ms(busy.1),
-        cpu_percent_at_1hz: percent_at_1hz(cpu_ms(busy.1)),
-        read_period_ms: READ_PERIOD_MS,
-        cpu_percent_at_read_rate: percent_at_read_rate(cpu_ms(busy.1)),
-        idle_cpu_percent_at_read_rate: percent_at_read_rate(cpu_ms(idle.1)),
+        rediscover_cpu_ms: cpu_ms(rediscover_ns),
         idle_observe_ms: per_read_ms(idle.0),
-        idle_cpu_percent_at_1hz: percent_at_1hz(cpu_ms(idle.1)),
+        idle_cpu_ms: cpu_ms(idle.1),
+        look_cpu_ms: cpu_ms(look_ns),
+        interval_ms,
+        busy_reads_per_interval,
+        busy_cpu_percent: percent(busy_read_ms, busy_reads_per_interval),
+        idle_cpu_percent: percent(cpu_ms(look_ns), looks),
+        idle_unwatched_cpu_percent: percent(idle_read_ms, reads_at(idle_read_ms)),
         discover_ms,
         rounds,
         software_counters,

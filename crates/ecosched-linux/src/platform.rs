@@ -51,25 +51,49 @@ const POLL: Duration = Duration::from_millis(10);
 /// How often counters are read between observations, at most. A task's
 /// counters can only be read while it exists, so reading more often than
 /// the policy's interval bounds what a short-lived task takes with it.
-const SUBSAMPLE: Duration = Duration::from_millis(100);
+pub const SUBSAMPLE: Duration = Duration::from_millis(100);
 
-/// The extra reads may use at most this share of one core (0.5 %, so that
-/// with the policy's own observations a run stays near 1 %): with many tasks
-/// a read costs more, and the reads between observations thin out (a
-/// 10 ms read waits at least 2 s), so watching never costs much more than
-/// the observations the policy asks for.
-const SUBSAMPLE_DUTY: u32 = 200;
+/// The extra reads may use at most this share of one core (0.1 %, so that
+/// the daemon's several groups, each with its own reads, stay well below
+/// 1 %): with many tasks a read costs more, and the reads between
+/// observations thin out (a 1 ms read waits at least 1 s), so watching
+/// never costs much more than the observations the policy asks for. The
+/// run's total CPU time does not depend on them: it comes from its cgroup.
+const SUBSAMPLE_DUTY: u32 = 1000;
+
+/// The least time between two full reads of the tasks (every thread's
+/// files and perf groups) when the last one took `read_cost`: [`SUBSAMPLE`],
+/// stretched so that reads between observations stay within the duty.
+pub fn read_spacing(read_cost: Duration) -> Duration {
+    SUBSAMPLE.max(read_cost.saturating_mul(SUBSAMPLE_DUTY))
+}
+
+/// How many full reads of the tasks a policy interval holds when every
+/// look finds that a task ran and a read costs `read_cost`: the reads
+/// between observations, [`read_spacing`] apart, and the observation's
+/// own. When nothing ran, a look reads only the activity cgroup's CPU time
+/// (see [`LinuxPlatform::observe`]), once per [`SUBSAMPLE`].
+pub fn full_reads_per_interval(read_cost: Duration, interval: Duration) -> u64 {
+    let spacing = read_spacing(read_cost).as_nanos().max(1);
+    let between = interval.as_nanos().saturating_sub(1) / spacing;
+    1 + u64::try_from(between).unwrap_or(u64::MAX - 1)
+}
 
 /// How long the processes of an interrupted run have to end after the
 /// signal is passed on before they are killed: a shell's background jobs
 /// ignore SIGINT, and the run must not leave them behind.
 const KILL_GRACE: Duration = Duration::from_secs(1);
 
-/// What was read of one task since the last observation.
-#[derive(Debug)]
-struct Pending {
-    latest: TaskReading,
-    counters: Counters,
+/// What a task that has not run since its last reading reports: zero for
+/// every counter that reading measured, absent for the others.
+fn idle_counters(measured: &Counters) -> Counters {
+    let mut idle = Counters::default();
+    for kind in ecosched_model::CounterKind::ALL {
+        if measured.get(kind).is_some() {
+            idle.set(kind, Some(0));
+        }
+    }
+    idle
 }
 
 /// Settings of a managed run.
@@ -146,10 +170,32 @@ pub struct LinuxPlatform {
     names: BTreeMap<TaskId, String>,
     /// The process of each known task, kept until its exit is reported.
     processes: BTreeMap<TaskId, ProcessId>,
-    pending: BTreeMap<TaskId, Pending>,
+    /// Counter deltas of each task read since the last observation.
+    pending: BTreeMap<TaskId, Counters>,
+    /// The latest reading of every task, kept until its exit is reported:
+    /// what an observation shows of a task that has not run since.
+    latest: BTreeMap<TaskId, TaskReading>,
     exited: BTreeSet<TaskId>,
+    /// The last full read of the tasks, and what it cost.
     last_read: Instant,
     read_cost: Duration,
+    /// The last look at whether anything ran (a full read or not).
+    last_look: Instant,
+    /// The cgroup whose CPU time tells whether any managed task ran (the
+    /// run's own; a daemon group's cgroup), and that time at the last full
+    /// read. Sleeping tasks are the majority of most machines' threads:
+    /// when the time has not moved, no task ran, exited or forked, so
+    /// none of their files need reading (one file instead of thousands).
+    activity: Option<RunCgroup>,
+    activity_ns: Option<u64>,
+    /// Attached mode: the members are all the processes there are (a
+    /// cgroup's), not roots of trees ([`LinuxPlatform::follow_cgroup`]).
+    exact_members: bool,
+    /// ecosched changed what a read would show (affinity, cpusets, stopped
+    /// tasks) since the last full read: read even if nothing ran.
+    changed: bool,
+    /// Looks that found nothing had run (for tests and benchmarks).
+    skipped_reads: u64,
     cpuset: Option<ManagedCpuset>,
     /// The run's accounting cgroup (every process of the run).
     run_cgroup: Option<RunCgroup>,
@@ -246,9 +292,30 @@ impl LinuxPlatform {
         Ok(platform)
     }
 
+    /// The members (see [`LinuxPlatform::attach`]) are exactly the
+    /// processes of cgroup `dir` (absolute: a daemon group's directory),
+    /// not those and their descendants: children are born in their
+    /// parent's cgroup, so no walk of `/proc` is needed to find them, and
+    /// one moved out of `dir` leaves the group. When `dir` accounts CPU
+    /// time (a v1 `cpuacct` or a v2 directory) the tasks are also not read
+    /// while none of them ran; the answer says whether it does.
+    pub fn follow_cgroup(&mut self, dir: &Path) -> bool {
+        self.exact_members = true;
+        let rel = dir.to_string_lossy().trim_start_matches('/').to_string();
+        self.activity = RunCgroup::accounting(&self.root, &rel);
+        self.activity_ns = None;
+        self.activity.is_some()
+    }
+
     /// Undo everything an attached platform changed, and say what that did.
     pub fn release(mut self) -> UndoReport {
         self.journal.undo()
+    }
+
+    /// How many looks found that no task had run, so read none of them.
+    #[doc(hidden)]
+    pub fn skipped_reads(&self) -> u64 {
+        self.skipped_reads
     }
 
     /// How many tasks are being managed now.
@@ -349,9 +416,16 @@ impl LinuxPlatform {
             names: BTreeMap::new(),
             processes: BTreeMap::new(),
             pending: BTreeMap::new(),
+            latest: BTreeMap::new(),
             exited: BTreeSet::new(),
             last_read: Instant::now(),
             read_cost: Duration::ZERO,
+            last_look: Instant::now(),
+            activity: None,
+            activity_ns: None,
+            exact_members: false,
+            skipped_reads: 0,
+            changed: false,
             cpuset: None,
             run_cgroup: None,
             no_run_cgroup: None,
@@ -419,7 +493,10 @@ impl LinuxPlatform {
             self.set_managed_cpus(cpus)?;
         }
         match self.create_run_cgroup() {
-            Ok(cg) => self.run_cgroup = Some(cg),
+            Ok(cg) => {
+                self.activity = Some(cg.clone());
+                self.run_cgroup = Some(cg);
+            }
             Err(why) => self.no_run_cgroup = Some(why),
         }
         let mut join = Vec::new();
@@ -555,6 +632,7 @@ impl LinuxPlatform {
             ("names", self.names.len()),
             ("processes", self.processes.len()),
             ("pending", self.pending.len()),
+            ("latest", self.latest.len()),
             ("exited", self.exited.len()),
             ("gang", self.gang.tracked()),
         ];
@@ -577,7 +655,7 @@ impl LinuxPlatform {
 
     /// Read the run's CPU time from its cgroup, undo every change, pass on
     /// an interrupting signal to every process of the run (SIGKILL after
-    /// [`KILL_GRACE`] for those that ignore it), wait for the command and
+    /// `KILL_GRACE` for those that ignore it), wait for the command and
     /// say how it ended. `stop` also asks the command to end (`SIGTERM`): a
     /// run that failed does not leave it running unmanaged.
     pub fn finish(mut self, stop: bool) -> Result<RunEnd, LinuxError> {
@@ -679,7 +757,12 @@ impl LinuxPlatform {
             (None, Some(pid)) => vec![pid],
             (None, None) => return,
         };
-        let Ok(found) = self.reader.discover_roots(&roots) else {
+        let found = if self.exact_members {
+            self.reader.discover_processes(&roots)
+        } else {
+            self.reader.discover_roots(&roots)
+        };
+        let Ok(found) = found else {
             return;
         };
         for id in found {
@@ -718,32 +801,51 @@ impl LinuxPlatform {
         }
     }
 
+    /// Whether no managed task can have run since the last full read: the
+    /// activity cgroup's CPU time has not moved (running, forking and
+    /// exiting all take CPU time in the task's own cgroup), ecosched changed
+    /// nothing a read would show, and no gang schedule is switching groups.
+    /// A task that waits runnable for the whole gap without running would
+    /// show its wait late, at the next read after it runs.
+    fn nothing_ran(&mut self) -> bool {
+        let Some(cg) = &self.activity else {
+            return false;
+        };
+        let usage = cg.usage_ns(&self.root).ok();
+        let idle =
+            usage.is_some() && usage == self.activity_ns && !self.changed && !self.gang.active();
+        if !idle {
+            // Taken before the reads, so a task that runs during them is
+            // caught by the next look.
+            self.activity_ns = usage;
+            self.changed = false;
+        }
+        idle
+    }
+
     /// Read every live task's counters and fold them into what the next
-    /// observation reports; note the tasks that have exited.
+    /// observation reports; note the tasks that have exited. Nothing is
+    /// read (but the activity cgroup) when no task ran since the last read.
     fn read_tasks(&mut self) {
-        self.last_read = Instant::now();
+        self.last_look = Instant::now();
+        if self.nothing_ran() {
+            self.skipped_reads += 1;
+            return;
+        }
+        self.last_read = self.last_look;
         self.refresh_tasks();
-        let observation = self.reader.read(&self.tasks);
+        // A task left unchanged keeps its latest reading, reported with
+        // zero counters at the observation unless it ran in between.
+        let observation = self.reader.read_changed(&self.tasks);
         for r in observation.tasks {
             self.names
                 .entry(r.id)
                 .or_insert_with(|| format!("{}:{}", r.comm, r.id.pid));
-            match self.pending.get_mut(&r.id) {
-                Some(p) => {
-                    p.counters.accumulate(&r.counters);
-                    p.latest = r;
-                }
-                None => {
-                    let counters = r.counters.clone();
-                    self.pending.insert(
-                        r.id,
-                        Pending {
-                            latest: r,
-                            counters,
-                        },
-                    );
-                }
-            }
+            self.pending
+                .entry(r.id)
+                .or_default()
+                .accumulate(&r.counters);
+            self.latest.insert(r.id, r);
         }
         let mut gone: BTreeSet<TaskId> = observation.gone.into_iter().collect();
         for (id, e) in observation.errors {
@@ -778,6 +880,7 @@ impl LinuxPlatform {
             before,
         })?;
         self.reader.affinity_changed();
+        self.changed = true;
         affinity::set(task.pid, cpus)
     }
 
@@ -798,6 +901,7 @@ impl LinuxPlatform {
         };
         cpuset.set_cpus(&mut self.journal, cpus)?;
         self.reader.affinity_changed();
+        self.changed = true;
         self.attach_all()
     }
 
@@ -886,6 +990,7 @@ impl LinuxPlatform {
                 }
             }
         }
+        self.changed = true;
         let (mut ctx, gang) = self.gang_context();
         gang.replace(&mut ctx, schedule)
     }
@@ -916,6 +1021,7 @@ impl LinuxPlatform {
         if !same_task(&self.root, task.pid, task.start_ticks) {
             return Err(LinuxError::Gone { pid: task.pid });
         }
+        self.changed = true;
         match action {
             GangAction::Stop => {
                 self.journal.record(Change::Stopped {
@@ -1090,13 +1196,21 @@ impl Platform for LinuxPlatform {
             // switch late.
             let read_fits = due.is_none_or(|d| d.saturating_duration_since(now) > self.read_cost);
             if read_fits
-                && now.duration_since(self.last_read)
-                    >= SUBSAMPLE.max(self.read_cost * SUBSAMPLE_DUTY)
+                && now.duration_since(self.last_look) >= SUBSAMPLE
+                && now.duration_since(self.last_read) >= read_spacing(self.read_cost)
             {
                 self.read_tasks();
             }
             let now = Instant::now();
-            let mut wake = until.min(now + POLL);
+            // Without a command to see exit or a gang to switch (the
+            // daemon's groups), only the stop flag is watched: waking ten
+            // times less often is a tenth of an idle group's cost.
+            let poll = if self.child.is_none() && !self.gang.active() {
+                SUBSAMPLE
+            } else {
+                POLL
+            };
+            let mut wake = until.min(now + poll);
             if let Some(d) = due {
                 wake = wake.min(d);
             }
@@ -1123,25 +1237,39 @@ impl Platform for LinuxPlatform {
             .filter(|id| !self.pending.contains_key(id))
             .copied()
             .collect();
-        let mut samples = Vec::with_capacity(self.pending.len() + exited.len());
-        for (id, p) in std::mem::take(&mut self.pending) {
+        let mut pending = std::mem::take(&mut self.pending);
+        // Read since the last observation, or alive and not run since
+        // their last reading (not read again: see `nothing_ran`), which
+        // they report unchanged, counting nothing.
+        let reported: BTreeSet<TaskId> = pending
+            .keys()
+            .chain(self.tasks.iter().filter(|t| self.latest.contains_key(t)))
+            .copied()
+            .collect();
+        let mut samples = Vec::with_capacity(reported.len() + unread.len());
+        for id in reported {
+            let Some(latest) = self.latest.get(&id) else {
+                continue;
+            };
             let gone = exited.contains(&id);
             samples.push(TaskSample {
                 id,
-                process: p.latest.process,
+                process: latest.process,
                 name: name(&self.names, &id),
                 managed: true,
                 state: if gone {
                     TaskState::Exited
                 } else {
-                    p.latest.state
+                    latest.state
                 },
-                cpu: Some(p.latest.cpu),
-                allowed: p.latest.allowed.clone(),
-                nice: p.latest.nice,
+                cpu: Some(latest.cpu),
+                allowed: latest.allowed.clone(),
+                nice: latest.nice,
                 started_s: started_s(&id),
                 finished_s: gone.then_some(time_s),
-                counters: p.counters,
+                counters: pending
+                    .remove(&id)
+                    .unwrap_or_else(|| idle_counters(&latest.counters)),
             });
         }
         for id in unread {
@@ -1176,6 +1304,7 @@ impl Platform for LinuxPlatform {
             self.known.remove(id);
             self.names.remove(id);
             self.processes.remove(id);
+            self.latest.remove(id);
         }
         let load_avg = self.load_avg();
         Ok(Snapshot {
@@ -1212,7 +1341,7 @@ impl Drop for LinuxPlatform {
 }
 
 #[cfg(test)]
-mod confine_tests {
+mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
@@ -1231,5 +1360,41 @@ mod confine_tests {
         // The effective CPUs win when the kernel offers them.
         std::fs::write(job.join("cpuset.effective_cpus"), "3\n").unwrap();
         assert_eq!(confine_cpus(&root, at).unwrap().to_list(), "3");
+    }
+
+    #[test]
+    fn reads_between_observations_stay_within_the_duty() {
+        let second = Duration::from_secs(1);
+        // Cheap reads: one every SUBSAMPLE, the observation's included.
+        assert_eq!(
+            full_reads_per_interval(Duration::from_micros(50), second),
+            10
+        );
+        // 0.25 ms reads may come every 250 ms (0.1 % of a core).
+        assert_eq!(
+            full_reads_per_interval(Duration::from_micros(250), second),
+            4
+        );
+        // Dear reads: only the observation's.
+        assert_eq!(full_reads_per_interval(Duration::from_millis(1), second), 1);
+        assert_eq!(full_reads_per_interval(Duration::ZERO, SUBSAMPLE), 1);
+        for us in (10..5000).step_by(10) {
+            let cost = Duration::from_micros(us);
+            let between = full_reads_per_interval(cost, second) - 1;
+            assert!(cost * u32::try_from(between).unwrap() <= second / SUBSAMPLE_DUTY);
+        }
+    }
+
+    #[test]
+    fn a_task_that_did_not_run_counts_zero_of_what_it_measures() {
+        let measured = Counters {
+            on_cpu_ns: Some(5),
+            migrations: Some(1),
+            ..Counters::default()
+        };
+        let idle = idle_counters(&measured);
+        assert_eq!(idle.on_cpu_ns, Some(0));
+        assert_eq!(idle.migrations, Some(0));
+        assert_eq!(idle.instructions, None);
     }
 }

@@ -239,6 +239,34 @@ impl RunCgroup {
         }
     }
 
+    /// Total CPU time charged so far, ns, from the one file that has it
+    /// (`cpuacct.usage`, or `cpu.stat`'s `usage_usec`): the cheap question
+    /// "did anything in the cgroup run since?" asked between reads of its
+    /// tasks ([`crate::platform`]).
+    pub fn usage_ns(&self, root: &FsRoot) -> Result<u64, LinuxError> {
+        let (rel, what) = match self.version {
+            AcctVersion::V1 => (format!("{}/cpuacct.usage", self.dir), "cgroup v1 cpuacct"),
+            AcctVersion::V2 => (format!("{}/cpu.stat", self.dir), "cgroup v2 CPU accounting"),
+        };
+        let text = root.read(&rel, what)?;
+        let parsed = match self.version {
+            AcctVersion::V1 => parse_cpuacct(&text, None, None).map(|c| c.usage_ns),
+            AcctVersion::V2 => parse_cpu_stat(&text).map(|c| c.usage_ns),
+        };
+        parsed.map_err(|e| LinuxError::parse(&root.path(&rel), &text, e))
+    }
+
+    /// An existing cgroup `dir` (relative to the root) that accounts CPU
+    /// time — a v1 `cpuacct` directory or a v2 one — or `None` when it
+    /// does not (a v1 `cpuset` or `freezer` directory, say). The daemon
+    /// watches its cgroup groups with it.
+    pub fn accounting(root: &FsRoot, dir: &str) -> Option<Self> {
+        [AcctVersion::V1, AcctVersion::V2]
+            .into_iter()
+            .map(|version| RunCgroup::adopt(version, dir))
+            .find(|cg| cg.usage_ns(root).is_ok())
+    }
+
     /// Every process in the cgroup and its children (gang groups on v2).
     pub fn processes(&self, root: &FsRoot) -> Result<Vec<u32>, LinuxError> {
         let mut pids = Vec::new();
@@ -350,6 +378,33 @@ mod tests {
         assert_eq!(m.version, AcctVersion::V2);
         assert_eq!(m.mount, "sys/fs/cgroup");
         assert_eq!(AcctMount::from_mounts("proc /proc proc rw 0 0\n"), None);
+    }
+
+    #[test]
+    fn only_a_directory_that_accounts_cpu_time_is_watched() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = FsRoot::recorded(dir.path());
+        let mk = |rel: &str, file: &str, text: &str| {
+            std::fs::create_dir_all(dir.path().join(rel)).unwrap();
+            std::fs::write(dir.path().join(rel).join(file), text).unwrap();
+        };
+        mk("cpuacct/job", "cpuacct.usage", "123456\n");
+        mk("unified/job", "cpu.stat", "usage_usec 7\nuser_usec 5\n");
+        // A v1 `cpu` directory's cpu.stat has no usage: not accounting.
+        mk("cpu/job", "cpu.stat", "nr_periods 0\nnr_throttled 0\n");
+        mk("cpuset/job", "cpuset.cpus", "0-1\n");
+        let v1 = RunCgroup::accounting(&root, "cpuacct/job").unwrap();
+        assert_eq!(v1.usage_ns(&root).unwrap(), 123_456);
+        let v2 = RunCgroup::accounting(&root, "unified/job").unwrap();
+        assert_eq!(v2.usage_ns(&root).unwrap(), 7_000);
+        assert!(RunCgroup::accounting(&root, "cpu/job").is_none());
+        assert!(RunCgroup::accounting(&root, "cpuset/job").is_none());
+        assert!(RunCgroup::accounting(&root, "gone").is_none());
+        // A corrupt counter is an error naming the file, not a zero.
+        mk("cpuacct/bad", "cpuacct.usage", "many\n");
+        let bad = RunCgroup::adopt(AcctVersion::V1, "cpuacct/bad");
+        let e = bad.usage_ns(&root).unwrap_err().to_string();
+        assert!(e.contains("cpuacct/bad/cpuacct.usage"), "{e}");
     }
 
     #[test]

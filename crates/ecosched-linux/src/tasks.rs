@@ -127,6 +127,10 @@ pub struct Observation {
     /// Tasks that could not be read for another reason (permission, a file
     /// that did not parse); they are kept and retried on the next read.
     pub errors: Vec<(TaskId, LinuxError)>,
+    /// Tasks whose `schedstat` has not moved at all since their previous
+    /// reading, and whose allowed CPUs ecosched has not changed: no
+    /// reading is made for them ([`TaskReader::read_changed`] only).
+    pub unchanged: Vec<TaskId>,
 }
 
 /// A `/proc` file re-read from offset 0: kept open, or (`file` `None`)
@@ -257,8 +261,10 @@ struct Tracked {
     groups: Vec<OpenGroup>,
 }
 
-/// The CPUs thread `tid` may run on, from `sched_getaffinity(2)`.
-fn affinity(tid: u32) -> Result<CpuSet, LinuxError> {
+/// The CPUs thread `tid` may run on, from `sched_getaffinity(2)`, looking
+/// at the first `cpu_bits` CPUs only (those the kernel can have: testing
+/// all 1024 bits of the mask was a fifth of a busy thread's read).
+fn affinity(tid: u32, cpu_bits: usize) -> Result<CpuSet, LinuxError> {
     let pid = nix::unistd::Pid::from_raw(i32::try_from(tid).unwrap_or(i32::MAX));
     let mask = nix::sched::sched_getaffinity(pid).map_err(|e| match e {
         nix::errno::Errno::ESRCH => LinuxError::Gone { pid: tid },
@@ -269,7 +275,7 @@ fn affinity(tid: u32) -> Result<CpuSet, LinuxError> {
         ),
     })?;
     let mut set = CpuSet::new();
-    for cpu in 0..nix::sched::CpuSet::count() {
+    for cpu in 0..cpu_bits.min(nix::sched::CpuSet::count()) {
         if mask.is_set(cpu).unwrap_or(false) {
             set.insert(CpuId(u32::try_from(cpu).unwrap_or(u32::MAX)));
         }
@@ -287,6 +293,12 @@ fn task_state(state: char) -> TaskState {
 }
 
 impl Tracked {
+    /// File descriptors it holds: its `/proc` files and perf events.
+    fn descriptors(&self) -> u64 {
+        let events: usize = self.groups.iter().map(|g| g.events.len()).sum();
+        1 + u64::from(self.schedstat.is_some()) + events as u64
+    }
+
     fn stat(&mut self, id: TaskId) -> Result<Stat, LinuxError> {
         let stat = self.stat.parse(id.pid, procfs::stat::parse)?;
         if stat.start_ticks != id.start_ticks {
@@ -319,11 +331,28 @@ impl Tracked {
         id: TaskId,
         live_affinity: bool,
         affinity_epoch: u64,
-    ) -> Result<TaskReading, LinuxError> {
+        cpu_bits: usize,
+        skip_unchanged: bool,
+    ) -> Result<Option<TaskReading>, LinuxError> {
         let sched = match &mut self.schedstat {
             Some(f) => Some(f.parse(id.pid, procfs::schedstat::parse)?),
             None => None,
         };
+        // Not run, not waited, not re-pinned: the previous reading still
+        // holds, and making a new one (its name, its CPU set) would cost
+        // more than the `schedstat` read itself.
+        let unchanged = skip_unchanged
+            && !self.first
+            && sched.is_some()
+            && sched == self.prev_sched
+            && self.last_stat.is_some()
+            && self
+                .last_allowed
+                .as_ref()
+                .is_some_and(|(_, epoch)| *epoch == affinity_epoch);
+        if unchanged {
+            return Ok(None);
+        }
         let idle = sched.is_some()
             && self.prev_sched.is_some_and(|p| {
                 sched.is_some_and(|n| n.on_cpu_ns == p.on_cpu_ns && n.timeslices == p.timeslices)
@@ -361,7 +390,7 @@ impl Tracked {
             // it next runs.
             None => match &self.last_allowed {
                 Some((last, epoch)) if idle && *epoch == affinity_epoch => last.clone(),
-                _ => affinity(id.pid)?,
+                _ => affinity(id.pid, cpu_bits)?,
             },
         };
         self.last_allowed = Some((allowed.clone(), affinity_epoch));
@@ -415,7 +444,7 @@ impl Tracked {
             }
         }
 
-        Ok(TaskReading {
+        Ok(Some(TaskReading {
             id,
             tgid: self.tgid,
             process: ProcessId {
@@ -431,7 +460,7 @@ impl Tracked {
             cpu_time_ticks: stat.utime_ticks.saturating_add(stat.stime_ticks),
             counters,
             task_clock_ns,
-        })
+        }))
     }
 }
 
@@ -506,6 +535,12 @@ pub fn hardware_groups(
     groups
 }
 
+/// Open files kept for everything but tracked tasks (the journal, cgroup
+/// and `/proc` files read in passing, a task's `status`, sockets): a
+/// program with more threads than the limit covers leaves some of them
+/// unobserved, never ecosched unable to read `/proc/stat`.
+pub const FD_RESERVE: u64 = 64;
+
 /// Discovers a command's tasks and reads them, keeping per-task baselines
 /// and perf groups between reads.
 pub struct TaskReader {
@@ -524,6 +559,9 @@ pub struct TaskReader {
     has_schedstat: bool,
     /// The root is this machine's `/`, so `sched_getaffinity` answers for it.
     live_affinity: bool,
+    /// How many CPU numbers an affinity mask can use here (the highest
+    /// `possible` CPU + 1).
+    cpu_bits: usize,
     /// Bumped whenever ecosched changes affinities or cpusets, so that no
     /// allowed set read before is reused.
     affinity_epoch: u64,
@@ -533,6 +571,11 @@ pub struct TaskReader {
     members: BTreeMap<u32, u64>,
     /// Thread group of each task seen by the last discovery.
     tgids: HashMap<TaskId, u32>,
+    /// Descriptors the tracked tasks may hold: the open-file limit less
+    /// [`FD_RESERVE`].
+    fd_budget: u64,
+    /// Descriptors the tracked tasks hold.
+    fds_held: u64,
     /// The same, by (thread group, thread ID), so a discovery does not
     /// re-read the start time of threads it already knows.
     threads: HashMap<(u32, u32), TaskId>,
@@ -582,6 +625,12 @@ impl TaskReader {
             }
         }
         let live_affinity = root.is_live() && root.dir() == std::path::Path::new("/");
+        let cpu_bits = root
+            .read("sys/devices/system/cpu/possible", "possible CPUs")
+            .ok()
+            .and_then(|text| CpuSet::parse_list(text.trim()).ok())
+            .and_then(|set| set.iter().last())
+            .map_or(nix::sched::CpuSet::count(), |last| last.0 as usize + 1);
         // `status` always has the voluntary/involuntary switch counts.
         availability.add(CounterKind::ContextSwitches);
         let hardware_groups = hardware_groups(&events, &raw, pmu.as_ref(), None);
@@ -596,11 +645,15 @@ impl TaskReader {
             availability,
             has_schedstat,
             live_affinity,
+            cpu_bits,
             affinity_epoch: 0,
             tracked: HashMap::new(),
             members: BTreeMap::new(),
             tgids: HashMap::new(),
             threads: HashMap::new(),
+            fd_budget: nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
+                .map_or(u64::MAX, |(soft, _)| soft.saturating_sub(FD_RESERVE)),
+            fds_held: 0,
         }
     }
 
@@ -690,6 +743,7 @@ impl TaskReader {
     pub fn discover_roots(&mut self, roots: &[u32]) -> Result<Vec<TaskId>, LinuxError> {
         let root_pid = roots.first().copied().unwrap_or(0);
         let mut start_of = BTreeMap::new();
+        let mut threads_of = BTreeMap::new();
         let mut children: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
         for name in self.root.list("proc")? {
             let Ok(pid) = name.parse::<u32>() else {
@@ -698,6 +752,7 @@ impl TaskReader {
             match self.process_stat(pid) {
                 Ok(s) => {
                     start_of.insert(pid, s.start_ticks);
+                    threads_of.insert(pid, s.num_threads);
                     children.entry(s.ppid).or_default().push(pid);
                 }
                 Err(LinuxError::Gone { .. }) => {}
@@ -724,11 +779,77 @@ impl TaskReader {
             }
             queue.extend(children.get(&pid).into_iter().flatten().copied());
         }
+        self.threads_of(members, &threads_of)
+    }
 
-        let mut tasks = Vec::new();
-        let mut tgids = HashMap::new();
-        let mut threads = HashMap::new();
-        for &pid in members.keys() {
+    /// Every thread of exactly the processes `pids` (a cgroup's
+    /// `cgroup.procs`: children are born in it, so no walk of `/proc` for
+    /// descendants is needed, and a process that leaves the cgroup leaves
+    /// the group). `Gone` names the first when none is alive.
+    pub fn discover_processes(&mut self, pids: &[u32]) -> Result<Vec<TaskId>, LinuxError> {
+        let mut members = BTreeMap::new();
+        let mut threads_of = BTreeMap::new();
+        for &pid in pids {
+            match self.process_stat(pid) {
+                Ok(s) => {
+                    members.insert(pid, s.start_ticks);
+                    threads_of.insert(pid, s.num_threads);
+                }
+                Err(LinuxError::Gone { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if members.is_empty() {
+            return Err(LinuxError::Gone {
+                pid: pids.first().copied().unwrap_or(0),
+            });
+        }
+        self.threads_of(members, &threads_of)
+    }
+
+    /// The threads of `members` (pid → start ticks), whose processes have
+    /// `threads_of` threads each now; they become the members.
+    fn threads_of(
+        &mut self,
+        members: BTreeMap<u32, u64>,
+        threads_of: &BTreeMap<u32, u32>,
+    ) -> Result<Vec<TaskId>, LinuxError> {
+        // The threads each process had at the last discovery: a process
+        // that is the same one (start time) with as many threads now is
+        // not listed again — a 2000-thread program's `task/` directory is
+        // most of a discovery. A thread that replaced one that exited is
+        // found one read late: the read finds the old one gone and forgets
+        // it, and the next discovery sees the count differ.
+        let mut counts: BTreeMap<u32, usize> = BTreeMap::new();
+        for &(tgid, _) in self.threads.keys() {
+            *counts.entry(tgid).or_default() += 1;
+        }
+        let same = |pid: &u32, start: &u64| {
+            self.members.get(pid) == Some(start)
+                && counts.get(pid).copied() == threads_of.get(pid).map(|&n| n as usize)
+        };
+        if members == self.members && members.iter().all(|(p, s)| same(p, s)) {
+            // Nothing to list and nothing to rebuild (the usual case).
+            let mut tasks: Vec<TaskId> = self.threads.values().copied().collect();
+            tasks.sort();
+            return Ok(tasks);
+        }
+        let mut known: BTreeMap<u32, Vec<TaskId>> = BTreeMap::new();
+        for (&(tgid, _), &id) in &self.threads {
+            known.entry(tgid).or_default().push(id);
+        }
+        let mut tasks = Vec::with_capacity(self.threads.len());
+        let mut tgids = HashMap::with_capacity(self.threads.len());
+        let mut threads = HashMap::with_capacity(self.threads.len());
+        for (&pid, &start) in &members {
+            if let (true, Some(ids)) = (same(&pid, &start), known.get(&pid)) {
+                for &id in ids {
+                    tgids.insert(id, pid);
+                    threads.insert((pid, id.pid), id);
+                    tasks.push(id);
+                }
+                continue;
+            }
             for name in self.root.list(&format!("proc/{pid}/task"))? {
                 let Ok(tid) = name.parse::<u32>() else {
                     continue;
@@ -881,23 +1002,63 @@ impl TaskReader {
         Ok(tracked)
     }
 
+    /// Stop tracking a task, closing its files and perf events.
+    fn untrack(&mut self, id: TaskId) -> Option<Tracked> {
+        let t = self.tracked.remove(&id)?;
+        self.fds_held = self.fds_held.saturating_sub(t.descriptors());
+        Some(t)
+    }
+
     /// Drop everything known about a task that exited or was replaced.
     fn forget(&mut self, id: TaskId) {
-        self.tracked.remove(&id);
+        self.untrack(id);
         if let Some(tgid) = self.tgids.remove(&id) {
             self.threads.remove(&(tgid, id.pid));
         }
     }
 
-    fn read_one(&mut self, id: TaskId) -> Result<TaskReading, LinuxError> {
+    fn read_one(
+        &mut self,
+        id: TaskId,
+        skip_unchanged: bool,
+    ) -> Result<Option<TaskReading>, LinuxError> {
         if !self.tracked.contains_key(&id) {
+            let events: usize = self.hardware_groups.iter().map(Vec::len).sum::<usize>()
+                + self.events.usable(&Event::SOFTWARE).len();
+            let need = 2 + events as u64;
+            if self.fds_held + need > self.fd_budget {
+                return Err(LinuxError::Io {
+                    path: PathBuf::from("RLIMIT_NOFILE"),
+                    source: std::io::Error::other(format!(
+                        "out of file descriptors: {} held for {} observed threads, {FD_RESERVE} kept for the rest; raise the open-file limit (ulimit -Hn)",
+                        self.fds_held,
+                        self.tracked.len()
+                    )),
+                });
+            }
             let t = self.track(id)?;
+            self.fds_held += t.descriptors();
             self.tracked.insert(id, t);
         }
         match self.tracked.get_mut(&id) {
-            Some(t) => t.sample(id, self.live_affinity, self.affinity_epoch),
+            Some(t) => t.sample(
+                id,
+                self.live_affinity,
+                self.affinity_epoch,
+                self.cpu_bits,
+                skip_unchanged,
+            ),
             None => Err(LinuxError::Gone { pid: id.pid }),
         }
+    }
+
+    /// [`TaskReader::read`], but a task whose `schedstat` has not moved
+    /// since its previous reading (and whose allowed CPUs ecosched has not
+    /// changed) gets no new reading, only a place in
+    /// [`Observation::unchanged`]: the caller keeps the previous one. Most
+    /// threads of most programs sleep, and this is their whole cost.
+    pub fn read_changed(&mut self, tasks: &[TaskId]) -> Observation {
+        self.read_with(tasks, true)
     }
 
     /// Read `tasks`: one [`TaskReading`] per live task, with counter deltas
@@ -906,6 +1067,10 @@ impl TaskReader {
     /// forgotten (perf groups closed); tracked tasks that are not asked for
     /// but still alive are forgotten silently.
     pub fn read(&mut self, tasks: &[TaskId]) -> Observation {
+        self.read_with(tasks, false)
+    }
+
+    fn read_with(&mut self, tasks: &[TaskId], skip_unchanged: bool) -> Observation {
         let mut out = Observation::default();
         let wanted: BTreeSet<TaskId> = tasks.iter().copied().collect();
         let dropped: Vec<TaskId> = self
@@ -915,7 +1080,7 @@ impl TaskReader {
             .copied()
             .collect();
         for id in dropped {
-            if let Some(mut t) = self.tracked.remove(&id) {
+            if let Some(mut t) = self.untrack(id) {
                 if matches!(t.stat(id), Err(LinuxError::Gone { .. })) {
                     self.forget(id);
                     out.gone.push(id);
@@ -923,8 +1088,9 @@ impl TaskReader {
             }
         }
         for &id in tasks {
-            match self.read_one(id) {
-                Ok(r) => out.tasks.push(r),
+            match self.read_one(id, skip_unchanged) {
+                Ok(Some(r)) => out.tasks.push(r),
+                Ok(None) => out.unchanged.push(id),
                 Err(LinuxError::Gone { .. }) => {
                     self.forget(id);
                     out.gone.push(id);
@@ -1122,6 +1288,69 @@ mod tests {
             (TaskState::Stopped, Some(500))
         );
         assert_eq!(t.counters.migrations, Some(1), "counted when it ran");
+    }
+
+    #[test]
+    fn a_thread_whose_schedstat_did_not_move_gets_no_new_reading() {
+        let dir = fixture();
+        let mut r = TaskReader::new(
+            FsRoot::recorded(dir.path()),
+            Box::new(FakePerf::new()),
+            host(),
+        );
+        let id = TaskId {
+            pid: 100,
+            start_ticks: 500,
+        };
+        let first = r.read_changed(&[id]);
+        assert_eq!((first.tasks.len(), first.unchanged.len()), (1, 0));
+        let again = r.read_changed(&[id]);
+        assert!(again.tasks.is_empty());
+        assert_eq!(again.unchanged, vec![id]);
+        // `read` still gives every task a reading.
+        assert_eq!(r.read(&[id]).tasks.len(), 1);
+        // Only waited on a run queue: that is news.
+        let task = dir.path().join("proc/100/task/100");
+        std::fs::write(task.join("schedstat"), "1000 300 3\n").unwrap();
+        let waited = r.read_changed(&[id]);
+        assert_eq!(waited.tasks[0].counters.runqueue_wait_ns, Some(100));
+        assert_eq!(waited.tasks[0].counters.on_cpu_ns, Some(0));
+        // Re-pinned by ecosched while asleep: read afresh.
+        r.affinity_changed();
+        assert_eq!(r.read_changed(&[id]).tasks.len(), 1);
+        assert_eq!(r.read_changed(&[id]).unchanged, vec![id]);
+    }
+
+    #[test]
+    fn a_process_is_listed_again_only_when_its_thread_count_changes() {
+        let dir = fixture();
+        let mut r = TaskReader::new(
+            FsRoot::recorded(dir.path()),
+            Box::new(FakePerf::new()),
+            host(),
+        );
+        let tids = |ids: Vec<TaskId>| ids.iter().map(|t| t.pid).collect::<Vec<_>>();
+        assert_eq!(tids(r.discover(100).unwrap()), vec![100, 101, 200]);
+        // A thread the count does not announce is not looked for...
+        let write = |rel: &str, text: String| {
+            let p = dir.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        let t102 = "102 (t) S 1 100 100 0 -1 4194304 98 0 0 0 7 3 0 0 20 -5 2 0 520 5767168 256 18446744073709551615 1 1 1 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 1 1 1 1 1 1 1 0\n";
+        write("proc/100/task/102/stat", t102.to_string());
+        assert_eq!(tids(r.discover(100).unwrap()), vec![100, 101, 200]);
+        // ... and is found as soon as the process says it has three.
+        let leader = dir.path().join("proc/100/task/100/stat");
+        let text = std::fs::read_to_string(&leader).unwrap();
+        std::fs::write(&leader, text.replacen(" -5 2 0 ", " -5 3 0 ", 1)).unwrap();
+        assert_eq!(tids(r.discover(100).unwrap()), vec![100, 101, 102, 200]);
+        // Exactly a cgroup's processes: no descendants.
+        assert_eq!(tids(r.discover_processes(&[200]).unwrap()), vec![200]);
+        assert!(matches!(
+            r.discover_processes(&[999]),
+            Err(LinuxError::Gone { pid: 999 })
+        ));
     }
 
     #[test]

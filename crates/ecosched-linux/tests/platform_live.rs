@@ -249,3 +249,61 @@ fn a_preset_pmu_reaches_the_capabilities_only_on_its_own_cpu() {
         "{notices}"
     );
 }
+
+/// Issue #16: while none of the run's threads runs, the run's cgroup says
+/// so and no thread is read, yet every observation still reports every
+/// thread, asleep and counting zero; when they wake, they are read again.
+#[test]
+fn sleeping_threads_are_reported_without_being_read() {
+    let state = tempfile::tempdir().unwrap();
+    let mut platform = platform_in(state.path());
+    platform
+        .start(&[
+            "python3".into(),
+            "-c".into(),
+            "import threading, time\n\
+             ts = [threading.Thread(target=time.sleep, args=(4,)) for _ in range(20)]\n\
+             [t.start() for t in ts]\n\
+             [t.join() for t in ts]\n"
+                .into(),
+        ])
+        .unwrap();
+    // The threads start, then sleep.
+    std::thread::sleep(Duration::from_millis(1000));
+    platform.observe().unwrap();
+    let mut quiet = 0;
+    for _ in 0..4 {
+        platform.advance(Duration::from_millis(250)).unwrap();
+        let s = platform.observe().unwrap();
+        assert_eq!(s.tasks.len(), 21, "{:?}", s.tasks);
+        if s.tasks.iter().all(|t| t.counters.on_cpu_ns == Some(0)) {
+            quiet += 1;
+            assert!(s.tasks.iter().all(|t| t.state == TaskState::Sleeping));
+        }
+    }
+    assert!(quiet >= 2, "only {quiet} of 4 intervals without a run");
+    assert!(
+        platform.skipped_reads() >= 2,
+        "{} reads skipped",
+        platform.skipped_reads()
+    );
+    // They wake and exit: read again, every exit reported.
+    let mut exited = 0;
+    while !platform.finished() {
+        platform.advance(Duration::from_millis(100)).unwrap();
+        let s = platform.observe().unwrap();
+        exited += s
+            .tasks
+            .iter()
+            .filter(|t| t.state == TaskState::Exited)
+            .count();
+    }
+    let s = platform.observe().unwrap();
+    exited += s
+        .tasks
+        .iter()
+        .filter(|t| t.state == TaskState::Exited)
+        .count();
+    assert_eq!(exited, 21);
+    platform.finish(false).unwrap();
+}

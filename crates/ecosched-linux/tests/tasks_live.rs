@@ -288,14 +288,30 @@ fn hardware_counters_follow_the_probe() {
 
 #[test]
 fn the_observation_cost_measurement_reads_every_task() {
-    let cost = ecosched_linux::bench::observe_cost(50, 2).unwrap();
+    let interval = std::time::Duration::from_millis(500);
+    let cost = ecosched_linux::bench::observe_cost(50, 2, interval).unwrap();
     assert!(cost.idle_observe_ms > 0.0);
     assert_eq!((cost.tasks, cost.tasks_read, cost.rounds), (50, 50, 2));
     assert!(cost.software_counters);
-    assert!(cost.observe_ms > 0.0 && cost.cpu_ms >= 0.0);
-    assert!((cost.cpu_percent_at_1hz - cost.cpu_ms / 10.0).abs() < 1e-9);
+    assert!(cost.observe_ms > 0.0 && cost.cpu_ms > 0.0 && cost.look_cpu_ms > 0.0);
+    // The shares follow from the measured costs at the platform's schedule.
+    let read_ms = cost.cpu_ms + cost.rediscover_cpu_ms;
+    let reads = ecosched_linux::platform::full_reads_per_interval(
+        std::time::Duration::from_secs_f64(read_ms / 1e3),
+        interval,
+    );
+    assert_eq!(cost.busy_reads_per_interval, reads);
+    assert!((cost.busy_cpu_percent - read_ms * reads as f64 / 500.0 * 100.0).abs() < 1e-9);
+    // Five looks at the activity cgroup per 500 ms.
+    assert!((cost.idle_cpu_percent - cost.look_cpu_ms * 5.0 / 500.0 * 100.0).abs() < 1e-9);
+    assert!(cost.idle_cpu_percent < cost.idle_unwatched_cpu_percent);
     let json = serde_json::to_value(&cost).unwrap();
-    for key in ["tasks", "observe_ms", "cpu_percent_at_1hz"] {
+    for key in [
+        "tasks",
+        "observe_ms",
+        "busy_cpu_percent",
+        "idle_cpu_percent",
+    ] {
         assert!(json.get(key).is_some(), "{key} in {json}");
     }
 }

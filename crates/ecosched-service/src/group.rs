@@ -140,6 +140,13 @@ fn manage(
 ) -> Result<(), String> {
     let mut policy = choice.build().map_err(|e| e.to_string())?;
     let tag = tag_of(name);
+    // A cgroup group is its cgroup's processes, whose CPU time (where the
+    // cgroup accounts it) tells when none of its tasks ran, so that their
+    // files are not read for nothing (see `LinuxPlatform::follow_cgroup`).
+    let cgroup = match &source {
+        Source::Cgroup(dir) => Some(dir.clone()),
+        _ => None,
+    };
     let mut lookup = Lookup::new(source, ctx.scan_interval);
     let options = LinuxOptions {
         state_dir: ctx.state_dir.clone(),
@@ -155,6 +162,9 @@ fn manage(
         stop,
     )
     .map_err(|e| format!("preparing the platform: {e}"))?;
+    if let Some(dir) = cgroup {
+        platform.follow_cgroup(&dir);
+    }
     if let Ok(mut s) = state.lock() {
         *s = WorkerState::Running;
     }

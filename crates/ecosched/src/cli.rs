@@ -222,6 +222,10 @@ pub struct ObserveBenchArgs {
     /// Observations to average over.
     #[arg(long, value_name = "N", default_value_t = 20)]
     pub rounds: u32,
+    /// The policy interval the shares of a core are for (the baseline
+    /// policies' own is 1000).
+    #[arg(long, value_name = "MS", default_value_t = 1000)]
+    pub interval_ms: u64,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,

@@ -355,7 +355,11 @@ pub fn restore(args: &RestoreArgs) -> Result<Outcome> {
 /// `ecosched bench observe`.
 pub fn bench_observe(args: &ObserveBenchArgs) -> Result<Outcome> {
     ecosched_linux::bench::check_tasks(args.tasks).map_err(UsageError)?;
-    let cost = ecosched_linux::bench::observe_cost(args.tasks, args.rounds)
+    if args.interval_ms == 0 {
+        return Err(UsageError("--interval-ms must be at least 1".into()).into());
+    }
+    let interval = std::time::Duration::from_millis(args.interval_ms);
+    let cost = ecosched_linux::bench::observe_cost(args.tasks, args.rounds, interval)
         .context("measuring the observation cost")?;
     let stdout = if args.json {
         output::json(&cost)?
@@ -363,24 +367,27 @@ pub fn bench_observe(args: &ObserveBenchArgs) -> Result<Outcome> {
         let mut t = Table::plain(&[Align::Left, Align::Right]);
         t.row(["tasks observed".to_string(), count(cost.tasks as u64)]);
         t.row([
-            "one observation, wall (ms)".to_string(),
+            "one read when every task ran, wall (ms)".to_string(),
             num(cost.observe_ms),
         ]);
-        t.row(["one observation, CPU (ms)".to_string(), num(cost.cpu_ms)]);
+        t.row([
+            "  CPU (ms), + finding the tasks again (ms)".to_string(),
+            format!("{} + {}", num(cost.cpu_ms), num(cost.rediscover_cpu_ms)),
+        ]);
         t.row([
             format!(
-                "share of one core, a read every {} ms as `run` (%)",
-                cost.read_period_ms
+                "share of one core, every task running, {} read(s) per {} ms interval (%)",
+                cost.busy_reads_per_interval, cost.interval_ms
             ),
-            num(cost.cpu_percent_at_read_rate),
+            num(cost.busy_cpu_percent),
         ]);
         t.row([
-            "  the same when no task ran (%)".to_string(),
-            num(cost.idle_cpu_percent_at_read_rate),
+            "share of one core, no task running, activity cgroup watched (%)".to_string(),
+            num(cost.idle_cpu_percent),
         ]);
         t.row([
-            "share of one core at 1 Hz (%)".to_string(),
-            num(cost.cpu_percent_at_1hz),
+            "share of one core, no task running, no activity cgroup (%)".to_string(),
+            num(cost.idle_unwatched_cpu_percent),
         ]);
         t.row([
             "perf software counters".to_string(),
