@@ -17,7 +17,7 @@
 //! nodes and the downtime, and the cluster's per-task figures follow it.
 //! Each node's figures count the instances that finished there.
 
-use crate::experiment::{alone_times, SimOptions};
+use crate::experiment::{alone_times, comparisons, SimOptions};
 use crate::report::SimReport;
 use crate::EngineError;
 use ecosched_control::{ControlError, Session};
@@ -412,20 +412,16 @@ pub fn compare_cluster(
     for node in &cluster.nodes {
         alone.extend(alone_times(node, alone_policy, &alone_params, options)?);
     }
-    let base_idx = policies
+    let metrics: Vec<&RunMetrics> = runs.iter().map(|r| &r.metrics).collect();
+    let ratios = comparisons(policies, &metrics, baseline, &alone).unwrap_or_default();
+    let base = metrics[policies
         .iter()
         .position(|(n, _)| n == baseline)
-        .unwrap_or(0);
-    let base = runs[base_idx].metrics.clone();
-    let ratios = policies
-        .iter()
-        .zip(&runs)
-        .map(|((name, _), r)| (name.clone(), Comparison::new(&r.metrics, &base, &alone)))
-        .collect();
+        .unwrap_or(0)];
     let task_ratios = policies
         .iter()
-        .zip(&runs)
-        .map(|((name, _), r)| (name.clone(), TaskRatios::new(&r.metrics, &base)))
+        .zip(&metrics)
+        .map(|((name, _), m)| (name.clone(), TaskRatios::new(m, base)))
         .collect();
     Ok(ClusterCompareReport {
         scenario: cluster.spec.name.clone(),

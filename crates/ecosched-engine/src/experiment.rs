@@ -126,6 +126,25 @@ pub fn simulate_traced(
     Ok((run, trace))
 }
 
+/// Each policy's figures as ratios to those of the policy named
+/// `reference` (the baseline, or the oracle), `None` when it was not run.
+/// `metrics` are the runs in the order of `policies`.
+pub(crate) fn comparisons(
+    policies: &[(String, Params)],
+    metrics: &[&RunMetrics],
+    reference: &str,
+    alone: &BTreeMap<String, f64>,
+) -> Option<BTreeMap<String, Comparison>> {
+    let base = metrics[policies.iter().position(|(n, _)| n == reference)?];
+    Some(
+        policies
+            .iter()
+            .zip(metrics)
+            .map(|((name, _), m)| (name.clone(), Comparison::new(m, base, alone)))
+            .collect(),
+    )
+}
+
 /// Each managed instance's run time alone on the machine under `policy`.
 pub fn alone_times(
     scenario: &Scenario,
@@ -251,28 +270,9 @@ fn compare_impl(
         runs.push(run);
     }
     let alone = alone_times(scenario, baseline, base_params, options)?;
-    let base_idx = policies
-        .iter()
-        .position(|(n, _)| n == baseline)
-        .unwrap_or(0);
-    let base = runs[base_idx].metrics.clone();
-    let ratios = policies
-        .iter()
-        .zip(&runs)
-        .map(|((name, _), run)| (name.clone(), Comparison::new(&run.metrics, &base, &alone)))
-        .collect();
-    let oracle_metrics = policies
-        .iter()
-        .position(|(n, _)| n == "oracle")
-        .map(|i| runs[i].metrics.clone());
-    let ratios_to_oracle: BTreeMap<String, Comparison> = match &oracle_metrics {
-        Some(o) => policies
-            .iter()
-            .zip(&runs)
-            .map(|((name, _), run)| (name.clone(), Comparison::new(&run.metrics, o, &alone)))
-            .collect(),
-        None => BTreeMap::new(),
-    };
+    let metrics: Vec<&RunMetrics> = runs.iter().map(|r| &r.metrics).collect();
+    let ratios = comparisons(policies, &metrics, baseline, &alone).unwrap_or_default();
+    let ratios_to_oracle = comparisons(policies, &metrics, "oracle", &alone).unwrap_or_default();
     let reports: Vec<SimReport> = runs.into_iter().map(|r| r.report).collect();
     let refs: Vec<&SimReport> = reports.iter().collect();
     let norm = normalise::normalisation(scenario, &refs);
@@ -284,7 +284,7 @@ fn compare_impl(
             .collect(),
         None => BTreeMap::new(),
     };
-    let work_ratios_to_oracle = match work.get("oracle").filter(|_| oracle_metrics.is_some()) {
+    let work_ratios_to_oracle = match work.get("oracle").filter(|_| !ratios_to_oracle.is_empty()) {
         Some(o) => work
             .iter()
             .map(|(name, w)| (name.clone(), normalise::work_ratios(w, o)))
