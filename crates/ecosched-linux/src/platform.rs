@@ -675,6 +675,16 @@ impl LinuxPlatform {
             (None, true) => Some(nix::sys::signal::Signal::SIGTERM),
             (None, false) => None,
         };
+        // With no signal to pass on the command ends by itself: wait for it
+        // before the undo. It stays confined to its end, and no unreaped
+        // zombie holds the run's cgroup (rmdir would fail with EBUSY, and a
+        // zombie cannot be moved out).
+        if pass_on.is_none() && self.status.is_none() {
+            self.status = Some(child.wait().map_err(|e| LinuxError::Io {
+                path: PathBuf::from(format!("/proc/{}", child.id())),
+                source: e,
+            })?);
+        }
         // Read before the undo removes the cgroup; after a normal exit
         // this holds every process's time, exited descendants included.
         let cgroup_cpu = self.run_cgroup.as_ref().map(|cg| cg.usage(&self.root));

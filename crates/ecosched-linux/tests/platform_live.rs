@@ -20,10 +20,7 @@ fn allowed_list(pid: u32) -> String {
 #[test]
 fn a_panic_mid_run_still_puts_affinity_back() {
     let state = tempfile::tempdir().unwrap();
-    let options = LinuxOptions {
-        state_dir: state.path().to_path_buf(),
-        ..LinuxOptions::default()
-    };
+    let options = options_in(state.path());
     let mut platform = LinuxPlatform::prepare(&options).unwrap();
     platform.start(&["sleep".into(), "5".into()]).unwrap();
     let pid = platform.child_pid().unwrap();
@@ -60,10 +57,7 @@ fn a_panic_mid_run_still_puts_affinity_back() {
 #[test]
 fn a_plan_naming_a_task_that_is_not_managed_is_refused() {
     let state = tempfile::tempdir().unwrap();
-    let options = LinuxOptions {
-        state_dir: state.path().to_path_buf(),
-        ..LinuxOptions::default()
-    };
+    let options = options_in(state.path());
     let mut platform = LinuxPlatform::prepare(&options).unwrap();
     platform.start(&["true".into()]).unwrap();
     let stranger = ecosched_model::TaskId {
@@ -76,15 +70,26 @@ fn a_plan_naming_a_task_that_is_not_managed_is_refused() {
     };
     let err = platform.apply(&plan).unwrap_err().to_string();
     assert!(err.contains("not managed"), "{err}");
-    platform.finish(false).unwrap();
+    // The command has exited by now but is not reaped: the undo must
+    // still remove the run's cgroup.
+    let end = platform.finish(false).unwrap();
+    assert!(end.restore.failed.is_empty(), "{:?}", end.restore);
+}
+
+/// Options for a test's platform. The tests of this file run in one
+/// process, and a run's cgroup is named `<cgroup_name>-<pid>`: each test
+/// names its own (after its state directory), or they would share one.
+fn options_in(state: &std::path::Path) -> LinuxOptions {
+    let unique = state.file_name().unwrap().to_string_lossy();
+    LinuxOptions {
+        state_dir: state.to_path_buf(),
+        cgroup_name: format!("ecosched-test{}", unique.trim_start_matches('.')),
+        ..LinuxOptions::default()
+    }
 }
 
 fn platform_in(state: &std::path::Path) -> LinuxPlatform {
-    LinuxPlatform::prepare(&LinuxOptions {
-        state_dir: state.to_path_buf(),
-        ..LinuxOptions::default()
-    })
-    .unwrap()
+    LinuxPlatform::prepare(&options_in(state)).unwrap()
 }
 
 #[test]
@@ -218,10 +223,7 @@ fn a_preset_pmu_reaches_the_capabilities_only_on_its_own_cpu() {
         }],
     };
     let state = tempfile::tempdir().unwrap();
-    let options = LinuxOptions {
-        state_dir: state.path().to_path_buf(),
-        ..LinuxOptions::default()
-    };
+    let options = options_in(state.path());
     let q6600 =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/cpuinfo-core2-q6600");
     let core2 = LinuxPlatform::prepare_on(
