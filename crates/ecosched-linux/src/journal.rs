@@ -377,6 +377,42 @@ fn undo_changes(root: &FsRoot, journal: &Path, changes: &[Change]) -> UndoReport
     report
 }
 
+/// How long a cgroup may stay busy with exiting tasks before its removal
+/// is reported as failed.
+const BUSY_RETRIES: u32 = 25;
+const BUSY_PAUSE: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Move every task of cgroup `dir` to `parent` and remove `dir`. A task
+/// that has exited but is not yet reaped (a zombie: its parent, often not
+/// ecosched, reaps it a moment later) cannot be moved and keeps the cgroup
+/// busy (`EBUSY`), so the removal is retried for up to half a second.
+fn remove_cgroup(root: &FsRoot, dir: &str, parent: &str, members: &str) -> Result<(), LinuxError> {
+    let mut attempt = 0;
+    loop {
+        let left = root.read(&format!("{dir}/{members}"), "cgroup members")?;
+        let mut stuck = None;
+        for tid in left.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            // A task may exit between listing and moving: that is fine.
+            match root.write(&format!("{parent}/{members}"), tid, "root") {
+                Ok(()) => {}
+                Err(LinuxError::Io { .. }) if !root.exists(&format!("proc/{tid}")) => {}
+                Err(e) => stuck = Some(e),
+            }
+        }
+        let result = match stuck {
+            Some(e) => Err(e),
+            None => root.remove_dir(dir, "root"),
+        };
+        match result {
+            Err(LinuxError::Io { .. }) if attempt < BUSY_RETRIES && root.exists(dir) => {
+                attempt += 1;
+                std::thread::sleep(BUSY_PAUSE);
+            }
+            other => return other,
+        }
+    }
+}
+
 /// Put one change back; `Ok(false)` when the task it concerns is gone.
 fn undo_one(root: &FsRoot, change: &Change) -> Result<bool, LinuxError> {
     match change {
@@ -399,16 +435,7 @@ fn undo_one(root: &FsRoot, change: &Change) -> Result<bool, LinuxError> {
             if !root.exists(dir) {
                 return Ok(false);
             }
-            let left = root.read(&format!("{dir}/{members}"), "cgroup members")?;
-            for tid in left.lines().map(str::trim).filter(|l| !l.is_empty()) {
-                // A task may exit between listing and moving: that is fine.
-                match root.write(&format!("{parent}/{members}"), tid, "root") {
-                    Ok(()) => {}
-                    Err(LinuxError::Io { .. }) if !root.exists(&format!("proc/{tid}")) => {}
-                    Err(e) => return Err(e),
-                }
-            }
-            root.remove_dir(dir, "root")?;
+            remove_cgroup(root, dir, parent, members)?;
         }
         Change::CgroupMoved {
             tid,
