@@ -227,8 +227,13 @@ fn ctl_reload_and_a_dead_predecessor() {
             .contains("restored what a dead ecosched left")
     });
     assert_eq!(allowed_list(pid), before);
-    next.kill().unwrap();
-    next.wait().unwrap();
+    // Stopped as systemd stops it, so that it leaves nothing behind.
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(next.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    assert!(next.wait().unwrap().success());
     sleeper.kill().unwrap();
     let _ = sleeper.wait();
 }
