@@ -130,14 +130,22 @@ fn sim(args: &SimArgs) -> Result<Outcome> {
     }))
 }
 
+/// The usage error for `options` given with a cluster scenario.
+fn one_machine_only(cluster: &Cluster, options: &str) -> anyhow::Error {
+    crate::settings::UsageError(format!(
+        "{} is a cluster scenario: {options} are for one machine",
+        cluster.spec.name
+    ))
+    .into()
+}
+
 /// `sim` on a cluster scenario.
 fn sim_cluster(args: &SimArgs, s: &SimSettings, cluster: &Cluster) -> Result<Outcome> {
     if args.trace.is_some() || args.timeseries.is_some() || args.report.is_some() {
-        return Err(crate::settings::UsageError(format!(
-            "{} is a cluster scenario: --trace, --timeseries and --report are for one machine",
-            cluster.spec.name
-        ))
-        .into());
+        return Err(one_machine_only(
+            cluster,
+            "--trace, --timeseries and --report",
+        ));
     }
     let options = experiment::SimOptions {
         seed: s.seed,
@@ -169,11 +177,7 @@ fn sim_cluster(args: &SimArgs, s: &SimSettings, cluster: &Cluster) -> Result<Out
 /// `compare` on a cluster scenario.
 fn compare_cluster(args: &CompareArgs, s: &CompareSettings, cluster: &Cluster) -> Result<Outcome> {
     if s.seeds.is_some() || args.report.is_some() {
-        return Err(crate::settings::UsageError(format!(
-            "{} is a cluster scenario: --seeds and --report are for one machine",
-            cluster.spec.name
-        ))
-        .into());
+        return Err(one_machine_only(cluster, "--seeds and --report"));
     }
     let options = experiment::SimOptions {
         seed: s.seed,
