@@ -176,6 +176,10 @@ pub struct LinuxPlatform {
     /// what an observation shows of a task that has not run since.
     latest: BTreeMap<TaskId, TaskReading>,
     exited: BTreeSet<TaskId>,
+    /// Tasks read as zombies ('Z'/'X') whose exit an observation has
+    /// already reported: a zombie stays in `/proc` until reaped, and its
+    /// exit must be reported once, not again when it vanishes.
+    exit_reported: BTreeSet<TaskId>,
     /// The last full read of the tasks, and what it cost.
     last_read: Instant,
     read_cost: Duration,
@@ -418,6 +422,7 @@ impl LinuxPlatform {
             pending: BTreeMap::new(),
             latest: BTreeMap::new(),
             exited: BTreeSet::new(),
+            exit_reported: BTreeSet::new(),
             last_read: Instant::now(),
             read_cost: Duration::ZERO,
             last_look: Instant::now(),
@@ -634,6 +639,7 @@ impl LinuxPlatform {
             ("pending", self.pending.len()),
             ("latest", self.latest.len()),
             ("exited", self.exited.len()),
+            ("exit_reported", self.exit_reported.len()),
             ("gang", self.gang.tracked()),
         ];
         v.extend(self.reader.map_sizes());
@@ -1244,7 +1250,7 @@ impl Platform for LinuxPlatform {
         // Exited without a reading since the last observation.
         let unread: Vec<TaskId> = exited
             .iter()
-            .filter(|id| !self.pending.contains_key(id))
+            .filter(|id| !self.pending.contains_key(id) && !self.exit_reported.contains(id))
             .copied()
             .collect();
         let mut pending = std::mem::take(&mut self.pending);
@@ -1254,6 +1260,7 @@ impl Platform for LinuxPlatform {
         let reported: BTreeSet<TaskId> = pending
             .keys()
             .chain(self.tasks.iter().filter(|t| self.latest.contains_key(t)))
+            .filter(|t| !self.exit_reported.contains(t))
             .copied()
             .collect();
         let mut samples = Vec::with_capacity(reported.len() + unread.len());
@@ -1261,13 +1268,17 @@ impl Platform for LinuxPlatform {
             let Some(latest) = self.latest.get(&id) else {
                 continue;
             };
-            let gone = exited.contains(&id);
+            // A zombie's reading is its last sample: reported once.
+            let ends = exited.contains(&id) || latest.state == TaskState::Exited;
+            if ends {
+                self.exit_reported.insert(id);
+            }
             samples.push(TaskSample {
                 id,
                 process: latest.process,
                 name: name(&self.names, &id),
                 managed: true,
-                state: if gone {
+                state: if ends {
                     TaskState::Exited
                 } else {
                     latest.state
@@ -1276,7 +1287,7 @@ impl Platform for LinuxPlatform {
                 allowed: latest.allowed.clone(),
                 nice: latest.nice,
                 started_s: started_s(&id),
-                finished_s: gone.then_some(time_s),
+                finished_s: ends.then_some(time_s),
                 counters: pending
                     .remove(&id)
                     .unwrap_or_else(|| idle_counters(&latest.counters)),
@@ -1311,6 +1322,7 @@ impl Platform for LinuxPlatform {
         self.notices.extend(warnings);
         // Exits are reported now: nothing about these tasks is kept.
         for id in &exited {
+            self.exit_reported.remove(id);
             self.known.remove(id);
             self.names.remove(id);
             self.processes.remove(id);

@@ -309,3 +309,53 @@ fn sleeping_threads_are_reported_without_being_read() {
     assert_eq!(exited, 21);
     platform.finish(false).unwrap();
 }
+
+/// A zombie stays in `/proc` until its parent reaps it; its exit is
+/// reported once, at the first reading that shows it finished, and never
+/// again (CI once saw 22 exits of 21 threads when the run's own process was
+/// read as a zombie before it was reaped).
+#[test]
+fn a_zombie_exit_is_reported_once() {
+    let state = tempfile::tempdir().unwrap();
+    let mut platform = platform_in(state.path());
+    platform
+        .start(&[
+            "python3".into(),
+            "-c".into(),
+            "import subprocess, time\n\
+             p = subprocess.Popen(['sleep', '0.5'])\n\
+             time.sleep(2)\n\
+             p.wait()\n"
+                .into(),
+        ])
+        .unwrap();
+    let mut exits: std::collections::BTreeMap<_, usize> = Default::default();
+    let mut seen_after_exit = Vec::new();
+    let mut seen_sleep = false;
+    loop {
+        platform.advance(Duration::from_millis(100)).unwrap();
+        let s = platform.observe().unwrap();
+        for t in &s.tasks {
+            seen_sleep |= t.name.starts_with("sleep");
+            if exits.contains_key(&t.id) {
+                seen_after_exit.push(t.id);
+            }
+        }
+        for t in s.tasks.iter().filter(|t| t.state == TaskState::Exited) {
+            *exits.entry(t.id).or_default() += 1;
+        }
+        if platform.finished() {
+            break;
+        }
+    }
+    let s = platform.observe().unwrap();
+    for t in s.tasks.iter().filter(|t| t.state == TaskState::Exited) {
+        *exits.entry(t.id).or_default() += 1;
+    }
+    platform.finish(false).unwrap();
+    assert!(seen_sleep, "the child was never seen");
+    // python3 and sleep; each exit counted once and nothing reported after.
+    assert_eq!(exits.len(), 2, "{exits:?}");
+    assert!(exits.values().all(|&n| n == 1), "{exits:?}");
+    assert!(seen_after_exit.is_empty(), "{seen_after_exit:?}");
+}
