@@ -531,7 +531,10 @@ impl GangRunner {
 
     /// Switch to the slot in force now if it is not the current one.
     /// Groups that must stop are frozen before the ones that may run are
-    /// thawed, so two gangs never run at once.
+    /// thawed. The kernel completes a freeze when each task reaches its
+    /// freezing point, so on a saturated machine the stopping gang may
+    /// still run for up to a timeslice into the next slot; waiting for it
+    /// here would make every slot that late instead.
     pub fn tick(&mut self, ctx: &mut GangContext<'_>) -> Result<(), LinuxError> {
         if !self.active() {
             return Ok(());

@@ -854,9 +854,15 @@ impl LinuxPlatform {
         // zero counters at the observation unless it ran in between.
         let observation = self.reader.read_changed(&self.tasks);
         for r in observation.tasks {
-            self.names
-                .entry(r.id)
-                .or_insert_with(|| format!("{}:{}", r.comm, r.id.pid));
+            // A forked child execs: its name follows its program (a shell's
+            // child first reads as `sh`, then as what it ran).
+            let renamed = self
+                .names
+                .get(&r.id)
+                .is_none_or(|n| n.rsplit_once(':').map(|(comm, _)| comm) != Some(r.comm.as_str()));
+            if renamed {
+                self.names.insert(r.id, format!("{}:{}", r.comm, r.id.pid));
+            }
             self.pending
                 .entry(r.id)
                 .or_default()

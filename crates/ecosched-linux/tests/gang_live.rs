@@ -131,6 +131,38 @@ impl Drop for Reap {
     }
 }
 
+/// Kills every descendant of a command however the test ends: the loops a
+/// shell forks outlive the shell, and a failure before their ids are known
+/// must not leave them spinning.
+struct ReapTree(u32);
+
+impl Drop for ReapTree {
+    fn drop(&mut self) {
+        let mut tree = vec![self.0];
+        let mut grew = true;
+        while grew {
+            grew = false;
+            for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+                let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+                    continue;
+                };
+                let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                    continue;
+                };
+                let ppid = stat
+                    .rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                    .and_then(|p| p.parse::<u32>().ok());
+                if ppid.is_some_and(|p| tree.contains(&p)) && !tree.contains(&pid) {
+                    tree.push(pid);
+                    grew = true;
+                }
+            }
+        }
+        kill(&tree[1..]);
+    }
+}
+
 /// The machine has few CPUs: busy-loop tests take turns.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -251,8 +283,11 @@ fn frozen_slots_hold_a_group_still_and_slots_switch_on_time() {
          platform: {} switches, mean {:.0} µs late, max {} µs late",
         stats.switches, stats.mean_late_us, stats.max_late_us
     );
-    assert!(worst < 15.0, "slot lengths {lengths_ms:?}");
-    assert!(stats.max_late_us < 15_000, "{stats:?}");
+    // A non-realtime waker on a 2-core machine saturated by other work has
+    // been seen 22 ms late; a schedule that stopped switching is off by
+    // whole slots.
+    assert!(worst < 30.0, "slot lengths {lengths_ms:?}");
+    assert!(stats.max_late_us < 30_000, "{stats:?}");
 
     // Ending the schedule thaws both groups.
     let end = Plan {
@@ -437,33 +472,41 @@ fn exercise(forced: ecosched_linux::freezer::ForcedMechanism, name: &str) -> Str
     };
     runner.replace(&mut ctx, alternate(a, b, 60)).unwrap();
     let description = runner.describe();
-    let mut checked = 0;
-    let until = Instant::now() + Duration::from_millis(1200);
-    while Instant::now() < until {
-        runner.tick(&mut ctx).unwrap();
-        // The middle of a slot: which one runs?
-        let due = runner.due().unwrap();
-        let left = due.saturating_duration_since(Instant::now());
-        if left < Duration::from_millis(40) {
-            std::thread::sleep(left + Duration::from_millis(1));
-            continue;
+    // A failed check still undoes the journal: nothing is left frozen or
+    // behind in the cgroup tree for the next test.
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut checked = 0;
+        let until = Instant::now() + Duration::from_millis(1200);
+        while Instant::now() < until {
+            runner.tick(&mut ctx).unwrap();
+            // The middle of a slot: which one runs?
+            let due = runner.due().unwrap();
+            let left = due.saturating_duration_since(Instant::now());
+            if left < Duration::from_millis(45) {
+                std::thread::sleep(left + Duration::from_millis(1));
+                continue;
+            }
+            // A freeze completes when the task reaches its freezing point, and
+            // on a loaded machine that can take a timeslice: look from 20 ms in.
+            std::thread::sleep(Duration::from_millis(20));
+            let before = (on_cpu_ns(a.pid).unwrap(), on_cpu_ns(b.pid).unwrap());
+            std::thread::sleep(Duration::from_millis(15));
+            let after = (on_cpu_ns(a.pid).unwrap(), on_cpu_ns(b.pid).unwrap());
+            let (ran_a, ran_b) = (after.0 > before.0, after.1 > before.1);
+            assert!(!(ran_a && ran_b), "both gangs ran in one slot");
+            // On a loaded machine a runnable loop can go 15 ms without the CPU;
+            // such a slot shows nothing either way and is not counted.
+            if ran_a || ran_b {
+                checked += 1;
+            }
+            std::thread::sleep(due.saturating_duration_since(Instant::now()));
         }
-        std::thread::sleep(Duration::from_millis(10));
-        let before = (on_cpu_ns(a.pid).unwrap(), on_cpu_ns(b.pid).unwrap());
-        std::thread::sleep(Duration::from_millis(20));
-        let after = (on_cpu_ns(a.pid).unwrap(), on_cpu_ns(b.pid).unwrap());
-        let (ran_a, ran_b) = (after.0 > before.0, after.1 > before.1);
-        assert!(!(ran_a && ran_b), "both gangs ran in one slot");
-        // On a loaded machine a runnable loop can go 20 ms without the CPU;
-        // such a slot shows nothing either way and is not counted.
-        if ran_a || ran_b {
-            checked += 1;
-        }
-        std::thread::sleep(due.saturating_duration_since(Instant::now()));
-    }
-    assert!(checked >= 3, "only {checked} slots checked");
+        checked
+    }));
     drop(ctx);
     let report = journal.undo();
+    let checked = outcome.unwrap_or_else(|p| std::panic::resume_unwind(p));
+    assert!(checked >= 3, "only {checked} slots checked");
     assert!(report.failed.is_empty(), "{report:?}");
     let before = (on_cpu_ns(a.pid).unwrap(), on_cpu_ns(b.pid).unwrap());
     std::thread::sleep(Duration::from_millis(100));
@@ -501,7 +544,9 @@ fn the_cgroup_v2_freezer_works_where_a_v2_tree_is_mounted() {
     let left: Vec<_> = std::fs::read_dir(format!("/{mount}"))
         .unwrap()
         .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("ecosched-v2-"))
+        .filter(|e| {
+            e.file_name().to_string_lossy() == format!("ecosched-v2-{}", std::process::id())
+        })
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
@@ -559,6 +604,7 @@ fn a_task_forked_inside_a_group_but_named_by_none_is_not_frozen_with_it() {
         .start(&["sh".into(), "-c".into(), script.into()])
         .unwrap();
     let sh = platform.child_pid().unwrap();
+    let _tree = ReapTree(sh);
     let loops = |platform: &mut LinuxPlatform| -> Vec<TaskId> {
         let snap = platform.observe().unwrap();
         snap.tasks
