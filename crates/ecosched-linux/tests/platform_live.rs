@@ -92,6 +92,15 @@ fn platform_in(state: &std::path::Path) -> LinuxPlatform {
     LinuxPlatform::prepare(&options_in(state)).unwrap()
 }
 
+/// A platform running `python3 -c script`.
+fn python_run(state: &std::path::Path, script: &str) -> LinuxPlatform {
+    let mut platform = platform_in(state);
+    platform
+        .start(&["python3".into(), "-c".into(), script.into()])
+        .unwrap();
+    platform
+}
+
 #[test]
 fn every_thread_of_a_process_shares_the_leaders_process_id() {
     let state = tempfile::tempdir().unwrap();
@@ -258,18 +267,13 @@ fn a_preset_pmu_reaches_the_capabilities_only_on_its_own_cpu() {
 #[test]
 fn sleeping_threads_are_reported_without_being_read() {
     let state = tempfile::tempdir().unwrap();
-    let mut platform = platform_in(state.path());
-    platform
-        .start(&[
-            "python3".into(),
-            "-c".into(),
-            "import threading, time\n\
+    let mut platform = python_run(
+        state.path(),
+        "import threading, time\n\
              ts = [threading.Thread(target=time.sleep, args=(4,)) for _ in range(20)]\n\
              [t.start() for t in ts]\n\
-             [t.join() for t in ts]\n"
-                .into(),
-        ])
-        .unwrap();
+             [t.join() for t in ts]\n",
+    );
     // The threads start, then sleep.
     std::thread::sleep(Duration::from_millis(1000));
     platform.observe().unwrap();
@@ -312,23 +316,18 @@ fn sleeping_threads_are_reported_without_being_read() {
 
 /// A zombie stays in `/proc` until its parent reaps it; its exit is
 /// reported once, at the first reading that shows it finished, and never
-/// again (CI once saw 22 exits of 21 threads when the run's own process was
-/// read as a zombie before it was reaped).
+/// again (CI once counted 22 exits of 21 tasks: a task read as a zombie
+/// was reported then, and again when it was reaped).
 #[test]
 fn a_zombie_exit_is_reported_once() {
     let state = tempfile::tempdir().unwrap();
-    let mut platform = platform_in(state.path());
-    platform
-        .start(&[
-            "python3".into(),
-            "-c".into(),
-            "import subprocess, time\n\
+    let mut platform = python_run(
+        state.path(),
+        "import subprocess, time\n\
              p = subprocess.Popen(['sleep', '0.5'])\n\
              time.sleep(2)\n\
-             p.wait()\n"
-                .into(),
-        ])
-        .unwrap();
+             p.wait()\n",
+    );
     let mut exits: std::collections::BTreeMap<_, usize> = Default::default();
     let mut seen = std::collections::BTreeSet::new();
     let mut seen_after_exit = Vec::new();
@@ -372,18 +371,13 @@ fn a_zombie_exit_is_reported_once() {
 #[test]
 fn a_child_is_renamed_when_it_execs() {
     let state = tempfile::tempdir().unwrap();
-    let mut platform = platform_in(state.path());
-    platform
-        .start(&[
-            "python3".into(),
-            "-c".into(),
-            "import os, time\n\
+    let mut platform = python_run(
+        state.path(),
+        "import os, time\n\
              pid = os.fork()\n\
              if pid == 0:\n    time.sleep(0.6)\n    os.execvp('sleep', ['sleep', '1'])\n\
-             os.waitpid(pid, 0)\n"
-                .into(),
-        ])
-        .unwrap();
+             os.waitpid(pid, 0)\n",
+    );
     // `python3` may be a shell shim (pyenv) with helpers of its own: the
     // child is the task that reads as python3 besides the command itself,
     // and it is looked up again by its id.
