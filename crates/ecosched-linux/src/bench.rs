@@ -152,9 +152,15 @@ pub struct ObserveCost {
     pub observe_ms: f64,
     /// CPU time of that read, ms (the observing thread's CPU clock).
     pub cpu_ms: f64,
-    /// CPU time of finding the tasks again, threads already known, ms:
-    /// every full read starts with it.
+    /// CPU time of finding the tasks again, threads already known, ms,
+    /// as a run does it: from its processes (which its cgroup's
+    /// `cgroup.procs` lists; here this one process). Every full read
+    /// starts with it.
     pub rediscover_cpu_ms: f64,
+    /// The same by a walk of `/proc`, ms: a run without a cgroup (no root)
+    /// and a daemon group found by a match rule. It grows with every
+    /// process of the machine, not just the observed ones.
+    pub rediscover_walk_cpu_ms: f64,
     /// Wall time of one read when no task ran since the last, ms.
     pub idle_observe_ms: f64,
     /// CPU time of that read, ms.
@@ -169,6 +175,8 @@ pub struct ObserveCost {
     /// Share of one core when every task runs in every interval, %:
     /// (read + rediscovery) × reads per interval.
     pub busy_cpu_percent: f64,
+    /// The same with rediscovery by a walk of `/proc`, %.
+    pub busy_walk_cpu_percent: f64,
     /// Share of one core when no task runs, watched through an activity
     /// cgroup: one look per [`crate::platform::SUBSAMPLE`], %.
     pub idle_cpu_percent: f64,
@@ -255,6 +263,7 @@ pub fn observe_cost(n: usize, rounds: u32, interval: Duration) -> Result<Observe
     let mut busy = (0.0, 0u64);
     let mut idle = (0.0, 0u64);
     let mut rediscover_ns = 0u64;
+    let mut walk_ns = 0u64;
     let mut look_ns = 0u64;
     for _ in 0..rounds {
         // Every thread runs, then two reads: the first finds them all
@@ -269,9 +278,12 @@ pub fn observe_cost(n: usize, rounds: u32, interval: Duration) -> Result<Observe
             case.1 += ns;
             tasks_read = tasks_read.min(read.tasks.len() + read.unchanged.len());
         }
-        let (ns, found) = cpu_of(|| reader.discover(std::process::id()))?;
+        let (ns, found) = cpu_of(|| reader.discover_processes(&[std::process::id()]))?;
         found?;
         rediscover_ns += ns;
+        let (ns, found) = cpu_of(|| reader.discover(std::process::id()))?;
+        found?;
+        walk_ns += ns;
         let (ns, usage) = cpu_of(|| activity.usage_ns(&root))?;
         usage?;
         look_ns += ns;
@@ -284,7 +296,9 @@ pub fn observe_cost(n: usize, rounds: u32, interval: Duration) -> Result<Observe
     let busy_read_ms = cpu_ms(busy.1) + cpu_ms(rediscover_ns);
     let reads_at = |ms: f64| full_reads_per_interval(Duration::from_secs_f64(ms / 1e3), interval);
     let busy_reads_per_interval = reads_at(busy_read_ms);
-    let idle_read_ms = cpu_ms(idle.1) + cpu_ms(rediscover_ns);
+    let busy_walk_ms = cpu_ms(busy.1) + cpu_ms(walk_ns);
+    // Unwatched groups are found by a match rule: a walk of `/proc`.
+    let idle_read_ms = cpu_ms(idle.1) + cpu_ms(walk_ns);
     let looks =
         u64::try_from(interval.as_nanos().div_ceil(SUBSAMPLE.as_nanos())).unwrap_or(u64::MAX);
     Ok(ObserveCost {
@@ -293,12 +307,14 @@ pub fn observe_cost(n: usize, rounds: u32, interval: Duration) -> Result<Observe
         observe_ms: per_read_ms(busy.0),
         cpu_ms: cpu_ms(busy.1),
         rediscover_cpu_ms: cpu_ms(rediscover_ns),
+        rediscover_walk_cpu_ms: cpu_ms(walk_ns),
         idle_observe_ms: per_read_ms(idle.0),
         idle_cpu_ms: cpu_ms(idle.1),
         look_cpu_ms: cpu_ms(look_ns),
         interval_ms,
         busy_reads_per_interval,
         busy_cpu_percent: percent(busy_read_ms, busy_reads_per_interval),
+        busy_walk_cpu_percent: percent(busy_walk_ms, reads_at(busy_walk_ms)),
         idle_cpu_percent: percent(cpu_ms(look_ns), looks),
         idle_unwatched_cpu_percent: percent(idle_read_ms, reads_at(idle_read_ms)),
         discover_ms,

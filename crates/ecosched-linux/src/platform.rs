@@ -768,12 +768,22 @@ impl LinuxPlatform {
     /// moved in) would otherwise escape it.
     fn refresh_tasks(&mut self) {
         let child = self.child_pid();
-        let roots = match (&mut self.members, child) {
-            (Some(members), _) => members(),
-            (None, Some(pid)) => vec![pid],
+        let (roots, exact) = match (&mut self.members, child) {
+            (Some(members), _) => (members(), self.exact_members),
+            // Every process of a run is born in the run's cgroup: its
+            // `cgroup.procs` (gang groups below it included) names them
+            // all, where a walk of `/proc` reads every process of the
+            // machine, thousands on a server. Without one (no root), or
+            // when it cannot be read, the walk from the command.
+            (None, Some(pid)) => {
+                match self.run_cgroup.as_ref().map(|cg| cg.processes(&self.root)) {
+                    Some(Ok(pids)) if !pids.is_empty() => (pids, true),
+                    _ => (vec![pid], false),
+                }
+            }
             (None, None) => return,
         };
-        let found = if self.exact_members {
+        let found = if exact {
             self.reader.discover_processes(&roots)
         } else {
             self.reader.discover_roots(&roots)

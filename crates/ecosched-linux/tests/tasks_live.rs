@@ -157,12 +157,21 @@ fn descendants_of_a_shell_are_found_with_their_threads() {
     );
     let pid = shell.0.id();
     let mut r = reader();
-    // sh, two sleeps, the subshell and its sleep.
-    let ids = discover_processes(&mut r, pid, 5);
-    let obs = r.read(&ids);
-    let mut comms: Vec<_> = obs.tasks.iter().map(|t| t.comm.as_str()).collect();
-    comms.sort();
-    assert_eq!(comms, vec!["sh", "sh", "sleep", "sleep", "sleep"]);
+    // sh, two sleeps, the subshell and its sleep (a forked child reads as
+    // `sh` until it has exec'd `sleep`: wait for that too).
+    let want = vec!["sh", "sh", "sleep", "sleep", "sleep"];
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let obs = loop {
+        let ids = discover_processes(&mut r, pid, 5);
+        let obs = r.read(&ids);
+        let mut comms: Vec<_> = obs.tasks.iter().map(|t| t.comm.clone()).collect();
+        comms.sort();
+        if comms == want || Instant::now() > deadline {
+            assert_eq!(comms, want);
+            break obs;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
     // A grandchild's parent is the subshell, not the root.
     assert!(obs.tasks.iter().any(|t| t.comm == "sleep" && t.ppid != pid));
 }
@@ -305,11 +314,22 @@ fn the_observation_cost_measurement_reads_every_task() {
     // Five looks at the activity cgroup per 500 ms.
     assert!((cost.idle_cpu_percent - cost.look_cpu_ms * 5.0 / 500.0 * 100.0).abs() < 1e-9);
     assert!(cost.idle_cpu_percent < cost.idle_unwatched_cpu_percent);
+    // A walk of /proc reads every process of the machine; a run's own
+    // processes are one here.
+    assert!(
+        cost.rediscover_walk_cpu_ms > cost.rediscover_cpu_ms,
+        "{cost:?}"
+    );
+    assert!(
+        cost.busy_walk_cpu_percent > cost.busy_cpu_percent,
+        "{cost:?}"
+    );
     let json = serde_json::to_value(&cost).unwrap();
     for key in [
         "tasks",
         "observe_ms",
         "busy_cpu_percent",
+        "busy_walk_cpu_percent",
         "idle_cpu_percent",
     ] {
         assert!(json.get(key).is_some(), "{key} in {json}");

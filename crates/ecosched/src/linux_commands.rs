@@ -371,8 +371,12 @@ pub fn bench_observe(args: &ObserveBenchArgs) -> Result<Outcome> {
             num(cost.observe_ms),
         ]);
         t.row([
-            "  CPU (ms), + finding the tasks again (ms)".to_string(),
+            "  CPU (ms), + finding the tasks again from the run's processes (ms)".to_string(),
             format!("{} + {}", num(cost.cpu_ms), num(cost.rediscover_cpu_ms)),
+        ]);
+        t.row([
+            "  finding them by a walk of /proc instead (ms)".to_string(),
+            num(cost.rediscover_walk_cpu_ms),
         ]);
         t.row([
             format!(
@@ -380,6 +384,10 @@ pub fn bench_observe(args: &ObserveBenchArgs) -> Result<Outcome> {
                 cost.busy_reads_per_interval, cost.interval_ms
             ),
             num(cost.busy_cpu_percent),
+        ]);
+        t.row([
+            "  the same, found by a walk of /proc (no cgroup, match rules) (%)".to_string(),
+            num(cost.busy_walk_cpu_percent),
         ]);
         t.row([
             "share of one core, no task running, activity cgroup watched (%)".to_string(),
