@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 use ecosched_linux::platform::{LinuxOptions, LinuxPlatform};
-use ecosched_model::{CpuId, CpuSet, Plan, Platform, TaskState};
+use ecosched_model::{CpuId, CpuSet, Plan, Platform, TaskSample, TaskState};
 use std::time::Duration;
 
 fn allowed_list(pid: u32) -> String {
@@ -371,39 +371,47 @@ fn a_zombie_exit_is_reported_once() {
 #[test]
 fn a_child_is_renamed_when_it_execs() {
     let state = tempfile::tempdir().unwrap();
-    let mut platform = python_run(
-        state.path(),
+    // The child execs once the test has seen it (the flag file): a loaded
+    // machine can take a second to start python3.
+    let flag = state.path().join("exec-now");
+    let script = format!(
         "import os, time\n\
-             pid = os.fork()\n\
-             if pid == 0:\n    time.sleep(0.6)\n    os.execvp('sleep', ['sleep', '1'])\n\
-             os.waitpid(pid, 0)\n",
+         pid = os.fork()\n\
+         if pid == 0:\n    \
+             while not os.path.exists({flag:?}): time.sleep(0.01)\n    \
+             os.execvp('sleep', ['sleep', '1'])\n\
+         os.waitpid(pid, 0)\n",
+        flag = flag.to_string_lossy()
     );
+    let mut platform = python_run(state.path(), &script);
     // `python3` may be a shell shim (pyenv) with helpers of its own: the
     // child is the task that reads as python3 besides the command itself,
     // and it is looked up again by its id.
     let parent = platform.child_pid().unwrap();
-    platform.advance(Duration::from_millis(300)).unwrap();
-    let s = platform.observe().unwrap();
-    let child = s
-        .tasks
-        .iter()
-        .find(|t| t.id.pid != parent && t.name.starts_with("python3:"))
-        .map(|t| t.id);
-    platform.advance(Duration::from_millis(700)).unwrap();
-    let s = platform.observe().unwrap();
-    let after = s
-        .tasks
-        .iter()
-        .find(|t| Some(t.id) == child)
-        .map(|t| t.name.clone());
+    let name_of = |platform: &mut LinuxPlatform, want: &dyn Fn(&TaskSample) -> bool| {
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        while std::time::Instant::now() < until {
+            platform.advance(Duration::from_millis(50)).unwrap();
+            let s = platform.observe().unwrap();
+            if let Some(t) = s.tasks.iter().find(|t| want(t)) {
+                return Some((t.id, t.name.clone()));
+            }
+        }
+        None
+    };
+    let child = name_of(&mut platform, &|t| {
+        t.id.pid != parent && t.name.starts_with("python3:")
+    });
+    std::fs::write(&flag, "").unwrap();
+    let after = child.as_ref().and_then(|(id, _)| {
+        name_of(&mut platform, &|t| {
+            t.id == *id && t.name.starts_with("sleep:")
+        })
+    });
     platform.finish(true).unwrap();
+    assert!(child.is_some(), "the forked child was never seen");
     assert!(
-        child.is_some(),
-        "the forked child was not seen: {:?}",
-        s.tasks
-    );
-    assert!(
-        after.as_deref().is_some_and(|n| n.starts_with("sleep:")),
-        "{after:?}"
+        after.is_some(),
+        "{child:?} was never renamed after its exec"
     );
 }
