@@ -47,12 +47,17 @@ pub fn parse(text: &str) -> Result<Stat, ProcParseError> {
         .ok_or_else(|| ProcParseError::new("no ')' after the command name"))?;
     let pid = number(Some(text[..open].trim()), "pid (1)")?;
     let comm = text[open + 1..close].to_string();
-    // `rest[i]` is field i + 3: the state is field 3.
-    let rest: Vec<&str> = text[close + 1..].split_whitespace().collect();
-    if rest.len() < 37 {
+    // `rest[i]` is field i + 3: the state is field 3. On the stack: this
+    // runs for every thread that ran at every read.
+    let mut rest = [""; 37];
+    let mut found = 0;
+    for (slot, field) in rest.iter_mut().zip(text[close + 1..].split_whitespace()) {
+        *slot = field;
+        found += 1;
+    }
+    if found < rest.len() {
         return Err(ProcParseError::new(format!(
-            "{} fields after the command name, expected at least 37 (up to processor, field 39)",
-            rest.len()
+            "{found} fields after the command name, expected at least 37 (up to processor, field 39)"
         )));
     }
     let mut state_chars = rest[0].chars();
