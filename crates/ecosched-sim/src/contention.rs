@@ -55,6 +55,8 @@ pub struct Outcome {
     pub compute_fraction: f64,
     /// Memory traffic, bytes per ns (= GB/s).
     pub bytes_per_ns: f64,
+    /// Memory latency its misses see, ns (its memory domain's `L_d`).
+    pub latency_ns: f64,
 }
 
 /// A solve's result.
@@ -182,6 +184,7 @@ pub fn solve(machine: &Machine, demands: &[Demand<'_>]) -> Solution {
                 share_kib: share[i],
                 compute_fraction: (compute_ns[i] / t).clamp(0.0, 1.0),
                 bytes_per_ns: p.api * miss[i] * line / t,
+                latency_ns: latency[machine.mem_of[demands[i].cpu]],
             }
         })
         .collect();
@@ -190,6 +193,93 @@ pub fn solve(machine: &Machine, demands: &[Demand<'_>]) -> Solution {
         latency_ns: latency,
         converged,
     }
+}
+
+/// Steps in which a cold task's occupancy is followed up to its share:
+/// each warm-up stage grows it by at most this fraction of the share, at
+/// the stage's mean miss ratio. Not a physical parameter (no result
+/// depends on it beyond the shape of the slowdown inside a warm-up: every
+/// stage keeps the exact count of accesses and lines of the curve), only
+/// the resolution of a piecewise-constant rate; 8 steps cost eight events
+/// per cold start.
+pub const WARMUP_STAGES: f64 = 8.0;
+
+/// Simpson intervals per warm-up stage for `∫ ds / m(s)`.
+const WARMUP_SIMPSON: usize = 8;
+
+/// A task refilling a shared cache it has just arrived in, for one stage.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Warming {
+    /// How it fares during the stage: the steady outcome with the stage's
+    /// mean miss ratio and the stalls those extra misses add.
+    pub outcome: Outcome,
+    /// Occupancy at which the stage ends, KiB.
+    pub until_kib: f64,
+}
+
+/// How a task fares while its lines come back into a cache it has just
+/// arrived in (moved from a CPU behind another last-level cache, or run
+/// for the first time), given how it fares there in steady state
+/// (`steady`, from [`solve`]) and the KiB of its lines already there
+/// (`occupancy_kib`); `None` once it is warm.
+///
+/// The physics (SIMULATOR.md §2, with a cold start):
+/// - its occupancy starts at zero and grows by one line for every line it
+///   brings in (every miss and prefetched line: `miss_ratio` counts both),
+///   until it reaches the share the steady-state solve gives it, capped at
+///   its working set (a task never holds more lines than it touches);
+/// - meanwhile its miss ratio is the curve's at its occupancy, `m(S)`
+///   ([`miss_ratio`]), above the steady `m(S*)`, and every extra miss
+///   stalls it `(1 − c) · L_d / mlp` like any other, so it runs slower and
+///   its counters show the extra references' misses;
+/// - no new parameter: lines come in at its own insertion rate
+///   (`api · m(S)` per instruction), so how long a warm-up lasts follows
+///   from the curve, the share and the task's speed. A task with a flat
+///   curve (streaming, α ≈ 0) misses as much cold as warm and pays
+///   nothing.
+///
+/// Simplifications, all second order at the migration rates the papers
+/// saw (≈ 1 per second per task against warm-ups of milliseconds): its
+/// own lines are not evicted while it is below its share (in steady state
+/// insertions balance evictions; below it, it mostly takes other tasks'
+/// lines); its neighbours keep their steady outcome (they do not gain the
+/// lines it has not claimed yet), and its extra memory traffic does not
+/// raise the memory latency the others see.
+///
+/// Within a stage `[S_a, S_b]` the miss ratio is constant at the mean that
+/// keeps the curve's counts exactly: `lines = (S_b − S_a) / line` and
+/// `accesses = ∫ ds / (m(s) · line)`, so `m̄ = (S_b − S_a) / ∫ ds / m(s)`.
+pub fn warming(phase: &Phase, steady: &Outcome, occupancy_kib: f64, line_bytes: u32) -> Option<Warming> {
+    let target = steady.share_kib.min(phase.miss.ws_kib);
+    let m_steady = steady.miss_ratio;
+    if occupancy_kib >= target * (1.0 - 1e-3)
+        || miss_ratio(phase, occupancy_kib) <= m_steady * (1.0 + 1e-3) + 1e-9
+    {
+        return None;
+    }
+    let until = target.min(occupancy_kib + target / WARMUP_STAGES);
+    let h = (until - occupancy_kib) / WARMUP_SIMPSON as f64;
+    let inverse = |k: usize| 1.0 / miss_ratio(phase, occupancy_kib + h * k as f64).max(1e-9);
+    let mut sum = inverse(0) + inverse(WARMUP_SIMPSON);
+    for k in 1..WARMUP_SIMPSON {
+        sum += if k % 2 == 1 { 4.0 } else { 2.0 } * inverse(k);
+    }
+    let integral = sum * h / 3.0;
+    let m_bar = ((until - occupancy_kib) / integral).max(m_steady);
+    let extra_ns = phase.api * (m_bar - m_steady) * (1.0 - phase.prefetch_coverage) * steady.latency_ns
+        / phase.mlp;
+    let tpi_ns = steady.tpi_ns + extra_ns;
+    Some(Warming {
+        outcome: Outcome {
+            tpi_ns,
+            miss_ratio: m_bar,
+            share_kib: occupancy_kib,
+            compute_fraction: steady.compute_fraction * steady.tpi_ns / tpi_ns,
+            bytes_per_ns: phase.api * m_bar * f64::from(line_bytes) / tpi_ns,
+            latency_ns: steady.latency_ns,
+        },
+        until_kib: until,
+    })
 }
 
 /// Memory latency for a domain whose traffic at latency `l` is `traffic(l)`

@@ -76,6 +76,13 @@ impl SimPlatform {
                     task.acc
                         .run(&task.profile.phases[task.phase], &o, instr, ghz, dtf);
                 self.observer.account(&mut task.mux, from, to, &increments);
+                super::warmup::grow(
+                    &mut task.warmth,
+                    task.profile.phases[task.phase].api,
+                    &o,
+                    instr,
+                    self.warmup.line_kib(),
+                );
                 task.remaining -= instr;
                 task.phase_left -= instr;
                 if task.burst_left_ns.is_finite() && ghz > 0.0 {

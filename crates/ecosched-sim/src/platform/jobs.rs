@@ -260,6 +260,7 @@ impl SimPlatform {
             reported: Acc::default(),
             mux: MuxAcc::default(),
             mux_reported: MuxAcc::default(),
+            warmth: Default::default(),
             reported_sched: SchedCounts {
                 wait_ns: 0,
                 switches: 0,

@@ -25,6 +25,7 @@
 //!  observe.rs  the truth Snapshot, and pruning of reported exits
 //!  migrate.rs  a task leaving for, or arriving from, another machine
 //!  gang.rs     timed gang schedules (Plan::gang_schedule)
+//!  warmup.rs   cache warm-up after a move across last-level caches
 //!  loadavg.rs  /proc/loadavg's calc_load
 //! ```
 //!
@@ -42,6 +43,7 @@ mod migrate;
 mod observe;
 mod rates;
 mod setup;
+mod warmup;
 
 use crate::governor::DomainGovernor;
 use crate::jobgraph::JobGraph;
@@ -166,6 +168,8 @@ struct Task {
     mux: MuxAcc,
     /// `mux` at the last observation.
     mux_reported: MuxAcc,
+    /// Where its lines are: its warm-up state (warmup.rs).
+    warmth: warmup::Warmth,
 }
 
 /// One frequency domain's state.
@@ -267,6 +271,8 @@ pub struct SimPlatform {
     owed: HashMap<(usize, u32), u32>,
     next_balance: Ns,
     rates: RateMemo,
+    /// Cache residences: who ran where last (warmup.rs).
+    warmup: warmup::CacheWarmup,
     busy_ns: Vec<f64>,
     /// Per CPU: up to when it has been integrated (energy.rs).
     cpu_at: Vec<Ns>,

@@ -77,7 +77,11 @@ pub(super) struct RateMemo {
     /// Every memoised domain's outcomes, one after another (one arena
     /// rather than an allocation per key).
     outcomes: Vec<Option<Outcome>>,
-    /// Per CPU: how its running task fares (`None` when idle).
+    /// Per CPU: how its running task fares in steady state, from the
+    /// solve (`None` when idle).
+    pub(super) steady: Vec<Option<Outcome>>,
+    /// Per CPU: how its running task fares now (`steady`, or its warm-up
+    /// stage's outcome: warmup.rs).
     pub(super) by_cpu: Vec<Option<Outcome>>,
     /// Per CPU: its memory domain (an index into `domains`).
     of_cpu: Vec<usize>,
@@ -110,6 +114,7 @@ impl RateMemo {
             scratch: Vec::new(),
             memo: HashMap::default(),
             outcomes: Vec::new(),
+            steady: vec![None; machine.cpus()],
             by_cpu: vec![None; machine.cpus()],
         }
     }
@@ -128,6 +133,8 @@ impl SimPlatform {
     /// Bring every running task's speed up to date with who runs where at
     /// which frequency.
     pub(super) fn refresh_rates(&mut self) {
+        // Who arrived where decides who is cold (warmup.rs).
+        self.note_switches();
         let mut list = std::mem::take(&mut self.rates.dirty_list);
         for &m in &list {
             self.rates.dirty[m] = false;
@@ -136,18 +143,32 @@ impl SimPlatform {
             };
             for i in 0..self.rates.domains[m].len() {
                 let c = self.rates.domains[m][i];
-                let o = self.rates.outcomes[at + i];
-                if self.rates.by_cpu[c] != o {
-                    // The CPU ran with the old outcome up to now; its next
-                    // event moves with its speed.
-                    self.integrate_cpu(c);
-                    self.rates.by_cpu[c] = o;
-                    self.refresh_cpu_next_of(c);
-                }
+                self.rates.steady[c] = self.rates.outcomes[at + i];
+                self.refresh_outcome(c);
             }
         }
         list.clear();
         self.rates.dirty_list = list;
+        // A CPU touched without its domain's key changing may still have
+        // a new task, or a warm-up stage that ended.
+        for i in 0..self.stale.len() {
+            let c = self.stale[i];
+            if self.cpu_stale[c] {
+                self.refresh_outcome(c);
+            }
+        }
+    }
+
+    /// Derive CPU `c`'s outcome now from its steady one; if it changed,
+    /// integrate the CPU with the old one up to now and find its next
+    /// event again (it moves with its speed).
+    fn refresh_outcome(&mut self, c: usize) {
+        let o = self.effective_outcome(c);
+        if self.rates.by_cpu[c] != o {
+            self.integrate_cpu(c);
+            self.rates.by_cpu[c] = o;
+            self.refresh_cpu_next_of(c);
+        }
     }
 
     /// Rebuild memory domain `m`'s key; if it changed, recall (or solve)

@@ -1,0 +1,202 @@
+//! Cache warm-up: a task that starts running behind a last-level cache
+//! other than the one it last ran behind (moved across caches by the
+//! kernel or a policy, or run for the first time) has none of its lines
+//! there, and misses more until it has brought its share back in
+//! (`contention::warming` holds the physics; this file the bookkeeping).
+//!
+//! ```text
+//!  switch-in on CPU c (cache L)            integrate_cpu               stage end
+//!  ───────────────────────────────►  occupancy += lines brought in  ──► next stage
+//!  same L as last run: nothing          (instr · api · m̄ · line)        (a CPU event)
+//!  other L: occupancy 0 (or what it left in L, if nothing ran there since)
+//! ```
+//!
+//! Memory is bounded: two cache residences per task, a counter per cache
+//! and the task last seen on each CPU, whatever the run length. The
+//! contention memo is untouched: it keeps the steady-state outcomes, and a
+//! warming task's outcome is derived from its steady one per CPU.
+
+use super::SimPlatform;
+use crate::contention::{warming, Outcome};
+use crate::machine::Machine;
+
+/// A task's lines in one cache.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Residence {
+    /// The cache (index into `Machine::llc`).
+    llc: usize,
+    /// KiB of its lines there; `INFINITY` once warm (it holds its share,
+    /// whatever that becomes).
+    occupancy_kib: f64,
+    /// The cache's activity count just after the task last left it.
+    left: u64,
+}
+
+/// A task's cache state: where its lines are.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(super) struct Warmth {
+    /// The cache it last ran behind (`None`: it never ran).
+    here: Option<Residence>,
+    /// The cache it ran behind before that.
+    before: Option<Residence>,
+    /// Where its current warm-up stage ends, KiB.
+    stage_end_kib: f64,
+}
+
+/// Per-machine warm-up bookkeeping.
+pub(super) struct CacheWarmup {
+    /// Per cache: switches in and out on its CPUs so far. A task that left
+    /// a cache finds its lines there only if this has not moved since (and
+    /// no other task runs there now): the simplest defensible rule, since
+    /// a running neighbour refills a few MiB in milliseconds, far below the
+    /// time between two moves of one task; a cache left idle keeps them.
+    activity: Vec<u64>,
+    /// Per CPU: the task (slot, creation number) last seen running on it.
+    seen: Vec<Option<(usize, u64)>>,
+    /// Cache line size, KiB.
+    line_kib: f64,
+}
+
+impl CacheWarmup {
+    /// Nothing seen yet on `machine`.
+    pub(super) fn new(machine: &Machine) -> Self {
+        CacheWarmup {
+            activity: vec![0; machine.llc.len()],
+            seen: vec![None; machine.cpus()],
+            line_kib: f64::from(machine.spec.memory.line_bytes) / 1024.0,
+        }
+    }
+}
+
+impl SimPlatform {
+    /// Bring every task's cache residence up to date with who runs where:
+    /// for each CPU touched since the last call, the task that left it and
+    /// the task that arrived. Called before any outcome is derived, so
+    /// every departure of an event is counted before any arrival is judged.
+    pub(super) fn note_switches(&mut self) {
+        for i in 0..self.stale.len() {
+            let c = self.stale[i];
+            let now_on = self.running_on(c);
+            let seen = self.warmup.seen[c];
+            if seen == now_on {
+                continue;
+            }
+            if let Some((t, seq)) = seen {
+                let llc = self.machine.llc_of[c];
+                self.warmup.activity[llc] += 1;
+                if self.sched[t].seq == seq {
+                    if let Some(r) = &mut self.tasks[t].warmth.here {
+                        if r.llc == llc {
+                            r.left = self.warmup.activity[llc];
+                        }
+                    }
+                }
+            }
+        }
+        for i in 0..self.stale.len() {
+            let c = self.stale[i];
+            let now_on = self.running_on(c);
+            if self.warmup.seen[c] == now_on {
+                continue;
+            }
+            self.warmup.seen[c] = now_on;
+            let Some((t, _)) = now_on else {
+                continue;
+            };
+            let llc = self.machine.llc_of[c];
+            let w = self.tasks[t].warmth;
+            if w.here.is_none_or(|r| r.llc != llc) {
+                let quiet = self.machine.llc[llc]
+                    .1
+                    .iter()
+                    .all(|&o| o == c || self.kernel.rqs[o].current.is_none());
+                let kept = w
+                    .before
+                    .filter(|b| b.llc == llc && b.left == self.warmup.activity[llc] && quiet)
+                    .map_or(0.0, |b| b.occupancy_kib);
+                let warmth = &mut self.tasks[t].warmth;
+                warmth.before = w.here;
+                warmth.here = Some(Residence {
+                    llc,
+                    occupancy_kib: kept,
+                    left: 0,
+                });
+            }
+            self.warmup.activity[llc] += 1;
+        }
+    }
+
+    /// The task running on CPU `c`, as (slot, creation number).
+    fn running_on(&self, c: usize) -> Option<(usize, u64)> {
+        self.kernel.rqs[c].current.map(|t| (t, self.sched[t].seq))
+    }
+
+    /// How CPU `c`'s task fares now: its steady outcome, or, while it
+    /// warms up, the current stage's (which this starts afresh from its
+    /// occupancy now).
+    pub(super) fn effective_outcome(&mut self, c: usize) -> Option<Outcome> {
+        let steady = self.rates.steady[c]?;
+        let Some(t) = self.kernel.rqs[c].current else {
+            return Some(steady);
+        };
+        let task = &mut self.tasks[t];
+        let Some(r) = &mut task.warmth.here else {
+            return Some(steady);
+        };
+        if !r.occupancy_kib.is_finite() {
+            return Some(steady);
+        }
+        let phase = &task.profile.phases[task.phase];
+        match warming(
+            phase,
+            &steady,
+            r.occupancy_kib,
+            self.machine.spec.memory.line_bytes,
+        ) {
+            Some(w) => {
+                task.warmth.stage_end_kib = w.until_kib;
+                Some(w.outcome)
+            }
+            None => {
+                r.occupancy_kib = f64::INFINITY;
+                Some(steady)
+            }
+        }
+    }
+
+    /// Instructions task `t` runs with outcome `o` before its warm-up
+    /// stage ends (infinite when it is warm).
+    pub(super) fn warmup_instr_left(&self, t: usize, o: &Outcome) -> f64 {
+        let task = &self.tasks[t];
+        match task.warmth.here {
+            Some(r) if r.occupancy_kib.is_finite() => {
+                let per_instr =
+                    task.profile.phases[task.phase].api * o.miss_ratio * self.warmup.line_kib;
+                if per_instr > 0.0 {
+                    (task.warmth.stage_end_kib - r.occupancy_kib).max(0.0) / per_instr
+                } else {
+                    f64::INFINITY
+                }
+            }
+            _ => f64::INFINITY,
+        }
+    }
+}
+
+/// Task `t`'s occupancy after running `instr` instructions of a phase with
+/// `api` at outcome `o` (called from `integrate_cpu`).
+pub(super) fn grow(warmth: &mut Warmth, api: f64, o: &Outcome, instr: f64, line_kib: f64) {
+    let end = warmth.stage_end_kib;
+    if let Some(r) = &mut warmth.here {
+        if r.occupancy_kib.is_finite() {
+            r.occupancy_kib = (r.occupancy_kib + instr * api * o.miss_ratio * line_kib).min(end);
+        }
+    }
+}
+
+impl CacheWarmup {
+    /// Cache line size, KiB.
+    pub(super) fn line_kib(&self) -> f64 {
+        self.line_kib
+    }
+}
