@@ -258,13 +258,36 @@ pub fn warming(phase: &Phase, steady: &Outcome, occupancy_kib: f64, line_bytes: 
         return None;
     }
     let until = target.min(occupancy_kib + target / WARMUP_STAGES);
-    let h = (until - occupancy_kib) / WARMUP_SIMPSON as f64;
-    let inverse = |k: usize| 1.0 / miss_ratio(phase, occupancy_kib + h * k as f64).max(1e-9);
-    let mut sum = inverse(0) + inverse(WARMUP_SIMPSON);
-    for k in 1..WARMUP_SIMPSON {
-        sum += if k % 2 == 1 { 4.0 } else { 2.0 } * inverse(k);
-    }
-    let integral = sum * h / 3.0;
+    // ∫ ds / m(s), split where the curve blends into its floor (a kink).
+    let simpson = |a: f64, b: f64| {
+        if b <= a {
+            return 0.0;
+        }
+        let h = (b - a) / WARMUP_SIMPSON as f64;
+        let inverse = |k: usize| 1.0 / miss_ratio(phase, a + h * k as f64).max(1e-9);
+        let mut sum = inverse(0) + inverse(WARMUP_SIMPSON);
+        for k in 1..WARMUP_SIMPSON {
+            sum += if k % 2 == 1 { 4.0 } else { 2.0 } * inverse(k);
+        }
+        sum * h / 3.0
+    };
+    // In the blend m(s) is linear, so its part is a logarithm.
+    let blend = |a: f64, b: f64| {
+        if b <= a {
+            return 0.0;
+        }
+        let (ma, mb) = (
+            miss_ratio(phase, a).max(1e-9),
+            miss_ratio(phase, b).max(1e-9),
+        );
+        if (ma - mb).abs() <= 1e-12 * ma {
+            (b - a) / ma
+        } else {
+            (b - a) * (ma / mb).ln() / (ma - mb)
+        }
+    };
+    let edge = (phase.miss.ws_kib * (1.0 - FIT_BLEND)).clamp(occupancy_kib, until);
+    let integral = simpson(occupancy_kib, edge) + blend(edge, until);
     let m_bar = ((until - occupancy_kib) / integral).max(m_steady);
     let extra_ns = phase.api * (m_bar - m_steady) * (1.0 - phase.prefetch_coverage) * steady.latency_ns
         / phase.mlp;
@@ -372,6 +395,66 @@ mod tests {
         );
         let alu = run("aluadd", 1.6).outcomes[0].tpi_ns / run("aluadd", 2.4).outcomes[0].tpi_ns;
         assert!((alu - 1.5).abs() < 1e-9, "aluadd {alu}");
+    }
+
+    /// One stream-fit1 instance alone on the Q6600: its steady outcome.
+    fn fit1_alone() -> (crate::profile::Profile, Outcome) {
+        let machine = crate::scenario::preset("q6600").unwrap().unwrap();
+        let profiles = crate::scenario::builtin_profiles().unwrap();
+        let p = profiles["stream-fit1"].clone();
+        let demand = Demand {
+            phase: &p.phases[0],
+            cpu: 0,
+            freq_ghz: 2.4,
+            cpi_factor: 1.0,
+        };
+        let o = solve(&machine, &[demand]).outcomes[0];
+        (p, o)
+    }
+
+    /// A warm-up stage keeps the curve's counts: its mean miss ratio
+    /// brings in the stage's lines over exactly the accesses the curve
+    /// takes to bring them in (checked against a fine Riemann sum), it
+    /// is above the steady ratio and slows the task, and stages end at
+    /// the working set, where the task is warm.
+    #[test]
+    fn warm_up_stages_keep_the_curve_counts_and_end_warm() {
+        let (p, steady) = fit1_alone();
+        let phase = &p.phases[0];
+        let mut occupancy = 0.0;
+        let mut stages = 0;
+        while let Some(w) = warming(phase, &steady, occupancy, 64) {
+            let (a, b) = (occupancy, w.until_kib);
+            let n = 100_000;
+            let h = (b - a) / n as f64;
+            let accesses: f64 = (0..n)
+                .map(|k| h / miss_ratio(phase, a + h * (k as f64 + 0.5)))
+                .sum();
+            let expected = (b - a) / accesses;
+            let m = w.outcome.miss_ratio;
+            assert!((m / expected - 1.0).abs() < 1e-3, "stage {stages}: {m} vs {expected}");
+            assert!(m > steady.miss_ratio && w.outcome.tpi_ns > steady.tpi_ns);
+            occupancy = b;
+            stages += 1;
+        }
+        assert!((occupancy - phase.miss.ws_kib).abs() < 1e-6, "{occupancy}");
+        assert!((1..=8).contains(&stages), "{stages}");
+    }
+
+    /// A flat curve (streaming, α = 0) has nothing to warm up.
+    #[test]
+    fn a_flat_curve_needs_no_warm_up() {
+        let machine = crate::scenario::preset("q6600").unwrap().unwrap();
+        let profiles = crate::scenario::builtin_profiles().unwrap();
+        let phase = &profiles["stream"].phases[0];
+        let demand = Demand {
+            phase,
+            cpu: 0,
+            freq_ghz: 2.4,
+            cpi_factor: 1.0,
+        };
+        let steady = solve(&machine, &[demand]).outcomes[0];
+        assert_eq!(warming(phase, &steady, 0.0, 64), None);
     }
 
     #[test]

@@ -76,10 +76,11 @@ impl SimPlatform {
                     task.acc
                         .run(&task.profile.phases[task.phase], &o, instr, ghz, dtf);
                 self.observer.account(&mut task.mux, from, to, &increments);
-                super::warmup::grow(
+                self.stats.warmup_extra_lines += super::warmup::grow(
                     &mut task.warmth,
                     task.profile.phases[task.phase].api,
                     &o,
+                    self.rates.steady[c].as_ref(),
                     instr,
                     self.warmup.line_kib(),
                 );

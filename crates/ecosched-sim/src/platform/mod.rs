@@ -198,6 +198,13 @@ pub struct SimStats {
     pub memo_hits: u64,
     /// Solves that hit the iteration cap.
     pub unconverged: u64,
+    /// Times a task started running behind a cache without its lines
+    /// there (a move across last-level caches or a first run): warm-ups
+    /// begun (warmup.rs).
+    pub cold_starts: u64,
+    /// Lines brought in by warming tasks beyond what their steady miss
+    /// ratio would have brought in: the warm-ups' extra misses.
+    pub warmup_extra_lines: f64,
 }
 
 impl SimStats {

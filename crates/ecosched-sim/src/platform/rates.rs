@@ -151,8 +151,8 @@ impl SimPlatform {
         self.rates.dirty_list = list;
         // A CPU touched without its domain's key changing may still have
         // a new task, or a warm-up stage that ended.
-        for i in 0..self.stale.len() {
-            let c = self.stale[i];
+        for i in 0..self.warmup.recheck.len() {
+            let c = self.warmup.recheck[i];
             if self.cpu_stale[c] {
                 self.refresh_outcome(c);
             }

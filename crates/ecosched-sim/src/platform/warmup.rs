@@ -55,6 +55,9 @@ pub(super) struct CacheWarmup {
     seen: Vec<Option<(usize, u64)>>,
     /// Cache line size, KiB.
     line_kib: f64,
+    /// CPUs touched since the last call whose outcome may differ from
+    /// their steady one's derivation: a new task, or a warming one.
+    pub(super) recheck: Vec<usize>,
 }
 
 impl CacheWarmup {
@@ -64,6 +67,7 @@ impl CacheWarmup {
             activity: vec![0; machine.llc.len()],
             seen: vec![None; machine.cpus()],
             line_kib: f64::from(machine.spec.memory.line_bytes) / 1024.0,
+            recheck: Vec::new(),
         }
     }
 }
@@ -73,14 +77,27 @@ impl SimPlatform {
     /// for each CPU touched since the last call, the task that left it and
     /// the task that arrived. Called before any outcome is derived, so
     /// every departure of an event is counted before any arrival is judged.
+    /// Lists in `recheck` the touched CPUs whose outcome must be derived
+    /// again even if their steady one did not change.
     pub(super) fn note_switches(&mut self) {
+        self.warmup.recheck.clear();
         for i in 0..self.stale.len() {
             let c = self.stale[i];
             let now_on = self.running_on(c);
             let seen = self.warmup.seen[c];
             if seen == now_on {
+                if let Some((t, _)) = now_on {
+                    if self.tasks[t]
+                        .warmth
+                        .here
+                        .is_some_and(|r| r.occupancy_kib.is_finite())
+                    {
+                        self.warmup.recheck.push(c);
+                    }
+                }
                 continue;
             }
+            self.warmup.recheck.push(c);
             if let Some((t, seq)) = seen {
                 let llc = self.machine.llc_of[c];
                 self.warmup.activity[llc] += 1;
@@ -114,6 +131,9 @@ impl SimPlatform {
                     .before
                     .filter(|b| b.llc == llc && b.left == self.warmup.activity[llc] && quiet)
                     .map_or(0.0, |b| b.occupancy_kib);
+                if kept == 0.0 {
+                    self.stats.cold_starts += 1;
+                }
                 let warmth = &mut self.tasks[t].warmth;
                 warmth.before = w.here;
                 warmth.here = Some(Residence {
@@ -183,14 +203,26 @@ impl SimPlatform {
     }
 }
 
-/// Task `t`'s occupancy after running `instr` instructions of a phase with
-/// `api` at outcome `o` (called from `integrate_cpu`).
-pub(super) fn grow(warmth: &mut Warmth, api: f64, o: &Outcome, instr: f64, line_kib: f64) {
+/// Grow a task's occupancy by the lines it brought in running `instr`
+/// instructions of a phase with `api` at outcome `o` (called from
+/// `integrate_cpu`); returns the lines beyond what its `steady` outcome
+/// would have brought in (zero once it is warm).
+pub(super) fn grow(
+    warmth: &mut Warmth,
+    api: f64,
+    o: &Outcome,
+    steady: Option<&Outcome>,
+    instr: f64,
+    line_kib: f64,
+) -> f64 {
     let end = warmth.stage_end_kib;
-    if let Some(r) = &mut warmth.here {
-        if r.occupancy_kib.is_finite() {
-            r.occupancy_kib = (r.occupancy_kib + instr * api * o.miss_ratio * line_kib).min(end);
+    match &mut warmth.here {
+        Some(r) if r.occupancy_kib.is_finite() => {
+            let lines = instr * api * o.miss_ratio;
+            r.occupancy_kib = (r.occupancy_kib + lines * line_kib).min(end);
+            steady.map_or(0.0, |s| instr * api * (o.miss_ratio - s.miss_ratio).max(0.0))
         }
+        _ => 0.0,
     }
 }
 
