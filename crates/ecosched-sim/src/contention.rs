@@ -55,8 +55,6 @@ pub struct Outcome {
     pub compute_fraction: f64,
     /// Memory traffic, bytes per ns (= GB/s).
     pub bytes_per_ns: f64,
-    /// Memory latency its misses see, ns (its memory domain's `L_d`).
-    pub latency_ns: f64,
 }
 
 /// A solve's result.
@@ -184,7 +182,6 @@ pub fn solve(machine: &Machine, demands: &[Demand<'_>]) -> Solution {
                 share_kib: share[i],
                 compute_fraction: (compute_ns[i] / t).clamp(0.0, 1.0),
                 bytes_per_ns: p.api * miss[i] * line / t,
-                latency_ns: latency[machine.mem_of[demands[i].cpu]],
             }
         })
         .collect();
@@ -220,8 +217,9 @@ pub struct Warming {
 /// How a task fares while its lines come back into a cache it has just
 /// arrived in (moved from a CPU behind another last-level cache, or run
 /// for the first time), given how it fares there in steady state
-/// (`steady`, from [`solve`]) and the KiB of its lines already there
-/// (`occupancy_kib`); `None` once it is warm.
+/// (`steady`, from [`solve`]), the memory latency its misses see
+/// (`latency_ns`, its memory domain's in the same solve) and the KiB of
+/// its lines already there (`occupancy_kib`); `None` once it is warm.
 ///
 /// The physics (SIMULATOR.md §2, with a cold start):
 /// - its occupancy starts at zero and grows by one line for every line it
@@ -249,7 +247,13 @@ pub struct Warming {
 /// Within a stage `[S_a, S_b]` the miss ratio is constant at the mean that
 /// keeps the curve's counts exactly: `lines = (S_b − S_a) / line` and
 /// `accesses = ∫ ds / (m(s) · line)`, so `m̄ = (S_b − S_a) / ∫ ds / m(s)`.
-pub fn warming(phase: &Phase, steady: &Outcome, occupancy_kib: f64, line_bytes: u32) -> Option<Warming> {
+pub fn warming(
+    phase: &Phase,
+    steady: &Outcome,
+    latency_ns: f64,
+    occupancy_kib: f64,
+    line_bytes: u32,
+) -> Option<Warming> {
     let target = steady.share_kib.min(phase.miss.ws_kib);
     let m_steady = steady.miss_ratio;
     if occupancy_kib >= target * (1.0 - 1e-3)
@@ -289,7 +293,7 @@ pub fn warming(phase: &Phase, steady: &Outcome, occupancy_kib: f64, line_bytes: 
     let edge = (phase.miss.ws_kib * (1.0 - FIT_BLEND)).clamp(occupancy_kib, until);
     let integral = simpson(occupancy_kib, edge) + blend(edge, until);
     let m_bar = ((until - occupancy_kib) / integral).max(m_steady);
-    let extra_ns = phase.api * (m_bar - m_steady) * (1.0 - phase.prefetch_coverage) * steady.latency_ns
+    let extra_ns = phase.api * (m_bar - m_steady) * (1.0 - phase.prefetch_coverage) * latency_ns
         / phase.mlp;
     let tpi_ns = steady.tpi_ns + extra_ns;
     Some(Warming {
@@ -299,7 +303,6 @@ pub fn warming(phase: &Phase, steady: &Outcome, occupancy_kib: f64, line_bytes: 
             share_kib: occupancy_kib,
             compute_fraction: steady.compute_fraction * steady.tpi_ns / tpi_ns,
             bytes_per_ns: phase.api * m_bar * f64::from(line_bytes) / tpi_ns,
-            latency_ns: steady.latency_ns,
         },
         until_kib: until,
     })
@@ -398,7 +401,7 @@ mod tests {
     }
 
     /// One stream-fit1 instance alone on the Q6600: its steady outcome.
-    fn fit1_alone() -> (crate::profile::Profile, Outcome) {
+    fn fit1_alone() -> (crate::profile::Profile, Outcome, f64) {
         let machine = crate::scenario::preset("q6600").unwrap().unwrap();
         let profiles = crate::scenario::builtin_profiles().unwrap();
         let p = profiles["stream-fit1"].clone();
@@ -408,8 +411,8 @@ mod tests {
             freq_ghz: 2.4,
             cpi_factor: 1.0,
         };
-        let o = solve(&machine, &[demand]).outcomes[0];
-        (p, o)
+        let s = solve(&machine, &[demand]);
+        (p, s.outcomes[0], s.latency_ns[0])
     }
 
     /// A warm-up stage keeps the curve's counts: its mean miss ratio
@@ -419,11 +422,11 @@ mod tests {
     /// the working set, where the task is warm.
     #[test]
     fn warm_up_stages_keep_the_curve_counts_and_end_warm() {
-        let (p, steady) = fit1_alone();
+        let (p, steady, solution_latency) = fit1_alone();
         let phase = &p.phases[0];
         let mut occupancy = 0.0;
         let mut stages = 0;
-        while let Some(w) = warming(phase, &steady, occupancy, 64) {
+        while let Some(w) = warming(phase, &steady, solution_latency, occupancy, 64) {
             let (a, b) = (occupancy, w.until_kib);
             let n = 100_000;
             let h = (b - a) / n as f64;
@@ -454,7 +457,7 @@ mod tests {
             cpi_factor: 1.0,
         };
         let steady = solve(&machine, &[demand]).outcomes[0];
-        assert_eq!(warming(phase, &steady, 0.0, 64), None);
+        assert_eq!(warming(phase, &steady, 80.0, 0.0, 64), None);
     }
 
     #[test]

@@ -51,8 +51,15 @@ pub(super) struct CacheWarmup {
     /// a running neighbour refills a few MiB in milliseconds, far below the
     /// time between two moves of one task; a cache left idle keeps them.
     activity: Vec<u64>,
-    /// Per CPU: the task (slot, creation number) last seen running on it.
-    seen: Vec<Option<(usize, u64)>>,
+    /// Per CPU: the task (slot) last seen running on it; cleared when the
+    /// slot is freed ([`CacheWarmup::forget`]), so a reused slot is never
+    /// mistaken for the task that held it.
+    seen: Vec<Option<usize>>,
+    /// Per CPU: whether that task is still warming up (its outcome is
+    /// derived from its steady one; otherwise it is the steady one).
+    pub(super) cold: Vec<bool>,
+    /// How many CPUs are `cold`.
+    cold_cpus: usize,
     /// Cache line size, KiB.
     line_kib: f64,
     /// CPUs touched since the last call whose outcome may differ from
@@ -66,6 +73,8 @@ impl CacheWarmup {
         CacheWarmup {
             activity: vec![0; machine.llc.len()],
             seen: vec![None; machine.cpus()],
+            cold: vec![false; machine.cpus()],
+            cold_cpus: 0,
             line_kib: f64::from(machine.spec.memory.line_bytes) / 1024.0,
             recheck: Vec::new(),
         }
@@ -74,50 +83,38 @@ impl CacheWarmup {
 
 impl SimPlatform {
     /// Bring every task's cache residence up to date with who runs where:
-    /// for each CPU touched since the last call, the task that left it and
-    /// the task that arrived. Called before any outcome is derived, so
-    /// every departure of an event is counted before any arrival is judged.
-    /// Lists in `recheck` the touched CPUs whose outcome must be derived
-    /// again even if their steady one did not change.
+    /// for each CPU whose running task changed since the last call (the
+    /// kernel lists them), the task that left it and the task that
+    /// arrived. Called before any outcome is derived, so every departure
+    /// is counted before any arrival is judged. Lists in `recheck` the CPUs
+    /// whose outcome must be derived again even if their steady one did
+    /// not change: a new task, or a warming one that was touched.
     pub(super) fn note_switches(&mut self) {
-        self.warmup.recheck.clear();
-        for i in 0..self.stale.len() {
-            let c = self.stale[i];
-            let now_on = self.running_on(c);
-            let seen = self.warmup.seen[c];
-            if seen == now_on {
-                if let Some((t, _)) = now_on {
-                    if self.tasks[t]
-                        .warmth
-                        .here
-                        .is_some_and(|r| r.occupancy_kib.is_finite())
-                    {
-                        self.warmup.recheck.push(c);
-                    }
-                }
+        let mut switched = std::mem::take(&mut self.warmup.recheck);
+        self.kernel.take_switched(&mut switched);
+        for &c in &switched {
+            let Some(t) = self.warmup.seen[c] else {
+                continue;
+            };
+            if self.kernel.rqs[c].current == Some(t) {
                 continue;
             }
-            self.warmup.recheck.push(c);
-            if let Some((t, seq)) = seen {
-                let llc = self.machine.llc_of[c];
-                self.warmup.activity[llc] += 1;
-                if self.sched[t].seq == seq {
-                    if let Some(r) = &mut self.tasks[t].warmth.here {
-                        if r.llc == llc {
-                            r.left = self.warmup.activity[llc];
-                        }
-                    }
+            let llc = self.machine.llc_of[c];
+            self.warmup.activity[llc] += 1;
+            if let Some(r) = &mut self.tasks[t].warmth.here {
+                if r.llc == llc {
+                    r.left = self.warmup.activity[llc];
                 }
             }
         }
-        for i in 0..self.stale.len() {
-            let c = self.stale[i];
-            let now_on = self.running_on(c);
+        for &c in &switched {
+            let now_on = self.kernel.rqs[c].current;
             if self.warmup.seen[c] == now_on {
                 continue;
             }
             self.warmup.seen[c] = now_on;
-            let Some((t, _)) = now_on else {
+            self.warmup.set_cold(c, false);
+            let Some(t) = now_on else {
                 continue;
             };
             let llc = self.machine.llc_of[c];
@@ -142,20 +139,32 @@ impl SimPlatform {
                     left: 0,
                 });
             }
+            let cold = self.tasks[t]
+                .warmth
+                .here
+                .is_some_and(|r| r.occupancy_kib.is_finite());
+            self.warmup.set_cold(c, cold);
             self.warmup.activity[llc] += 1;
         }
+        // Warming tasks whose CPU was touched start a new stage (a stage
+        // end is such a touch).
+        if self.warmup.cold_cpus > 0 {
+            for &c in &self.stale {
+                if self.warmup.cold[c] && !self.kernel.rqs[c].current.is_none() {
+                    switched.push(c);
+                }
+            }
+        }
+        self.warmup.recheck = switched;
     }
 
-    /// The task running on CPU `c`, as (slot, creation number).
-    fn running_on(&self, c: usize) -> Option<(usize, u64)> {
-        self.kernel.rqs[c].current.map(|t| (t, self.sched[t].seq))
-    }
-
-    /// How CPU `c`'s task fares now: its steady outcome, or, while it
-    /// warms up, the current stage's (which this starts afresh from its
-    /// occupancy now).
-    pub(super) fn effective_outcome(&mut self, c: usize) -> Option<Outcome> {
-        let steady = self.rates.steady[c]?;
+    /// How CPU `c`'s task fares now, if it may still be warming up
+    /// (`CacheWarmup::cold`; otherwise it is its `steady` outcome): the
+    /// current stage's (which this starts afresh from its occupancy now),
+    /// or `steady` once it is warm.
+    #[inline(never)]
+    pub(super) fn warming_outcome(&mut self, c: usize, steady: Option<Outcome>) -> Option<Outcome> {
+        let steady = steady?;
         let Some(t) = self.kernel.rqs[c].current else {
             return Some(steady);
         };
@@ -170,6 +179,7 @@ impl SimPlatform {
         match warming(
             phase,
             &steady,
+            self.rates.latency_ns[self.rates.domain_of(c)],
             r.occupancy_kib,
             self.machine.spec.memory.line_bytes,
         ) {
@@ -179,6 +189,7 @@ impl SimPlatform {
             }
             None => {
                 r.occupancy_kib = f64::INFINITY;
+                self.warmup.set_cold(c, false);
                 Some(steady)
             }
         }
@@ -207,6 +218,8 @@ impl SimPlatform {
 /// instructions of a phase with `api` at outcome `o` (called from
 /// `integrate_cpu`); returns the lines beyond what its `steady` outcome
 /// would have brought in (zero once it is warm).
+#[cold]
+#[inline(never)]
 pub(super) fn grow(
     warmth: &mut Warmth,
     api: f64,
@@ -227,6 +240,31 @@ pub(super) fn grow(
 }
 
 impl CacheWarmup {
+    /// Mark CPU `c`'s task as warming up or warm.
+    fn set_cold(&mut self, c: usize, cold: bool) {
+        if self.cold[c] != cold {
+            self.cold[c] = cold;
+            if cold {
+                self.cold_cpus += 1;
+            } else {
+                self.cold_cpus -= 1;
+            }
+        }
+    }
+
+    /// Slot `t` is freed: a CPU that still shows it as last seen (its
+    /// exit was the last event before an observation) has seen it leave,
+    /// so that the slot's next task is seen arriving.
+    pub(super) fn forget(&mut self, t: usize, machine: &Machine) {
+        for c in 0..self.seen.len() {
+            if self.seen[c] == Some(t) {
+                self.seen[c] = None;
+                self.set_cold(c, false);
+                self.activity[machine.llc_of[c]] += 1;
+            }
+        }
+    }
+
     /// Cache line size, KiB.
     pub(super) fn line_kib(&self) -> f64 {
         self.line_kib
