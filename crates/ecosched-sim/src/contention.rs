@@ -293,8 +293,8 @@ pub fn warming(
     let edge = (phase.miss.ws_kib * (1.0 - FIT_BLEND)).clamp(occupancy_kib, until);
     let integral = simpson(occupancy_kib, edge) + blend(edge, until);
     let m_bar = ((until - occupancy_kib) / integral).max(m_steady);
-    let extra_ns = phase.api * (m_bar - m_steady) * (1.0 - phase.prefetch_coverage) * latency_ns
-        / phase.mlp;
+    let extra_ns =
+        phase.api * (m_bar - m_steady) * (1.0 - phase.prefetch_coverage) * latency_ns / phase.mlp;
     let tpi_ns = steady.tpi_ns + extra_ns;
     Some(Warming {
         outcome: Outcome {
@@ -435,7 +435,10 @@ mod tests {
                 .sum();
             let expected = (b - a) / accesses;
             let m = w.outcome.miss_ratio;
-            assert!((m / expected - 1.0).abs() < 1e-3, "stage {stages}: {m} vs {expected}");
+            assert!(
+                (m / expected - 1.0).abs() < 1e-3,
+                "stage {stages}: {m} vs {expected}"
+            );
             assert!(m > steady.miss_ratio && w.outcome.tpi_ns > steady.tpi_ns);
             occupancy = b;
             stages += 1;

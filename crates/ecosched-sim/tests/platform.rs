@@ -295,7 +295,8 @@ length_s = 10
     let id = step(&mut sim, ms(1)).tasks[0].id;
     let pin = |sim: &mut SimPlatform, cpu: u32| {
         let mut plan = Plan::unchanged();
-        plan.task_cpus.insert(id, [CpuId(cpu)].into_iter().collect());
+        plan.task_cpus
+            .insert(id, [CpuId(cpu)].into_iter().collect());
         sim.apply(&plan).unwrap();
     };
     pin(&mut sim, from);
@@ -309,10 +310,7 @@ length_s = 10
             let s = step(&mut sim, ms(1));
             assert_eq!(s.tasks[0].cpu, Some(CpuId(to)));
             let c = &s.tasks[0].counters;
-            (
-                c.instructions.unwrap() as f64,
-                c.llc_misses.unwrap() as f64,
-            )
+            (c.instructions.unwrap() as f64, c.llc_misses.unwrap() as f64)
         })
         .collect();
     (steady, after)
@@ -341,11 +339,21 @@ fn a_task_moved_across_caches_runs_cold_then_recovers() {
     let per_instr = after[299].1 / after[299].0;
     let (instr, misses) = after.iter().fold((0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1));
     let extra = misses - per_instr * instr;
-    assert!((50_000.0..56_000.0).contains(&extra), "extra misses {extra}");
-    assert!(first_misses > 10.0 * after[299].1, "{first_misses} vs {}", after[299].1);
+    assert!(
+        (50_000.0..56_000.0).contains(&extra),
+        "extra misses {extra}"
+    );
+    assert!(
+        first_misses > 10.0 * after[299].1,
+        "{first_misses} vs {}",
+        after[299].1
+    );
     // Recovered: the last 100 ms run at the steady rate.
     for (i, &(instr, _)) in after.iter().enumerate().skip(200) {
-        assert!((instr / steady - 1.0).abs() < 1e-6, "ms {i}: {instr} vs {steady}");
+        assert!(
+            (instr / steady - 1.0).abs() < 1e-6,
+            "ms {i}: {instr} vs {steady}"
+        );
     }
     // And the slow part is a warm-up, not a new steady state: it ends.
     let slow = after.iter().filter(|a| a.0 < steady * (1.0 - 1e-6)).count();
@@ -359,7 +367,10 @@ fn a_task_moved_within_its_cache_pays_nothing() {
     let (same, _) = q6600_l2_pairs();
     let (steady, after) = move_once("stream-fit1", 0, same);
     for (i, &(instr, _)) in after.iter().enumerate() {
-        assert!((instr / steady - 1.0).abs() < 1e-6, "ms {i}: {instr} vs {steady}");
+        assert!(
+            (instr / steady - 1.0).abs() < 1e-6,
+            "ms {i}: {instr} vs {steady}"
+        );
     }
 }
 
@@ -370,6 +381,9 @@ fn a_streaming_task_pays_nothing_for_a_cold_cache() {
     let (_, other) = q6600_l2_pairs();
     let (steady, after) = move_once("stream", 0, other);
     for (i, &(instr, _)) in after.iter().enumerate() {
-        assert!((instr / steady - 1.0).abs() < 1e-3, "ms {i}: {instr} vs {steady}");
+        assert!(
+            (instr / steady - 1.0).abs() < 1e-3,
+            "ms {i}: {instr} vs {steady}"
+        );
     }
 }

@@ -233,7 +233,9 @@ pub(super) fn grow(
         Some(r) if r.occupancy_kib.is_finite() => {
             let lines = instr * api * o.miss_ratio;
             r.occupancy_kib = (r.occupancy_kib + lines * line_kib).min(end);
-            steady.map_or(0.0, |s| instr * api * (o.miss_ratio - s.miss_ratio).max(0.0))
+            steady.map_or(0.0, |s| {
+                instr * api * (o.miss_ratio - s.miss_ratio).max(0.0)
+            })
         }
         _ => 0.0,
     }
