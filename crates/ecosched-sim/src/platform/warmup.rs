@@ -150,7 +150,7 @@ impl SimPlatform {
         // end is such a touch).
         if self.warmup.cold_cpus > 0 {
             for &c in &self.stale {
-                if self.warmup.cold[c] && !self.kernel.rqs[c].current.is_none() {
+                if self.warmup.cold[c] && self.kernel.rqs[c].current.is_some() {
                     switched.push(c);
                 }
             }
