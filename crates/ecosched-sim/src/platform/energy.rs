@@ -78,12 +78,12 @@ impl SimPlatform {
                 self.observer.account(&mut task.mux, from, to, &increments);
                 if self.warmup.cold[c] {
                     self.stats.warmup_extra_lines += super::warmup::grow(
-                        &mut task.warmth,
+                        &mut self.warmup.tasks[t],
                         task.profile.phases[task.phase].api,
                         &o,
                         self.rates.steady[c].as_ref(),
                         instr,
-                        self.warmup.line_kib(),
+                        self.warmup.line_kib,
                     );
                 }
                 task.remaining -= instr;

@@ -260,7 +260,6 @@ impl SimPlatform {
             reported: Acc::default(),
             mux: MuxAcc::default(),
             mux_reported: MuxAcc::default(),
-            warmth: Default::default(),
             reported_sched: SchedCounts {
                 wait_ns: 0,
                 switches: 0,
@@ -290,6 +289,7 @@ impl SimPlatform {
                 self.tasks.len() - 1
             }
         };
+        self.warmup.new_task(slot);
         self.order.push(slot);
         if managed {
             self.live_managed += 1;

@@ -168,8 +168,6 @@ struct Task {
     mux: MuxAcc,
     /// `mux` at the last observation.
     mux_reported: MuxAcc,
-    /// Where its lines are: its warm-up state (warmup.rs).
-    warmth: warmup::Warmth,
 }
 
 /// One frequency domain's state.

@@ -11,6 +11,13 @@
 //!  other L: occupancy 0 (or what it left in L, if nothing ran there since)
 //! ```
 //!
+//! What persists: a task that runs again behind the cache it last ran
+//! behind (after a slice, a sleep, or a move to a CPU sharing that cache)
+//! keeps its lines, as the steady-state solve already assumes for tasks
+//! time-sharing a cache. A task that comes back to a cache it left keeps
+//! what it had there only if no task ran behind that cache meanwhile
+//! (`CacheWarmup::activity`); otherwise it starts from zero again.
+//!
 //! Memory is bounded: two cache residences per task, a counter per cache
 //! and the task last seen on each CPU, whatever the run length. The
 //! contention memo is untouched: it keeps the steady-state outcomes, and a
@@ -61,7 +68,10 @@ pub(super) struct CacheWarmup {
     /// How many CPUs are `cold`.
     cold_cpus: usize,
     /// Cache line size, KiB.
-    line_kib: f64,
+    pub(super) line_kib: f64,
+    /// Per task slot: where its lines are (kept beside the task table so
+    /// that the hot task fields stay as they were).
+    pub(super) tasks: Vec<Warmth>,
     /// CPUs touched since the last call whose outcome may differ from
     /// their steady one's derivation: a new task, or a warming one.
     pub(super) recheck: Vec<usize>,
@@ -77,6 +87,7 @@ impl CacheWarmup {
             cold_cpus: 0,
             line_kib: f64::from(machine.spec.memory.line_bytes) / 1024.0,
             recheck: Vec::new(),
+            tasks: Vec::new(),
         }
     }
 }
@@ -101,7 +112,7 @@ impl SimPlatform {
             }
             let llc = self.machine.llc_of[c];
             self.warmup.activity[llc] += 1;
-            if let Some(r) = &mut self.tasks[t].warmth.here {
+            if let Some(r) = &mut self.warmup.tasks[t].here {
                 if r.llc == llc {
                     r.left = self.warmup.activity[llc];
                 }
@@ -118,7 +129,7 @@ impl SimPlatform {
                 continue;
             };
             let llc = self.machine.llc_of[c];
-            let w = self.tasks[t].warmth;
+            let w = self.warmup.tasks[t];
             if w.here.is_none_or(|r| r.llc != llc) {
                 let quiet = self.machine.llc[llc]
                     .1
@@ -131,7 +142,7 @@ impl SimPlatform {
                 if kept == 0.0 {
                     self.stats.cold_starts += 1;
                 }
-                let warmth = &mut self.tasks[t].warmth;
+                let warmth = &mut self.warmup.tasks[t];
                 warmth.before = w.here;
                 warmth.here = Some(Residence {
                     llc,
@@ -139,8 +150,7 @@ impl SimPlatform {
                     left: 0,
                 });
             }
-            let cold = self.tasks[t]
-                .warmth
+            let cold = self.warmup.tasks[t]
                 .here
                 .is_some_and(|r| r.occupancy_kib.is_finite());
             self.warmup.set_cold(c, cold);
@@ -168,8 +178,9 @@ impl SimPlatform {
         let Some(t) = self.kernel.rqs[c].current else {
             return Some(steady);
         };
-        let task = &mut self.tasks[t];
-        let Some(r) = &mut task.warmth.here else {
+        let task = &self.tasks[t];
+        let warmth = &mut self.warmup.tasks[t];
+        let Some(r) = &mut warmth.here else {
             return Some(steady);
         };
         if !r.occupancy_kib.is_finite() {
@@ -184,7 +195,7 @@ impl SimPlatform {
             self.machine.spec.memory.line_bytes,
         ) {
             Some(w) => {
-                task.warmth.stage_end_kib = w.until_kib;
+                warmth.stage_end_kib = w.until_kib;
                 Some(w.outcome)
             }
             None => {
@@ -199,12 +210,13 @@ impl SimPlatform {
     /// stage ends (infinite when it is warm).
     pub(super) fn warmup_instr_left(&self, t: usize, o: &Outcome) -> f64 {
         let task = &self.tasks[t];
-        match task.warmth.here {
+        let warmth = &self.warmup.tasks[t];
+        match warmth.here {
             Some(r) if r.occupancy_kib.is_finite() => {
                 let per_instr =
                     task.profile.phases[task.phase].api * o.miss_ratio * self.warmup.line_kib;
                 if per_instr > 0.0 {
-                    (task.warmth.stage_end_kib - r.occupancy_kib).max(0.0) / per_instr
+                    (warmth.stage_end_kib - r.occupancy_kib).max(0.0) / per_instr
                 } else {
                     f64::INFINITY
                 }
@@ -267,8 +279,11 @@ impl CacheWarmup {
         }
     }
 
-    /// Cache line size, KiB.
-    pub(super) fn line_kib(&self) -> f64 {
-        self.line_kib
+    /// A new task takes slot `t`: it has never run.
+    pub(super) fn new_task(&mut self, t: usize) {
+        if t >= self.tasks.len() {
+            self.tasks.resize(t + 1, Warmth::default());
+        }
+        self.tasks[t] = Warmth::default();
     }
 }
