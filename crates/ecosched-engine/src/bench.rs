@@ -43,6 +43,8 @@ pub struct BenchReport {
     pub solves: u64,
     /// Share of contention look-ups answered by the memo.
     pub memo_hit_rate: f64,
+    /// Cache warm-ups begun (moves across last-level caches, first runs).
+    pub cold_starts: u64,
 }
 
 /// Run a benchmark scenario (`bench-8c24t`, `bench-64c512t` or any other)
@@ -72,6 +74,7 @@ pub fn bench_sim(scenario: &str) -> Result<BenchReport, EngineError> {
         events: stats.spans,
         solves: stats.solves,
         memo_hit_rate: stats.memo_hit_rate(),
+        cold_starts: stats.cold_starts,
     })
 }
 

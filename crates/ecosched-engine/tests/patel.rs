@@ -143,20 +143,17 @@ fn patel_table25_rows() {
     }
 }
 
-/// Table 21 is a reported miss (see its note): the row must still be
-/// computed from counted misses and references, and labelled predicted.
+/// Table 21 holds since the cache warm-up (see its note for how weakly):
+/// the row must be computed from counted misses and references, labelled
+/// predicted, and pass.
 #[test]
 fn patel_table21_row_is_computed_and_labelled() {
     let rows = patel_table21().unwrap();
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].kind, RowKind::Predicted);
-    assert!(rows[0].note.contains("simulated") && rows[0].note.contains("MISS"));
+    assert!(rows[0].note.contains("simulated"));
     assert!(!rows[0].note.contains("NaN"), "{}", rows[0].note);
-    assert!(
-        rows[0].known_miss && !rows[0].pass,
-        "a known miss that passes is promoted: {}",
-        rows[0].note
-    );
+    assert!(!rows[0].known_miss && rows[0].pass, "{}", rows[0].note);
 }
 
 /// The policies run on what Linux could read on the Opteron 6134: patel3's

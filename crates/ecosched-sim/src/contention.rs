@@ -192,6 +192,122 @@ pub fn solve(machine: &Machine, demands: &[Demand<'_>]) -> Solution {
     }
 }
 
+/// Steps in which a cold task's occupancy is followed up to its share:
+/// each warm-up stage grows it by at most this fraction of the share, at
+/// the stage's mean miss ratio. Not a physical parameter (no result
+/// depends on it beyond the shape of the slowdown inside a warm-up: every
+/// stage keeps the exact count of accesses and lines of the curve), only
+/// the resolution of a piecewise-constant rate; 8 steps cost eight events
+/// per cold start.
+pub const WARMUP_STAGES: f64 = 8.0;
+
+/// Simpson intervals per warm-up stage for `∫ ds / m(s)`.
+const WARMUP_SIMPSON: usize = 8;
+
+/// A task refilling a shared cache it has just arrived in, for one stage.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Warming {
+    /// How it fares during the stage: the steady outcome with the stage's
+    /// mean miss ratio and the stalls those extra misses add.
+    pub outcome: Outcome,
+    /// Occupancy at which the stage ends, KiB.
+    pub until_kib: f64,
+}
+
+/// How a task fares while its lines come back into a cache it has just
+/// arrived in (moved from a CPU behind another last-level cache, or run
+/// for the first time), given how it fares there in steady state
+/// (`steady`, from [`solve`]), the memory latency its misses see
+/// (`latency_ns`, its memory domain's in the same solve) and the KiB of
+/// its lines already there (`occupancy_kib`); `None` once it is warm.
+///
+/// The physics (SIMULATOR.md §2, with a cold start):
+/// - its occupancy starts at zero and grows by one line for every line it
+///   brings in (every miss and prefetched line: `miss_ratio` counts both),
+///   until it reaches the share the steady-state solve gives it, capped at
+///   its working set (a task never holds more lines than it touches);
+/// - meanwhile its miss ratio is the curve's at its occupancy, `m(S)`
+///   ([`miss_ratio`]), above the steady `m(S*)`, and every extra miss
+///   stalls it `(1 − c) · L_d / mlp` like any other, so it runs slower and
+///   its counters show the extra references' misses;
+/// - no new parameter: lines come in at its own insertion rate
+///   (`api · m(S)` per instruction), so how long a warm-up lasts follows
+///   from the curve, the share and the task's speed. A task with a flat
+///   curve (streaming, α ≈ 0) misses as much cold as warm and pays
+///   nothing.
+///
+/// Simplifications, all second order at the migration rates the papers
+/// saw (≈ 1 per second per task against warm-ups of milliseconds): its
+/// own lines are not evicted while it is below its share (in steady state
+/// insertions balance evictions; below it, it mostly takes other tasks'
+/// lines); its neighbours keep their steady outcome (they do not gain the
+/// lines it has not claimed yet), and its extra memory traffic does not
+/// raise the memory latency the others see.
+///
+/// Within a stage `[S_a, S_b]` the miss ratio is constant at the mean that
+/// keeps the curve's counts exactly: `lines = (S_b − S_a) / line` and
+/// `accesses = ∫ ds / (m(s) · line)`, so `m̄ = (S_b − S_a) / ∫ ds / m(s)`.
+pub fn warming(
+    phase: &Phase,
+    steady: &Outcome,
+    latency_ns: f64,
+    occupancy_kib: f64,
+    line_bytes: u32,
+) -> Option<Warming> {
+    let target = steady.share_kib.min(phase.miss.ws_kib);
+    let m_steady = steady.miss_ratio;
+    if occupancy_kib >= target * (1.0 - 1e-3)
+        || miss_ratio(phase, occupancy_kib) <= m_steady * (1.0 + 1e-3) + 1e-9
+    {
+        return None;
+    }
+    let until = target.min(occupancy_kib + target / WARMUP_STAGES);
+    // ∫ ds / m(s), split where the curve blends into its floor (a kink).
+    let simpson = |a: f64, b: f64| {
+        if b <= a {
+            return 0.0;
+        }
+        let h = (b - a) / WARMUP_SIMPSON as f64;
+        let inverse = |k: usize| 1.0 / miss_ratio(phase, a + h * k as f64).max(1e-9);
+        let mut sum = inverse(0) + inverse(WARMUP_SIMPSON);
+        for k in 1..WARMUP_SIMPSON {
+            sum += if k % 2 == 1 { 4.0 } else { 2.0 } * inverse(k);
+        }
+        sum * h / 3.0
+    };
+    // In the blend m(s) is linear, so its part is a logarithm.
+    let blend = |a: f64, b: f64| {
+        if b <= a {
+            return 0.0;
+        }
+        let (ma, mb) = (
+            miss_ratio(phase, a).max(1e-9),
+            miss_ratio(phase, b).max(1e-9),
+        );
+        if (ma - mb).abs() <= 1e-12 * ma {
+            (b - a) / ma
+        } else {
+            (b - a) * (ma / mb).ln() / (ma - mb)
+        }
+    };
+    let edge = (phase.miss.ws_kib * (1.0 - FIT_BLEND)).clamp(occupancy_kib, until);
+    let integral = simpson(occupancy_kib, edge) + blend(edge, until);
+    let m_bar = ((until - occupancy_kib) / integral).max(m_steady);
+    let extra_ns =
+        phase.api * (m_bar - m_steady) * (1.0 - phase.prefetch_coverage) * latency_ns / phase.mlp;
+    let tpi_ns = steady.tpi_ns + extra_ns;
+    Some(Warming {
+        outcome: Outcome {
+            tpi_ns,
+            miss_ratio: m_bar,
+            share_kib: occupancy_kib,
+            compute_fraction: steady.compute_fraction * steady.tpi_ns / tpi_ns,
+            bytes_per_ns: phase.api * m_bar * f64::from(line_bytes) / tpi_ns,
+        },
+        until_kib: until,
+    })
+}
+
 /// Memory latency for a domain whose traffic at latency `l` is `traffic(l)`
 /// (monotonically falling): the queueing fixed point, then the hard cap.
 pub fn memory_latency(l0: f64, bandwidth: f64, rho_max: f64, traffic: &dyn Fn(f64) -> f64) -> f64 {
@@ -282,6 +398,69 @@ mod tests {
         );
         let alu = run("aluadd", 1.6).outcomes[0].tpi_ns / run("aluadd", 2.4).outcomes[0].tpi_ns;
         assert!((alu - 1.5).abs() < 1e-9, "aluadd {alu}");
+    }
+
+    /// One stream-fit1 instance alone on the Q6600: its steady outcome.
+    fn fit1_alone() -> (crate::profile::Profile, Outcome, f64) {
+        let machine = crate::scenario::preset("q6600").unwrap().unwrap();
+        let profiles = crate::scenario::builtin_profiles().unwrap();
+        let p = profiles["stream-fit1"].clone();
+        let demand = Demand {
+            phase: &p.phases[0],
+            cpu: 0,
+            freq_ghz: 2.4,
+            cpi_factor: 1.0,
+        };
+        let s = solve(&machine, &[demand]);
+        (p, s.outcomes[0], s.latency_ns[0])
+    }
+
+    /// A warm-up stage keeps the curve's counts: its mean miss ratio
+    /// brings in the stage's lines over exactly the accesses the curve
+    /// takes to bring them in (checked against a fine Riemann sum), it
+    /// is above the steady ratio and slows the task, and stages end at
+    /// the working set, where the task is warm.
+    #[test]
+    fn warm_up_stages_keep_the_curve_counts_and_end_warm() {
+        let (p, steady, solution_latency) = fit1_alone();
+        let phase = &p.phases[0];
+        let mut occupancy = 0.0;
+        let mut stages = 0;
+        while let Some(w) = warming(phase, &steady, solution_latency, occupancy, 64) {
+            let (a, b) = (occupancy, w.until_kib);
+            let n = 100_000;
+            let h = (b - a) / n as f64;
+            let accesses: f64 = (0..n)
+                .map(|k| h / miss_ratio(phase, a + h * (k as f64 + 0.5)))
+                .sum();
+            let expected = (b - a) / accesses;
+            let m = w.outcome.miss_ratio;
+            assert!(
+                (m / expected - 1.0).abs() < 1e-3,
+                "stage {stages}: {m} vs {expected}"
+            );
+            assert!(m > steady.miss_ratio && w.outcome.tpi_ns > steady.tpi_ns);
+            occupancy = b;
+            stages += 1;
+        }
+        assert!((occupancy - phase.miss.ws_kib).abs() < 1e-6, "{occupancy}");
+        assert!((1..=8).contains(&stages), "{stages}");
+    }
+
+    /// A flat curve (streaming, α = 0) has nothing to warm up.
+    #[test]
+    fn a_flat_curve_needs_no_warm_up() {
+        let machine = crate::scenario::preset("q6600").unwrap().unwrap();
+        let profiles = crate::scenario::builtin_profiles().unwrap();
+        let phase = &profiles["stream"].phases[0];
+        let demand = Demand {
+            phase,
+            cpu: 0,
+            freq_ghz: 2.4,
+            cpi_factor: 1.0,
+        };
+        let steady = solve(&machine, &[demand]).outcomes[0];
+        assert_eq!(warming(phase, &steady, 80.0, 0.0, 64), None);
     }
 
     #[test]

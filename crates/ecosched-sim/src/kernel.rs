@@ -144,6 +144,10 @@ pub struct Kernel {
     busy_balanced_at: Vec<Ns>,
     /// Per CPU: its `sd->balance_interval`, ms (one for all its levels).
     interval_ms: Vec<f64>,
+    /// CPUs whose running task changed since [`Kernel::take_switched`]
+    /// last emptied the list (each listed once: `switched_flag`).
+    switched: Vec<usize>,
+    switched_flag: Vec<bool>,
 }
 
 impl Kernel {
@@ -157,7 +161,27 @@ impl Kernel {
             balanced: Vec::new(),
             busy_balanced_at: vec![0; machine.cpus()],
             interval_ms: vec![machine.spec.scheduler.sd_min_interval_ms; machine.cpus()],
+            switched: Vec::new(),
+            switched_flag: vec![false; machine.cpus()],
         }
+    }
+
+    /// Note that CPU `c`'s running task changed.
+    fn note_switch(&mut self, c: usize) {
+        if !self.switched_flag[c] {
+            self.switched_flag[c] = true;
+            self.switched.push(c);
+        }
+    }
+
+    /// Move the CPUs whose running task changed since the last call into
+    /// `out` (emptied first), in the order they first changed.
+    pub fn take_switched(&mut self, out: &mut Vec<usize>) {
+        out.clear();
+        for &c in &self.switched {
+            self.switched_flag[c] = false;
+        }
+        std::mem::swap(out, &mut self.switched);
     }
 
     fn latency_ns(&self) -> f64 {
@@ -241,6 +265,7 @@ impl Kernel {
         let rq = &mut self.rqs[c];
         if rq.current == Some(t) {
             rq.current = None;
+            self.note_switch(c);
             return true;
         }
         if let Some(i) = rq.queue.iter().position(|w| w.task == t) {
@@ -260,6 +285,7 @@ impl Kernel {
             self.per_tick,
         );
         let rq = &mut self.rqs[c];
+        let was = rq.current;
         if let Some(cur) = rq.current.take() {
             tasks[cur].enter_queue(now);
             rq.queue.push(Waiting::of(&tasks[cur], cur));
@@ -294,6 +320,9 @@ impl Kernel {
                 rq.idle = true;
                 rq.idle_since = now;
             }
+            if was.is_some() {
+                self.note_switch(c);
+            }
             return None;
         };
         rq.idle = false;
@@ -303,6 +332,9 @@ impl Kernel {
         rq.slice_end = tick_at_or_after(now + slice as Ns, tick, per_tick);
         rq.current = Some(t);
         rq.min_vruntime = rq.min_vruntime.max(vruntime);
+        if was != Some(t) {
+            self.note_switch(c);
+        }
         Some(t)
     }
 

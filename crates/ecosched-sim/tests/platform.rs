@@ -262,3 +262,128 @@ start_s = 1.05
     let s = step(&mut sim, ms(150));
     assert_eq!(s.cpus[cpu].freq_khz, Some(max), "at {} s", sim.now_s());
 }
+
+/// One task of `profile` alone on the Q6600 (performance governor, no
+/// idle exit latency, so that nothing but the cache tells CPUs apart),
+/// pinned to CPU `from` for 300 ms, then to CPU `to`. Returns the steady
+/// instructions per ms before the move and, per ms after it, the
+/// instructions and LLC misses.
+fn move_once(profile: &str, from: u32, to: u32) -> (f64, Vec<(f64, f64)>) {
+    use ecosched_model::CounterKind as K;
+    let text = format!(
+        r#"
+name = "move"
+description = "one task moved between two CPUs"
+machine = "q6600"
+governor = "performance"
+
+[[tasks]]
+profile = "{profile}"
+length_s = 10
+"#
+    );
+    let mut scenario = Scenario::from_toml("move.toml", &text, None).unwrap();
+    let mut spec = scenario.machine.spec.clone();
+    for s in &mut spec.power.idle_states {
+        s.exit_latency_us = 0;
+    }
+    scenario.machine = std::sync::Arc::new(ecosched_sim::Machine::build(spec).unwrap());
+    let mut sim = SimPlatform::new(&scenario, 1).unwrap();
+    let counters = [K::Instructions, K::LlcMisses, K::LlcReferences].into();
+    sim.observe_as(ecosched_sim::Observe::Full, &counters);
+    sim.apply(&Plan::unchanged()).unwrap();
+    let id = step(&mut sim, ms(1)).tasks[0].id;
+    let pin = |sim: &mut SimPlatform, cpu: u32| {
+        let mut plan = Plan::unchanged();
+        plan.task_cpus
+            .insert(id, [CpuId(cpu)].into_iter().collect());
+        sim.apply(&plan).unwrap();
+    };
+    pin(&mut sim, from);
+    step(&mut sim, ms(290));
+    let s = step(&mut sim, ms(10));
+    assert_eq!(s.tasks[0].cpu, Some(CpuId(from)));
+    let steady = s.tasks[0].counters.instructions.unwrap() as f64 / 10.0;
+    pin(&mut sim, to);
+    let after = (0..300)
+        .map(|_| {
+            let s = step(&mut sim, ms(1));
+            assert_eq!(s.tasks[0].cpu, Some(CpuId(to)));
+            let c = &s.tasks[0].counters;
+            (c.instructions.unwrap() as f64, c.llc_misses.unwrap() as f64)
+        })
+        .collect();
+    (steady, after)
+}
+
+/// CPUs of the Q6600 behind the same L2 as CPU 0, and behind the other.
+fn q6600_l2_pairs() -> (u32, u32) {
+    let m = Scenario::load("merkel-1-aluadd").unwrap().machine;
+    let same = (1..m.cpus()).find(|&c| m.llc_of[c] == m.llc_of[0]).unwrap();
+    let other = (1..m.cpus()).find(|&c| m.llc_of[c] != m.llc_of[0]).unwrap();
+    (same as u32, other as u32)
+}
+
+/// A task moved to a CPU behind another L2 finds none of its lines there
+/// (SIMULATOR.md §2, warm-up): it misses more and runs slower until it has
+/// brought its working set back in, then runs exactly as before.
+/// stream-fit1 sweeps 3.5 MiB, all of which it holds alone in a 4 MiB L2.
+#[test]
+fn a_task_moved_across_caches_runs_cold_then_recovers() {
+    let (_, other) = q6600_l2_pairs();
+    let (steady, after) = move_once("stream-fit1", 0, other);
+    let (first, first_misses) = after[0];
+    assert!(first < 0.9 * steady, "first ms {first} vs steady {steady}");
+    // It brings its 3,500 KiB working set back in: 56,000 lines, less
+    // those it would have brought in warm over the same instructions.
+    let per_instr = after[299].1 / after[299].0;
+    let (instr, misses) = after.iter().fold((0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1));
+    let extra = misses - per_instr * instr;
+    assert!(
+        (50_000.0..56_000.0).contains(&extra),
+        "extra misses {extra}"
+    );
+    assert!(
+        first_misses > 10.0 * after[299].1,
+        "{first_misses} vs {}",
+        after[299].1
+    );
+    // Recovered: the last 100 ms run at the steady rate.
+    for (i, &(instr, _)) in after.iter().enumerate().skip(200) {
+        assert!(
+            (instr / steady - 1.0).abs() < 1e-6,
+            "ms {i}: {instr} vs {steady}"
+        );
+    }
+    // And the slow part is a warm-up, not a new steady state: it ends.
+    let slow = after.iter().filter(|a| a.0 < steady * (1.0 - 1e-6)).count();
+    assert!((1..100).contains(&slow), "{slow} slow ms");
+}
+
+/// Moved between two CPUs that share its L2, a task keeps its lines and
+/// pays nothing.
+#[test]
+fn a_task_moved_within_its_cache_pays_nothing() {
+    let (same, _) = q6600_l2_pairs();
+    let (steady, after) = move_once("stream-fit1", 0, same);
+    for (i, &(instr, _)) in after.iter().enumerate() {
+        assert!(
+            (instr / steady - 1.0).abs() < 1e-6,
+            "ms {i}: {instr} vs {steady}"
+        );
+    }
+}
+
+/// A streaming task (α = 0) misses as much in a cold cache as in a warm
+/// one: moving it across caches costs it nothing.
+#[test]
+fn a_streaming_task_pays_nothing_for_a_cold_cache() {
+    let (_, other) = q6600_l2_pairs();
+    let (steady, after) = move_once("stream", 0, other);
+    for (i, &(instr, _)) in after.iter().enumerate() {
+        assert!(
+            (instr / steady - 1.0).abs() < 1e-3,
+            "ms {i}: {instr} vs {steady}"
+        );
+    }
+}

@@ -372,7 +372,7 @@ pub struct BenchSimArgs {
     #[arg(long, value_name = "NAME|FILE.toml", default_value = "bench-8c24t")]
     pub scenario: String,
     /// Print JSON: {"scenario", "simulated_s", "wall_s", "realtime_factor",
-    /// "tick_ms", "events", "solves", "memo_hit_rate"}.
+    /// "tick_ms", "events", "solves", "memo_hit_rate", "cold_starts"}.
     #[arg(long)]
     pub json: bool,
 }

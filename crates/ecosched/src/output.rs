@@ -448,7 +448,7 @@ fn validate_summary(checks: &[Check]) -> String {
 /// `bench sim`.
 pub fn bench(b: &BenchReport) -> String {
     format!(
-        "{}: {} simulated s in {} s wall = {}× real time (tick {} ms; {} events, {} solves, memo hit rate {})\n",
+        "{}: {} simulated s in {} s wall = {}× real time (tick {} ms; {} events, {} solves, memo hit rate {}, {} cold starts)\n",
         b.scenario,
         num(b.simulated_s),
         num(b.wall_s),
@@ -456,7 +456,8 @@ pub fn bench(b: &BenchReport) -> String {
         b.tick_ms,
         b.events,
         b.solves,
-        num(b.memo_hit_rate)
+        num(b.memo_hit_rate),
+        b.cold_starts
     )
 }
 
@@ -608,10 +609,11 @@ mod tests {
             events: 1200,
             solves: 30,
             memo_hit_rate: 0.975,
+            cold_starts: 24,
         };
         assert_eq!(
             bench(&b),
-            "bench-8c24t: 600.0 simulated s in 2.000 s wall = 300.0× real time (tick 1 ms; 1200 events, 30 solves, memo hit rate 0.9750)\n"
+            "bench-8c24t: 600.0 simulated s in 2.000 s wall = 300.0× real time (tick 1 ms; 1200 events, 30 solves, memo hit rate 0.9750, 24 cold starts)\n"
         );
     }
 }

@@ -76,6 +76,16 @@ impl SimPlatform {
                     task.acc
                         .run(&task.profile.phases[task.phase], &o, instr, ghz, dtf);
                 self.observer.account(&mut task.mux, from, to, &increments);
+                if self.warmup.cold[c] {
+                    self.stats.warmup_extra_lines += super::warmup::grow(
+                        &mut self.warmup.tasks[t],
+                        task.profile.phases[task.phase].api,
+                        &o,
+                        self.rates.steady[c].as_ref(),
+                        instr,
+                        self.warmup.line_kib,
+                    );
+                }
                 task.remaining -= instr;
                 task.phase_left -= instr;
                 if task.burst_left_ns.is_finite() && ghz > 0.0 {

@@ -169,6 +169,14 @@ impl SimPlatform {
                 if let Some(o) = self.rates.by_cpu[c] {
                     next = next.min(self.after(instr * o.tpi_ns));
                     check = check.min(self.before((instr - EPS_INSTR) * o.tpi_ns));
+                    // A warm-up stage's end changes its speed.
+                    if self.warmup.cold[c] {
+                        let warm = self.warmup_instr_left(t, &o);
+                        if warm.is_finite() {
+                            next = next.min(self.after(warm * o.tpi_ns));
+                            check = check.min(self.before(warm * o.tpi_ns));
+                        }
+                    }
                 }
                 if task.burst_left_ns.is_finite() {
                     next = next.min(self.after(task.burst_left_ns));

@@ -289,6 +289,7 @@ impl SimPlatform {
                 self.tasks.len() - 1
             }
         };
+        self.warmup.new_task(slot);
         self.order.push(slot);
         if managed {
             self.live_managed += 1;

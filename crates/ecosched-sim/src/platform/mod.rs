@@ -25,6 +25,7 @@
 //!  observe.rs  the truth Snapshot, and pruning of reported exits
 //!  migrate.rs  a task leaving for, or arriving from, another machine
 //!  gang.rs     timed gang schedules (Plan::gang_schedule)
+//!  warmup.rs   cache warm-up after a move across last-level caches
 //!  loadavg.rs  /proc/loadavg's calc_load
 //! ```
 //!
@@ -42,6 +43,7 @@ mod migrate;
 mod observe;
 mod rates;
 mod setup;
+mod warmup;
 
 use crate::governor::DomainGovernor;
 use crate::jobgraph::JobGraph;
@@ -194,6 +196,13 @@ pub struct SimStats {
     pub memo_hits: u64,
     /// Solves that hit the iteration cap.
     pub unconverged: u64,
+    /// Times a task started running behind a cache without its lines
+    /// there (a move across last-level caches or a first run): warm-ups
+    /// begun (warmup.rs).
+    pub cold_starts: u64,
+    /// Lines brought in by warming tasks beyond what their steady miss
+    /// ratio would have brought in: the warm-ups' extra misses.
+    pub warmup_extra_lines: f64,
 }
 
 impl SimStats {
@@ -267,6 +276,8 @@ pub struct SimPlatform {
     owed: HashMap<(usize, u32), u32>,
     next_balance: Ns,
     rates: RateMemo,
+    /// Cache residences: who ran where last (warmup.rs).
+    warmup: warmup::CacheWarmup,
     busy_ns: Vec<f64>,
     /// Per CPU: up to when it has been integrated (energy.rs).
     cpu_at: Vec<Ns>,

@@ -124,6 +124,7 @@ impl SimPlatform {
             self.tasks[t].own_cpus = None;
             self.sched[t].allowed = Vec::new();
             self.sched[t].seq = u64::MAX;
+            self.warmup.forget(t, &self.machine);
             self.free.push(t);
         }
     }

@@ -72,12 +72,20 @@ pub(super) struct RateMemo {
     keys: Vec<Vec<u64>>,
     /// Scratch for building a key.
     scratch: Vec<u64>,
-    /// Key → where its outcomes start in `outcomes`.
-    memo: HashMap<Box<[u64]>, usize, BuildHasherDefault<FxHasher>>,
+    /// Key → where its outcomes start in `outcomes`, and the domain's
+    /// memory latency, ns.
+    memo: HashMap<Box<[u64]>, (usize, f64), BuildHasherDefault<FxHasher>>,
     /// Every memoised domain's outcomes, one after another (one arena
     /// rather than an allocation per key).
     outcomes: Vec<Option<Outcome>>,
-    /// Per CPU: how its running task fares (`None` when idle).
+    /// Per CPU: how its running task fares in steady state, from the
+    /// solve (`None` when idle).
+    pub(super) steady: Vec<Option<Outcome>>,
+    /// Per memory domain (an index into `domains`): its latency in the
+    /// solve its CPUs' `steady` outcomes come from, ns.
+    pub(super) latency_ns: Vec<f64>,
+    /// Per CPU: how its running task fares now (`steady`, or its warm-up
+    /// stage's outcome: warmup.rs).
     pub(super) by_cpu: Vec<Option<Outcome>>,
     /// Per CPU: its memory domain (an index into `domains`).
     of_cpu: Vec<usize>,
@@ -102,6 +110,7 @@ impl RateMemo {
             }
         }
         RateMemo {
+            latency_ns: vec![machine.spec.memory.latency_ns; domains.len()],
             keys: vec![Vec::new(); domains.len()],
             of_cpu,
             dirty: vec![false; domains.len()],
@@ -110,8 +119,14 @@ impl RateMemo {
             scratch: Vec::new(),
             memo: HashMap::default(),
             outcomes: Vec::new(),
+            steady: vec![None; machine.cpus()],
             by_cpu: vec![None; machine.cpus()],
         }
+    }
+
+    /// CPU `c`'s memory domain (an index into `domains`).
+    pub(super) fn domain_of(&self, c: usize) -> usize {
+        self.of_cpu[c]
     }
 
     /// Something CPU `c`'s domain key depends on may have changed.
@@ -128,6 +143,8 @@ impl SimPlatform {
     /// Bring every running task's speed up to date with who runs where at
     /// which frequency.
     pub(super) fn refresh_rates(&mut self) {
+        // Who arrived where decides who is cold (warmup.rs).
+        self.note_switches();
         let mut list = std::mem::take(&mut self.rates.dirty_list);
         for &m in &list {
             self.rates.dirty[m] = false;
@@ -136,18 +153,38 @@ impl SimPlatform {
             };
             for i in 0..self.rates.domains[m].len() {
                 let c = self.rates.domains[m][i];
-                let o = self.rates.outcomes[at + i];
-                if self.rates.by_cpu[c] != o {
-                    // The CPU ran with the old outcome up to now; its next
-                    // event moves with its speed.
-                    self.integrate_cpu(c);
-                    self.rates.by_cpu[c] = o;
-                    self.refresh_cpu_next_of(c);
-                }
+                let steady = self.rates.outcomes[at + i];
+                self.rates.steady[c] = steady;
+                self.refresh_outcome(c, steady);
             }
         }
         list.clear();
         self.rates.dirty_list = list;
+        // A CPU touched without its domain's key changing may still have
+        // a new task, or a warm-up stage that ended.
+        for i in 0..self.warmup.recheck.len() {
+            let c = self.warmup.recheck[i];
+            if self.cpu_stale[c] {
+                self.refresh_outcome(c, self.rates.steady[c]);
+            }
+        }
+    }
+
+    /// Derive CPU `c`'s outcome now from its `steady` one; if it changed,
+    /// integrate the CPU with the old one up to now and find its next
+    /// event again (it moves with its speed).
+    #[inline(always)]
+    fn refresh_outcome(&mut self, c: usize, steady: Option<Outcome>) {
+        let o = if self.warmup.cold[c] {
+            self.warming_outcome(c, steady)
+        } else {
+            steady
+        };
+        if self.rates.by_cpu[c] != o {
+            self.integrate_cpu(c);
+            self.rates.by_cpu[c] = o;
+            self.refresh_cpu_next_of(c);
+        }
     }
 
     /// Rebuild memory domain `m`'s key; if it changed, recall (or solve)
@@ -181,10 +218,10 @@ impl SimPlatform {
             return None;
         }
         std::mem::swap(&mut memo.scratch, &mut memo.keys[m]);
-        let at = match memo.memo.get(&memo.keys[m][..]) {
-            Some(&at) => {
+        let (at, latency_ns) = match memo.memo.get(&memo.keys[m][..]) {
+            Some(&found) => {
                 self.stats.memo_hits += 1;
-                at
+                found
             }
             None => {
                 let smt = self.machine.spec.scheduler.smt_cpi_factor;
@@ -223,11 +260,13 @@ impl SimPlatform {
                 for (i, o) in slots.into_iter().zip(solution.outcomes) {
                     memo.outcomes[at + i] = Some(o);
                 }
+                let latency_ns = solution.latency_ns[self.machine.mem_of[cpus[0]]];
                 memo.memo
-                    .insert(memo.keys[m].clone().into_boxed_slice(), at);
-                at
+                    .insert(memo.keys[m].clone().into_boxed_slice(), (at, latency_ns));
+                (at, latency_ns)
             }
         };
+        memo.latency_ns[m] = latency_ns;
         Some(at)
     }
 }

@@ -90,6 +90,7 @@ impl SimPlatform {
             owed: HashMap::new(),
             next_balance: ns(machine.spec.scheduler.balance_interval_ms / 1000.0),
             rates: RateMemo::new(&machine),
+            warmup: super::warmup::CacheWarmup::new(&machine),
             busy_ns: vec![0.0; n],
             cpu_at: vec![0; n],
             wake_until: vec![0; n],
