@@ -1209,25 +1209,25 @@ pub fn patel_table25() -> Result<Vec<Check>, EngineError> {
         )
         .predicted(),
         Check::new(
-            "Task 4 dyn: algorithm 4 switches context less than algorithm 2 (1 = holds)",
+            "Task 4 dyn: algorithm 4 switches context less than algorithm 2 (%)",
             PATEL_T25,
-            1.0,
-            holds(cs42 > 0.0),
-            0.0,
+            25.82,
+            cs42,
+            3.9,
             &format!(
-                "simulated {cs42:.1} % fewer, thesis 25.82 %. The sign holds on this seed by noise \
-                 alone (a known miss until the cache warm-up's small timing changes moved it): over \
-                 seeds 1–12 algorithm 4 against 2 gives −0.2 % on average (sd 6.3 %; fewer on 7 of \
-                 12 seeds), because the index vetoes keep more programs in the crowded 0.8 GHz \
-                 cpuset (see the migrations row; algorithm 4 against 2 on migrations: simulated \
-                 {mig42:.1} %, thesis 22.59 %). Against control the model MISSES: algorithm 4 \
-                 {cs4:.1} % and algorithm 2 {cs2:.1} % (thesis 52.19 / 35.55 %), because crowding 24 \
-                 programs into the faster cpusets shortens CFS slices there, and the \
-                 non-CPU-intensive program blocks after a fixed on-CPU time, so at 0.8 GHz it blocks \
-                 more often per run"
+                "simulated {cs42:.1} % fewer, thesis 25.82 %; 21.9–29.7 % accepted (15 %). A known \
+                 miss: over seeds 1–12 algorithm 4 against 2 gives −0.2 % on average (sd 6.3 %; \
+                 fewer on 7 of 12 seeds), so whatever sign one seed shows is noise, because the \
+                 index vetoes keep more programs in the crowded 0.8 GHz cpuset (see the migrations \
+                 row; algorithm 4 against 2 on migrations: simulated {mig42:.1} %, thesis 22.59 %). \
+                 Against control the model also misses: algorithm 4 {cs4:.1} % and algorithm 2 \
+                 {cs2:.1} % (thesis 52.19 / 35.55 %), because crowding 24 programs into the faster \
+                 cpusets shortens CFS slices there, and the non-CPU-intensive program blocks after \
+                 a fixed on-CPU time, so at 0.8 GHz it blocks more often per run"
             ),
         )
-        .predicted(),
+        .predicted()
+        .known_miss(),
     ])
 }
 
