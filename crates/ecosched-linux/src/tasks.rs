@@ -1149,14 +1149,20 @@ mod tests {
         }
     }
 
+    /// A reader of the recorded tree in `dir`, counting with `perf`.
+    fn reader_with(dir: &tempfile::TempDir, perf: &FakePerf) -> TaskReader {
+        TaskReader::new(FsRoot::recorded(dir.path()), Box::new(perf.clone()), host())
+    }
+
+    /// A reader of the recorded tree in `dir`, with no perf counts.
+    fn recorded_reader(dir: &tempfile::TempDir) -> TaskReader {
+        reader_with(dir, &FakePerf::new())
+    }
+
     #[test]
     fn discovers_the_tree_with_its_threads() {
         let dir = fixture();
-        let mut r = TaskReader::new(
-            FsRoot::recorded(dir.path()),
-            Box::new(FakePerf::new()),
-            host(),
-        );
+        let mut r = recorded_reader(&dir);
         let ids = r.discover(100).unwrap();
         let pids: Vec<_> = ids.iter().map(|t| (t.pid, t.start_ticks)).collect();
         assert_eq!(pids, vec![(100, 500), (101, 510), (200, 900)]);
@@ -1168,13 +1174,7 @@ mod tests {
             procs,
             vec![Some((100, 500)), Some((100, 500)), Some((200, 900))]
         );
-        let fresh = || {
-            TaskReader::new(
-                FsRoot::recorded(dir.path()),
-                Box::new(FakePerf::new()),
-                host(),
-            )
-        };
+        let fresh = || recorded_reader(&dir);
         assert_eq!(fresh().discover(200).unwrap().len(), 1);
         assert!(matches!(
             fresh().discover(4242),
@@ -1194,11 +1194,7 @@ mod tests {
     #[test]
     fn orphans_stay_members_until_their_pid_is_reused() {
         let dir = fixture();
-        let mut r = TaskReader::new(
-            FsRoot::recorded(dir.path()),
-            Box::new(FakePerf::new()),
-            host(),
-        );
+        let mut r = recorded_reader(&dir);
         assert_eq!(r.discover(100).unwrap().len(), 3);
         // The command exits; its child is re-parented to init.
         std::fs::remove_dir_all(dir.path().join("proc/100")).unwrap();
@@ -1230,11 +1226,7 @@ mod tests {
     #[test]
     fn a_recycled_thread_id_is_rediscovered_with_its_new_start() {
         let dir = fixture();
-        let mut r = TaskReader::new(
-            FsRoot::recorded(dir.path()),
-            Box::new(FakePerf::new()),
-            host(),
-        );
+        let mut r = recorded_reader(&dir);
         let old = TaskId {
             pid: 101,
             start_ticks: 510,
@@ -1263,7 +1255,7 @@ mod tests {
     fn stat_is_reread_only_when_the_task_has_run() {
         let dir = fixture();
         let fake = FakePerf::new();
-        let mut r = TaskReader::new(FsRoot::recorded(dir.path()), Box::new(fake.clone()), host());
+        let mut r = reader_with(&dir, &fake);
         let id = TaskId {
             pid: 100,
             start_ticks: 500,
@@ -1293,11 +1285,7 @@ mod tests {
     #[test]
     fn a_thread_whose_schedstat_did_not_move_gets_no_new_reading() {
         let dir = fixture();
-        let mut r = TaskReader::new(
-            FsRoot::recorded(dir.path()),
-            Box::new(FakePerf::new()),
-            host(),
-        );
+        let mut r = recorded_reader(&dir);
         let id = TaskId {
             pid: 100,
             start_ticks: 500,
@@ -1324,11 +1312,7 @@ mod tests {
     #[test]
     fn a_process_is_listed_again_only_when_its_thread_count_changes() {
         let dir = fixture();
-        let mut r = TaskReader::new(
-            FsRoot::recorded(dir.path()),
-            Box::new(FakePerf::new()),
-            host(),
-        );
+        let mut r = recorded_reader(&dir);
         let tids = |ids: Vec<TaskId>| ids.iter().map(|t| t.pid).collect::<Vec<_>>();
         assert_eq!(tids(r.discover(100).unwrap()), vec![100, 101, 200]);
         // A thread the count does not announce is not looked for...
@@ -1357,7 +1341,7 @@ mod tests {
     fn first_read_counts_from_task_start_then_deltas() {
         let dir = fixture();
         let fake = FakePerf::new().without_pmu();
-        let mut r = TaskReader::new(FsRoot::recorded(dir.path()), Box::new(fake.clone()), host());
+        let mut r = reader_with(&dir, &fake);
         let id = TaskId {
             pid: 101,
             start_ticks: 510,
@@ -1415,7 +1399,7 @@ mod tests {
     fn hardware_counters_are_scaled_for_multiplexing() {
         let dir = fixture();
         let fake = FakePerf::new();
-        let mut r = TaskReader::new(FsRoot::recorded(dir.path()), Box::new(fake.clone()), host());
+        let mut r = reader_with(&dir, &fake);
         assert!(r.availability().has(CounterKind::Instructions));
         let id = TaskId {
             pid: 100,
@@ -1612,7 +1596,7 @@ mod tests {
     fn a_reused_pid_is_gone_and_gone_tasks_close_their_groups() {
         let dir = fixture();
         let fake = FakePerf::new();
-        let mut r = TaskReader::new(FsRoot::recorded(dir.path()), Box::new(fake.clone()), host());
+        let mut r = reader_with(&dir, &fake);
         let stale = TaskId {
             pid: 101,
             start_ticks: 509,
@@ -1646,7 +1630,7 @@ mod tests {
     fn a_task_that_exits_while_its_counters_open_is_gone() {
         let dir = fixture();
         let fake = FakePerf::new();
-        let mut r = TaskReader::new(FsRoot::recorded(dir.path()), Box::new(fake.clone()), host());
+        let mut r = reader_with(&dir, &fake);
         fake.exit(200);
         let id = TaskId {
             pid: 200,
@@ -1662,11 +1646,7 @@ mod tests {
     fn unreadable_files_are_errors_not_gone() {
         let dir = fixture();
         std::fs::write(dir.path().join("proc/100/task/100/schedstat"), "garbage\n").unwrap();
-        let mut r = TaskReader::new(
-            FsRoot::recorded(dir.path()),
-            Box::new(FakePerf::new()),
-            host(),
-        );
+        let mut r = recorded_reader(&dir);
         let obs = r.read(&[TaskId {
             pid: 100,
             start_ticks: 500,

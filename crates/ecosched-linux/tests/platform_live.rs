@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 use ecosched_linux::platform::{LinuxOptions, LinuxPlatform};
-use ecosched_model::{CpuId, CpuSet, Plan, Platform, TaskSample, TaskState};
+use ecosched_model::{CpuId, CpuSet, Plan, Platform, Snapshot, TaskSample, TaskState};
 use std::time::Duration;
 
 fn allowed_list(pid: u32) -> String {
@@ -90,6 +90,11 @@ fn options_in(state: &std::path::Path) -> LinuxOptions {
 
 fn platform_in(state: &std::path::Path) -> LinuxPlatform {
     LinuxPlatform::prepare(&options_in(state)).unwrap()
+}
+
+/// The tasks a snapshot reports as exited.
+fn exits(s: &Snapshot) -> impl Iterator<Item = &TaskSample> {
+    s.tasks.iter().filter(|t| t.state == TaskState::Exited)
 }
 
 /// A platform running `python3 -c script`.
@@ -190,22 +195,14 @@ fn state_stays_bounded_over_many_short_lived_children() {
     while !platform.finished() {
         platform.advance(Duration::from_millis(5)).unwrap();
         let s = platform.observe().unwrap();
-        exited += s
-            .tasks
-            .iter()
-            .filter(|t| t.state == TaskState::Exited)
-            .count();
+        exited += exits(&s).count();
         for (k, n) in platform.state_sizes() {
             let e = largest.entry(k).or_default();
             *e = (*e).max(n);
         }
     }
     let s = platform.observe().unwrap();
-    exited += s
-        .tasks
-        .iter()
-        .filter(|t| t.state == TaskState::Exited)
-        .count();
+    exited += exits(&s).count();
     // Enough children were seen for unbounded maps to show.
     assert!(exited >= 50, "only {exited} exits seen");
     for (k, n) in &largest {
@@ -298,18 +295,10 @@ fn sleeping_threads_are_reported_without_being_read() {
     while !platform.finished() {
         platform.advance(Duration::from_millis(100)).unwrap();
         let s = platform.observe().unwrap();
-        exited += s
-            .tasks
-            .iter()
-            .filter(|t| t.state == TaskState::Exited)
-            .count();
+        exited += exits(&s).count();
     }
     let s = platform.observe().unwrap();
-    exited += s
-        .tasks
-        .iter()
-        .filter(|t| t.state == TaskState::Exited)
-        .count();
+    exited += exits(&s).count();
     assert_eq!(exited, 21);
     platform.finish(false).unwrap();
 }
@@ -328,7 +317,7 @@ fn a_zombie_exit_is_reported_once() {
              time.sleep(2)\n\
              p.wait()\n",
     );
-    let mut exits: std::collections::BTreeMap<_, usize> = Default::default();
+    let mut exit_counts: std::collections::BTreeMap<_, usize> = Default::default();
     let mut seen = std::collections::BTreeSet::new();
     let mut seen_after_exit = Vec::new();
     let mut seen_sleep = false;
@@ -338,20 +327,20 @@ fn a_zombie_exit_is_reported_once() {
         for t in &s.tasks {
             seen.insert(t.id);
             seen_sleep |= t.name.starts_with("sleep");
-            if exits.contains_key(&t.id) {
+            if exit_counts.contains_key(&t.id) {
                 seen_after_exit.push(t.id);
             }
         }
-        for t in s.tasks.iter().filter(|t| t.state == TaskState::Exited) {
-            *exits.entry(t.id).or_default() += 1;
+        for t in exits(&s) {
+            *exit_counts.entry(t.id).or_default() += 1;
         }
         if platform.finished() {
             break;
         }
     }
     let s = platform.observe().unwrap();
-    for t in s.tasks.iter().filter(|t| t.state == TaskState::Exited) {
-        *exits.entry(t.id).or_default() += 1;
+    for t in exits(&s) {
+        *exit_counts.entry(t.id).or_default() += 1;
     }
     platform.finish(false).unwrap();
     assert!(seen_sleep, "the child was never seen");
@@ -359,10 +348,10 @@ fn a_zombie_exit_is_reported_once() {
     // machine lets us glimpse) exits exactly once, and is not reported after.
     assert!(seen.len() >= 2, "{seen:?}");
     assert_eq!(
-        exits.keys().copied().collect::<Vec<_>>(),
+        exit_counts.keys().copied().collect::<Vec<_>>(),
         seen.iter().copied().collect::<Vec<_>>()
     );
-    assert!(exits.values().all(|&n| n == 1), "{exits:?}");
+    assert!(exit_counts.values().all(|&n| n == 1), "{exit_counts:?}");
     assert!(seen_after_exit.is_empty(), "{seen_after_exit:?}");
 }
 
