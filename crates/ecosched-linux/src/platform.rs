@@ -1284,9 +1284,11 @@ impl Platform for LinuxPlatform {
             let Some(latest) = self.latest.get(&id) else {
                 continue;
             };
-            // A zombie's reading is its last sample: reported once.
-            let ends = exited.contains(&id) || latest.state == TaskState::Exited;
-            if ends {
+            // A zombie's reading is its last sample: reported once, and
+            // forgotten only when it vanishes.
+            let gone = exited.contains(&id);
+            let ends = gone || latest.state == TaskState::Exited;
+            if ends && !gone {
                 self.exit_reported.insert(id);
             }
             samples.push(TaskSample {
