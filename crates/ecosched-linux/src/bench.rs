@@ -32,8 +32,9 @@ pub const MAX_TASKS: usize = 10_000;
 
 /// Why `n` tasks cannot be benchmarked here, if they cannot: more than
 /// [`MAX_TASKS`], or more descriptors than the open-file limit allows
-/// (two `/proc` files and the perf events of each thread, after raising
-/// the soft limit to the hard one).
+/// (two `/proc` files and at most the three perf software events of each
+/// thread — one where `schedstat` counts the rest — after raising the
+/// soft limit to the hard one).
 pub fn check_tasks(n: usize) -> Result<(), String> {
     if n == 0 {
         return Err("--tasks must be at least 1".into());
@@ -48,7 +49,7 @@ pub fn check_tasks(n: usize) -> Result<(), String> {
     let needed = n as u64 * per_task + 64;
     if needed > limit.now {
         return Err(format!(
-            "--tasks {n} needs about {needed} open files ({per_task} per thread) but the hard limit (ulimit -Hn) is {}; raise it or observe at most {} tasks",
+            "--tasks {n} needs up to {needed} open files ({per_task} per thread) but the hard limit (ulimit -Hn) is {}; raise it or observe at most {} tasks",
             limit.now,
             limit.now.saturating_sub(64) / per_task
         ));

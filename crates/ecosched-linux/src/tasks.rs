@@ -12,10 +12,10 @@
 //! for (reads fail with `ESRCH` after it exits), so later reads cannot
 //! drift to a new task with the same PID — and re-reading an open file with
 //! `pread` costs a fraction of opening it again (see the `observe`
-//! benchmark). `status`, read once per task where perf counts context
-//! switches, is opened, read and closed, right after the held `schedstat`
-//! proved the task still there: a thread costs two `/proc` descriptors
-//! and its perf events, not three and its events.
+//! benchmark). `status`, read only where nothing cheaper gives its
+//! answer (see [`Tracked::sample`]), is opened, read and closed, right
+//! after the held `schedstat` proved the task still there: a thread costs
+//! two `/proc` descriptors and its perf events, not three and its events.
 //!
 //! Threads are read under `/proc/<tgid>/task/<tid>/`, not `/proc/<tid>/`:
 //! the latter is the thread-group view, whose `stat` sums over every thread
@@ -138,8 +138,15 @@ pub struct Observation {
 struct ProcFile {
     path: PathBuf,
     file: Option<File>,
-    buf: Vec<u8>,
 }
+
+/// Bytes read onto the stack before falling back to the heap: enough for
+/// the files read at every observation (a `stat` line is about 300 bytes,
+/// `schedstat` 30), not for `status` (about 1.5 KiB, read on a task's
+/// first reading only, and then twice). A buffer per file (two per
+/// thread) spread thousands of buffers over memory, each read into a
+/// cold one; this one stays in the cache, and is small to clear.
+const STACK_READ: usize = 1024;
 
 impl ProcFile {
     fn open(root: &FsRoot, rel: &str, pid: u32) -> Result<ProcFile, LinuxError> {
@@ -148,7 +155,6 @@ impl ProcFile {
             Ok(file) => Ok(ProcFile {
                 path,
                 file: Some(file),
-                buf: Vec::new(),
             }),
             Err(e) => Err(io_error(path, e, pid)),
         }
@@ -159,14 +165,15 @@ impl ProcFile {
         ProcFile {
             path: root.path(rel),
             file: None,
-            buf: Vec::new(),
         }
     }
 
     /// Re-read the whole file and parse it; a parse failure names the file.
     /// A short read is the end: `/proc` files are generated whole on each
     /// read from offset 0 (seq_file), so no second `pread` is needed to
-    /// see end-of-file.
+    /// see end-of-file. A file that fills the buffer is read again from
+    /// the start into one twice as large, never continued at an offset,
+    /// which could join two generations of its text.
     fn parse<T>(
         &mut self,
         pid: u32,
@@ -180,24 +187,65 @@ impl ProcFile {
                 &opened
             }
         };
-        let mut filled = 0;
+        let mut stack = [0u8; STACK_READ];
+        let n = self.read_start(file, &mut stack, pid)?;
+        if n < stack.len() {
+            return self.parse_bytes(&stack[..n], parse);
+        }
+        let mut heap = vec![0u8; 2 * STACK_READ];
         loop {
-            if self.buf.len() < filled + 4096 {
-                self.buf.resize(filled + 4096, 0);
+            let n = self.read_start(file, &mut heap, pid)?;
+            if n < heap.len() {
+                return self.parse_bytes(&heap[..n], parse);
             }
-            match file.read_at(&mut self.buf[filled..], filled as u64) {
-                Ok(n) => {
-                    filled += n;
-                    if filled < self.buf.len() {
-                        break;
-                    }
-                }
+            heap.resize(2 * heap.len(), 0);
+        }
+    }
+
+    /// One `pread` from offset 0; the bytes read.
+    fn read_start(&self, file: &File, buf: &mut [u8], pid: u32) -> Result<usize, LinuxError> {
+        loop {
+            match file.read_at(buf, 0) {
+                Ok(n) => return Ok(n),
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 Err(e) => return Err(io_error(self.path.clone(), e, pid)),
             }
         }
-        let text = String::from_utf8_lossy(&self.buf[..filled]);
+    }
+
+    fn parse_bytes<T>(
+        &self,
+        bytes: &[u8],
+        parse: impl Fn(&str) -> Result<T, procfs::ProcParseError>,
+    ) -> Result<T, LinuxError> {
+        // `from_utf8` first: `from_utf8_lossy` walks the text in chunks and
+        // was a tenth of a busy thread's user-space cost; only a command
+        // name can hold bytes that are not UTF-8.
+        let text = match std::str::from_utf8(bytes) {
+            Ok(text) => std::borrow::Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(bytes),
+        };
         parse(&text).map_err(|e| LinuxError::parse(&self.path, &text, e.reason))
+    }
+}
+
+/// A task's `/proc` file, read whole; the task is [`LinuxError::Gone`] when
+/// the file is absent or the task exited between the open and the read.
+fn read_task_file(root: &FsRoot, rel: &str, what: &str, pid: u32) -> Result<String, LinuxError> {
+    root.read(rel, what).map_err(|e| match e {
+        LinuxError::Absent { .. } => LinuxError::Gone { pid },
+        e => gone_if_exited(e, pid),
+    })
+}
+
+/// `ESRCH` reading a task's file: it exited after the file was opened
+/// (seen in a walk of `/proc` while other processes exit).
+fn gone_if_exited(e: LinuxError, pid: u32) -> LinuxError {
+    match e {
+        LinuxError::Io { source, .. } if source.raw_os_error() == Some(nix::libc::ESRCH) => {
+            LinuxError::Gone { pid }
+        }
+        e => e,
     }
 }
 
@@ -218,27 +266,36 @@ struct OpenGroup {
 }
 
 impl OpenGroup {
-    /// Scaled deltas per event since the previous read (all `None` the first
-    /// time or when the read fails).
-    fn deltas(&mut self) -> Vec<(Event, Option<u64>)> {
+    /// Hand `each` the scaled delta of every event since the previous
+    /// read (all `None` the first time or when the read fails). A
+    /// callback, not a `Vec`: this runs for every thread that ran.
+    fn deltas(&mut self, mut each: impl FnMut(Event, Option<u64>)) {
         let now = self.group.read().ok();
-        let out = self
-            .events
-            .iter()
-            .enumerate()
-            .map(|(i, e)| {
-                let d = match (&self.prev, &now) {
-                    (Some(p), Some(n)) => scaled_delta(p, n, i),
-                    _ => None,
-                };
-                (*e, d)
-            })
-            .collect();
+        for (i, e) in self.events.iter().enumerate() {
+            let d = match (&self.prev, &now) {
+                (Some(p), Some(n)) => scaled_delta(p, n, i),
+                _ => None,
+            };
+            each(*e, d);
+        }
         if now.is_some() {
             self.prev = now;
         }
-        out
     }
+}
+
+/// What a read of one task may skip and how it asks for allowed CPUs:
+/// the reader's settings at the time of the read.
+#[derive(Debug, Clone, Copy)]
+struct HowToRead {
+    /// The root is this machine's `/`, so `sched_getaffinity` answers for it.
+    live_affinity: bool,
+    /// The reader's affinity epoch ([`TaskReader::affinity_changed`]).
+    affinity_epoch: u64,
+    /// CPU numbers an affinity mask can use here.
+    cpu_bits: usize,
+    /// A task whose `schedstat` has not moved gets no new reading.
+    skip_unchanged: bool,
 }
 
 /// Everything kept about a task between reads.
@@ -256,10 +313,18 @@ struct Tracked {
     /// The last allowed CPUs read and the reader's affinity epoch then,
     /// reused while the task does not run and nothing was re-pinned.
     last_allowed: Option<(CpuSet, u64)>,
+    /// Readings since the allowed CPUs were last asked for.
+    allowed_age: u32,
     /// No reading has been returned yet.
     first: bool,
+    /// The reader's [`TaskReader::generation`] when it was last asked for.
+    asked: u64,
     groups: Vec<OpenGroup>,
 }
+
+/// Readings of a task that ran, on a CPU of the set it was allowed, that
+/// reuse that set before it is asked for again ([`Tracked::sample`]).
+pub const AFFINITY_RECHECK: u32 = 4;
 
 /// The CPUs thread `tid` may run on, from `sched_getaffinity(2)`, looking
 /// at the first `cpu_bits` CPUs only (those the kernel can have: testing
@@ -318,22 +383,23 @@ impl Tracked {
     ///   are its perf groups, which count only while it runs. Only
     ///   an outside `renice` or rename of a task that stays asleep shows up
     ///   late, when it next runs.
-    /// - With `live_affinity` (the root is this machine) and perf counting
-    ///   context switches, `status` is read only the first time; the
-    ///   allowed CPUs come from `sched_getaffinity(2)`, a tenth of the cost,
-    ///   and only for a task that ran since the last read.
+    /// - With `live_affinity` (the root is this machine) the allowed CPUs
+    ///   come from `sched_getaffinity(2)`, a tenth of `status`'s cost, and
+    ///   only for a task that ran since the last read. The context
+    ///   switches come from `schedstat`'s timeslices, or without it from
+    ///   perf; `status` is read for them only where neither counts them
+    ///   (and on the first read, before perf has a baseline).
     ///
     /// The held `schedstat`/`stat` file read first fails with `ESRCH` once
     /// the task is gone, so the TID still names this task for the reads
     /// by TID that follow.
-    fn sample(
-        &mut self,
-        id: TaskId,
-        live_affinity: bool,
-        affinity_epoch: u64,
-        cpu_bits: usize,
-        skip_unchanged: bool,
-    ) -> Result<Option<TaskReading>, LinuxError> {
+    fn sample(&mut self, id: TaskId, how: HowToRead) -> Result<Option<TaskReading>, LinuxError> {
+        let HowToRead {
+            live_affinity,
+            affinity_epoch,
+            cpu_bits,
+            skip_unchanged,
+        } = how;
         let sched = match &mut self.schedstat {
             Some(f) => Some(f.parse(id.pid, procfs::schedstat::parse)?),
             None => None,
@@ -369,13 +435,21 @@ impl Tracked {
             .groups
             .iter()
             .any(|g| g.prev.is_some() && g.events.contains(&Event::ContextSwitches));
-        let status: Option<Status> = if self.first || !live_affinity || !perf_switches {
+        // `status` only for what nothing cheaper gives: the allowed CPUs
+        // off this machine (a recorded root), and the switch counts where
+        // neither `schedstat` nor perf counts them (on the first read
+        // too, where perf has no baseline yet).
+        let status_switches = sched.is_none() && (self.first || !perf_switches);
+        let status: Option<Status> = if status_switches || !live_affinity {
             Some(self.status.parse(id.pid, procfs::status::parse)?)
         } else {
             None
         };
         let allowed = match status.as_ref().map(|s| s.cpus_allowed.clone()) {
-            Some(Some(set)) => set,
+            Some(Some(set)) => {
+                self.allowed_age = 0;
+                set
+            }
             Some(None) => {
                 return Err(LinuxError::parse(
                     &self.status.path,
@@ -383,14 +457,28 @@ impl Tracked {
                     "no Cpus_allowed_list line",
                 ))
             }
-            // A task that has not run since the last read, and was not
-            // re-pinned by ecosched since ([`TaskReader::affinity_changed`]),
-            // is not asked again (half of an idle task's cost): only a
-            // change made by someone else while it sleeps shows late, when
-            // it next runs.
+            // The set last read stands while ecosched has not re-pinned
+            // anything since ([`TaskReader::affinity_changed`]) and the
+            // task has not run (half of an idle task's cost), or has run
+            // only on a CPU of that set and was asked within the last
+            // [`AFFINITY_RECHECK`] readings (about 7 % of a busy one's).
+            // So a change made by someone else shows at once when the
+            // task runs outside its old set, else within that many
+            // readings — or, for a task asleep, when it next runs.
             None => match &self.last_allowed {
-                Some((last, epoch)) if idle && *epoch == affinity_epoch => last.clone(),
-                _ => affinity(id.pid, cpu_bits)?,
+                Some((last, epoch))
+                    if *epoch == affinity_epoch
+                        && (idle
+                            || (self.allowed_age < AFFINITY_RECHECK
+                                && last.contains(CpuId(stat.processor)))) =>
+                {
+                    self.allowed_age += 1;
+                    last.clone()
+                }
+                _ => {
+                    self.allowed_age = 0;
+                    affinity(id.pid, cpu_bits)?
+                }
             },
         };
         self.last_allowed = Some((allowed.clone(), affinity_epoch));
@@ -404,43 +492,50 @@ impl Tracked {
             });
             counters.on_cpu_ns = now.on_cpu_ns.checked_sub(base.on_cpu_ns);
             counters.runqueue_wait_ns = now.runqueue_wait_ns.checked_sub(base.runqueue_wait_ns);
+            // Every switch out of a task is followed by a switch in (a
+            // timeslice), so the two counts differ by at most the one in
+            // progress.
+            counters.context_switches = now.timeslices.checked_sub(base.timeslices);
             self.prev_sched = Some(now);
+        } else {
+            // A status delta needs the previous read to have read status
+            // too; the first read counts from the task's start.
+            let switches = status.as_ref().and_then(Status::context_switches);
+            counters.context_switches = match (switches, self.prev_switches) {
+                (Some(now), Some(prev)) => now.checked_sub(prev),
+                (Some(now), None) if self.first => Some(now),
+                _ => None,
+            };
+            self.prev_switches = switches;
         }
-        // A status delta needs the previous read to have read status too;
-        // the first read counts from the task's start.
-        let switches = status.as_ref().and_then(Status::context_switches);
-        counters.context_switches = match (switches, self.prev_switches) {
-            (Some(now), Some(prev)) => now.checked_sub(prev),
-            (Some(now), None) if self.first => Some(now),
-            _ => None,
-        };
-        self.prev_switches = switches;
         self.first = false;
 
         let mut task_clock_ns = None;
+        let mut count = |event: Event, delta: Option<u64>| {
+            let Some(delta) = delta else { return };
+            match event {
+                Event::TaskClock => task_clock_ns = Some(delta),
+                Event::ContextSwitches => counters.context_switches = Some(delta),
+                Event::CpuMigrations => counters.migrations = Some(delta),
+                Event::Instructions => counters.instructions = Some(delta),
+                Event::Cycles => counters.cycles = Some(delta),
+                Event::LlcReferences => counters.llc_references = Some(delta),
+                Event::LlcMisses => counters.llc_misses = Some(delta),
+                Event::L1dReferences => counters.l1d_references = Some(delta),
+                Event::L1dMisses => counters.l1d_misses = Some(delta),
+                Event::Raw { kind, .. } => counters.set(kind, Some(delta)),
+            }
+        };
         for group in &mut self.groups {
             // A task that has not run counted nothing: no need to read its
             // group (the baseline stays, so a migration at wake-up, before
             // it first runs, lands in the interval in which it runs).
-            let deltas = if idle && group.prev.is_some() {
-                group.events.iter().map(|e| (*e, Some(0))).collect()
-            } else {
-                group.deltas()
-            };
-            for (event, delta) in deltas {
-                let Some(delta) = delta else { continue };
-                match event {
-                    Event::TaskClock => task_clock_ns = Some(delta),
-                    Event::ContextSwitches => counters.context_switches = Some(delta),
-                    Event::CpuMigrations => counters.migrations = Some(delta),
-                    Event::Instructions => counters.instructions = Some(delta),
-                    Event::Cycles => counters.cycles = Some(delta),
-                    Event::LlcReferences => counters.llc_references = Some(delta),
-                    Event::LlcMisses => counters.llc_misses = Some(delta),
-                    Event::L1dReferences => counters.l1d_references = Some(delta),
-                    Event::L1dMisses => counters.l1d_misses = Some(delta),
-                    Event::Raw { kind, .. } => counters.set(kind, Some(delta)),
+            if idle && group.prev.is_some() {
+                for e in &group.events {
+                    count(*e, Some(0));
                 }
+            } else {
+                group.deltas(&mut count);
             }
         }
 
@@ -557,6 +652,12 @@ pub struct TaskReader {
     hardware_groups: Vec<Vec<Event>>,
     availability: CounterAvailability,
     has_schedstat: bool,
+    /// The software events each task's perf group counts: those `/proc`
+    /// does not already give. With `schedstat`, its on-CPU time is the
+    /// task clock and its timeslice count the context switches (each
+    /// switch out is followed by one in), so only the migrations are left;
+    /// every event dropped is a third less of a busy thread's group read.
+    software: Vec<Event>,
     /// The root is this machine's `/`, so `sched_getaffinity` answers for it.
     live_affinity: bool,
     /// How many CPU numbers an affinity mask can use here (the highest
@@ -566,6 +667,9 @@ pub struct TaskReader {
     /// allowed set read before is reused.
     affinity_epoch: u64,
     tracked: HashMap<TaskId, Tracked>,
+    /// Counts reads; each tracked task keeps the count of the last read
+    /// that asked for it.
+    generation: u64,
     /// Processes found by earlier discoveries (pid → start ticks): they stay
     /// members after their parent exits and they are re-parented away.
     members: BTreeMap<u32, u64>,
@@ -634,6 +738,11 @@ impl TaskReader {
         // `status` always has the voluntary/involuntary switch counts.
         availability.add(CounterKind::ContextSwitches);
         let hardware_groups = hardware_groups(&events, &raw, pmu.as_ref(), None);
+        let software = events
+            .usable(&Event::SOFTWARE)
+            .into_iter()
+            .filter(|e| !has_schedstat || !matches!(e, Event::TaskClock | Event::ContextSwitches))
+            .collect();
         TaskReader {
             root,
             backend,
@@ -644,10 +753,12 @@ impl TaskReader {
             hardware_groups,
             availability,
             has_schedstat,
+            software,
             live_affinity,
             cpu_bits,
             affinity_epoch: 0,
             tracked: HashMap::new(),
+            generation: 0,
             members: BTreeMap::new(),
             tgids: HashMap::new(),
             threads: HashMap::new(),
@@ -712,13 +823,9 @@ impl TaskReader {
             Ok(t) => t,
             Err(LinuxError::Absent { .. }) => {
                 rel = format!("proc/{pid}/stat");
-                match self.root.read(&rel, "process") {
-                    Ok(t) => t,
-                    Err(LinuxError::Absent { .. }) => return Err(LinuxError::Gone { pid }),
-                    Err(e) => return Err(e),
-                }
+                read_task_file(&self.root, &rel, "process", pid)?
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(gone_if_exited(e, pid)),
         };
         procfs::stat::parse(&text)
             .map_err(|e| LinuxError::parse(&self.root.path(&rel), &text, e.reason))
@@ -882,11 +989,7 @@ impl TaskReader {
 
     fn thread_start(&self, tgid: u32, tid: u32) -> Result<u64, LinuxError> {
         let rel = format!("proc/{tgid}/task/{tid}/stat");
-        let text = match self.root.read(&rel, "thread") {
-            Ok(t) => t,
-            Err(LinuxError::Absent { .. }) => return Err(LinuxError::Gone { pid: tid }),
-            Err(e) => return Err(e),
-        };
+        let text = read_task_file(&self.root, &rel, "thread", tid)?;
         procfs::stat::parse(&text)
             .map(|s| s.start_ticks)
             .map_err(|e| LinuxError::parse(&self.root.path(&rel), &text, e.reason))
@@ -973,13 +1076,14 @@ impl TaskReader {
             prev_switches: None,
             last_stat: None,
             last_allowed: None,
+            allowed_age: 0,
             first: true,
+            asked: 0,
             groups: Vec::new(),
         };
         // Identity first: a reused PID is never counted.
         tracked.stat(id)?;
-        let software = self.events.usable(&Event::SOFTWARE);
-        for events in std::iter::once(&software).chain(&self.hardware_groups) {
+        for events in std::iter::once(&self.software).chain(&self.hardware_groups) {
             let events = events.clone();
             if events.is_empty() {
                 continue;
@@ -1022,34 +1126,34 @@ impl TaskReader {
         id: TaskId,
         skip_unchanged: bool,
     ) -> Result<Option<TaskReading>, LinuxError> {
-        if !self.tracked.contains_key(&id) {
-            let events: usize = self.hardware_groups.iter().map(Vec::len).sum::<usize>()
-                + self.events.usable(&Event::SOFTWARE).len();
-            let need = 2 + events as u64;
-            if self.fds_held + need > self.fd_budget {
-                return Err(LinuxError::Io {
-                    path: PathBuf::from("RLIMIT_NOFILE"),
-                    source: std::io::Error::other(format!(
-                        "out of file descriptors: {} held for {} observed threads, {FD_RESERVE} kept for the rest; raise the open-file limit (ulimit -Hn)",
-                        self.fds_held,
-                        self.tracked.len()
-                    )),
-                });
-            }
-            let t = self.track(id)?;
-            self.fds_held += t.descriptors();
-            self.tracked.insert(id, t);
+        let how = HowToRead {
+            live_affinity: self.live_affinity,
+            affinity_epoch: self.affinity_epoch,
+            cpu_bits: self.cpu_bits,
+            skip_unchanged,
+        };
+        // One hash lookup for a tracked task (every task but new ones).
+        if let Some(t) = self.tracked.get_mut(&id) {
+            t.asked = self.generation;
+            return t.sample(id, how);
         }
-        match self.tracked.get_mut(&id) {
-            Some(t) => t.sample(
-                id,
-                self.live_affinity,
-                self.affinity_epoch,
-                self.cpu_bits,
-                skip_unchanged,
-            ),
-            None => Err(LinuxError::Gone { pid: id.pid }),
+        let events: usize =
+            self.hardware_groups.iter().map(Vec::len).sum::<usize>() + self.software.len();
+        let need = 2 + events as u64;
+        if self.fds_held + need > self.fd_budget {
+            return Err(LinuxError::Io {
+                path: PathBuf::from("RLIMIT_NOFILE"),
+                source: std::io::Error::other(format!(
+                    "out of file descriptors: {} held for {} observed threads, {FD_RESERVE} kept for the rest; raise the open-file limit (ulimit -Hn)",
+                    self.fds_held,
+                    self.tracked.len()
+                )),
+            });
         }
+        let mut t = self.track(id)?;
+        t.asked = self.generation;
+        self.fds_held += t.descriptors();
+        self.tracked.entry(id).or_insert(t).sample(id, how)
     }
 
     /// [`TaskReader::read`], but a task whose `schedstat` has not moved
@@ -1072,21 +1176,7 @@ impl TaskReader {
 
     fn read_with(&mut self, tasks: &[TaskId], skip_unchanged: bool) -> Observation {
         let mut out = Observation::default();
-        let wanted: BTreeSet<TaskId> = tasks.iter().copied().collect();
-        let dropped: Vec<TaskId> = self
-            .tracked
-            .keys()
-            .filter(|id| !wanted.contains(id))
-            .copied()
-            .collect();
-        for id in dropped {
-            if let Some(mut t) = self.untrack(id) {
-                if matches!(t.stat(id), Err(LinuxError::Gone { .. })) {
-                    self.forget(id);
-                    out.gone.push(id);
-                }
-            }
-        }
+        self.generation = self.generation.wrapping_add(1);
         for &id in tasks {
             match self.read_one(id, skip_unchanged) {
                 Ok(Some(r)) => out.tasks.push(r),
@@ -1096,6 +1186,27 @@ impl TaskReader {
                     out.gone.push(id);
                 }
                 Err(e) => out.errors.push((id, e)),
+            }
+        }
+        // Tracked tasks not asked for this time (their process left the
+        // group, say) are found by the mark each read leaves, in one pass
+        // with no lookups (building a set of the asked tasks and looking
+        // every tracked one up in it was a few percent of a read). Their
+        // descriptors are freed only now, so at the open-file limit a
+        // newcomer may wait one read for them.
+        let generation = self.generation;
+        let dropped: Vec<TaskId> = self
+            .tracked
+            .iter()
+            .filter(|(_, t)| t.asked != generation)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in dropped {
+            if let Some(mut t) = self.untrack(id) {
+                if matches!(t.stat(id), Err(LinuxError::Gone { .. })) {
+                    self.forget(id);
+                    out.gone.push(id);
+                }
             }
         }
         out
@@ -1252,6 +1363,28 @@ mod tests {
     }
 
     #[test]
+    fn a_file_larger_than_the_stack_buffer_is_read_whole() {
+        let dir = fixture();
+        let status = dir.path().join("proc/100/task/101/status");
+        let text = std::fs::read_to_string(&status).unwrap();
+        // Past the stack buffer and past the first heap buffer, with the
+        // line the reading needs at the end.
+        let padding = format!("Padding:\t{}\n", "x".repeat(3 * STACK_READ));
+        let long = text.replacen("Cpus_allowed_list:\t0-3\n", "", 1)
+            + &padding
+            + "Cpus_allowed_list:\t1-2\n";
+        std::fs::write(&status, long).unwrap();
+        let mut r = recorded_reader(&dir);
+        let id = TaskId {
+            pid: 101,
+            start_ticks: 510,
+        };
+        let obs = r.read(&[id]);
+        assert!(obs.errors.is_empty(), "{:?}", obs.errors);
+        assert_eq!(obs.tasks[0].allowed.to_list(), "1-2");
+    }
+
+    #[test]
     fn stat_is_reread_only_when_the_task_has_run() {
         let dir = fixture();
         let fake = FakePerf::new();
@@ -1369,7 +1502,11 @@ mod tests {
         assert_eq!(t.allowed.to_list(), "0-3");
         assert_eq!(t.counters.on_cpu_ns, Some(1000));
         assert_eq!(t.counters.runqueue_wait_ns, Some(200));
-        assert_eq!(t.counters.context_switches, Some(11));
+        assert_eq!(
+            t.counters.context_switches,
+            Some(3),
+            "schedstat's timeslices, not status's 11"
+        );
         assert_eq!(t.counters.migrations, None, "perf has no baseline yet");
         assert_eq!(t.counters.instructions, None, "no PMU");
 
@@ -1385,14 +1522,46 @@ mod tests {
         let t = r.read(&[id]).tasks.remove(0);
         assert_eq!(t.counters.on_cpu_ns, Some(3000));
         assert_eq!(t.counters.runqueue_wait_ns, Some(500));
+        assert_eq!(t.counters.context_switches, Some(6), "timeslices 3 → 9");
+        assert_eq!(t.counters.migrations, Some(2));
+        assert_eq!(
+            t.task_clock_ns, None,
+            "schedstat's on-CPU time is the task clock: not opened"
+        );
+        assert_eq!(t.counters.cycles, None);
+        assert_eq!(fake.open_groups(101), 1, "one group: the migrations");
+    }
+
+    #[test]
+    fn without_schedstat_perf_counts_the_switches_and_the_task_clock() {
+        let dir = fixture();
+        for rel in [
+            "proc/1/schedstat",
+            "proc/100/task/100/schedstat",
+            "proc/100/task/101/schedstat",
+            "proc/200/task/200/schedstat",
+        ] {
+            std::fs::remove_file(dir.path().join(rel)).unwrap();
+        }
+        let fake = FakePerf::new().without_pmu();
+        let mut r = reader_with(&dir, &fake);
+        let id = TaskId {
+            pid: 101,
+            start_ticks: 510,
+        };
+        let t = r.read(&[id]).tasks.remove(0);
+        assert_eq!(t.counters.on_cpu_ns, None);
         assert_eq!(
             t.counters.context_switches,
-            Some(5),
-            "perf wins over status"
+            Some(11),
+            "status, from the task's start: perf has no baseline yet"
         );
-        assert_eq!(t.counters.migrations, Some(2));
+        fake.add(101, Event::ContextSwitches, 5);
+        fake.add(101, Event::TaskClock, 3000);
+        fake.advance(101, 3000, 0);
+        let t = r.read(&[id]).tasks.remove(0);
+        assert_eq!(t.counters.context_switches, Some(5), "perf, not status");
         assert_eq!(t.task_clock_ns, Some(3000));
-        assert_eq!(t.counters.cycles, None);
     }
 
     #[test]
@@ -1640,6 +1809,25 @@ mod tests {
         assert_eq!(obs.gone, vec![id]);
         assert!(obs.errors.is_empty() && obs.tasks.is_empty());
         assert_eq!((r.tracked(), fake.open_groups(200)), (0, 0));
+    }
+
+    #[test]
+    fn a_task_that_exits_between_open_and_read_is_gone() {
+        // What a walk of `/proc` meets while other processes exit: the
+        // file opened, then the read answered ESRCH.
+        let exited = LinuxError::Io {
+            path: PathBuf::from("/proc/7/task/7/stat"),
+            source: std::io::Error::from_raw_os_error(nix::libc::ESRCH),
+        };
+        assert!(matches!(
+            gone_if_exited(exited, 7),
+            LinuxError::Gone { pid: 7 }
+        ));
+        let other = LinuxError::Io {
+            path: PathBuf::from("/proc/7/task/7/stat"),
+            source: std::io::Error::from_raw_os_error(nix::libc::EIO),
+        };
+        assert!(matches!(gone_if_exited(other, 7), LinuxError::Io { .. }));
     }
 
     #[test]

@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used)]
 
 use ecosched_linux::perf::{Event, SystemPerf};
-use ecosched_linux::tasks::{HostFacts, TaskReader};
+use ecosched_linux::tasks::{HostFacts, TaskReader, AFFINITY_RECHECK};
 use ecosched_linux::FsRoot;
 use ecosched_model::{CounterKind, TaskId, TaskState};
 use std::process::{Child, Command};
@@ -226,8 +226,10 @@ fn a_busy_thread_accumulates_on_cpu_time_and_software_counters() {
     let on_cpu = second.counters.on_cpu_ns.unwrap();
     // Two cores shared with other work: at least a quarter of the wall time.
     assert!(on_cpu > 100_000_000, "on-CPU {on_cpu} ns in 400 ms");
-    let task_clock = second.task_clock_ns.unwrap();
-    assert!(task_clock > 100_000_000, "task-clock {task_clock} ns");
+    assert_eq!(
+        second.task_clock_ns, None,
+        "with schedstat its on-CPU time is the task clock: perf does not count it again"
+    );
     assert!(second.counters.context_switches.is_some());
     assert!(second.counters.migrations.is_some());
     assert!(second.counters.runqueue_wait_ns.is_some());
@@ -336,37 +338,109 @@ fn the_observation_cost_measurement_reads_every_task() {
     }
 }
 
-#[test]
-fn the_allowed_cpus_follow_an_affinity_change_between_reads() {
-    let (tx, rx) = mpsc::channel();
-    let (poke_tx, poke_rx) = mpsc::channel::<bool>();
-    // The worker answers each poke, so it runs between the reads below: a
-    // change made by someone else while a task sleeps shows only once it
-    // runs again (see `TaskReader`), and a test that leaves the worker
-    // asleep would depend on where it happened to block.
-    let worker = std::thread::spawn(move || {
-        tx.send(gettid()).unwrap();
-        while poke_rx.recv().unwrap() {
+/// A thread that runs once per poke (so it runs between the reads of a
+/// test: a change made by someone else while a task sleeps shows only
+/// once it runs again, see `TaskReader`), and its thread ID.
+struct Poked {
+    poke: mpsc::Sender<bool>,
+    ran: mpsc::Receiver<u32>,
+    worker: Option<std::thread::JoinHandle<()>>,
+    tid: u32,
+}
+
+impl Poked {
+    fn start() -> Poked {
+        let (tx, ran) = mpsc::channel();
+        let (poke, poked) = mpsc::channel::<bool>();
+        let worker = std::thread::spawn(move || {
             tx.send(gettid()).unwrap();
+            while poked.recv().unwrap_or(false) {
+                tx.send(gettid()).unwrap();
+            }
+        });
+        let tid = ran.recv().unwrap();
+        Poked {
+            poke,
+            ran,
+            worker: Some(worker),
+            tid,
         }
-    });
-    let tid = rx.recv().unwrap();
-    let mut r = reader();
-    let id = own_thread(&mut r, tid);
-    let before = r.read(&[id]).tasks.remove(0).allowed;
-    let mut only_first = nix::sched::CpuSet::new();
-    let first = before.first().unwrap();
-    only_first.set(first.0 as usize).unwrap();
-    let pid = nix::unistd::Pid::from_raw(i32::try_from(tid).unwrap());
-    nix::sched::sched_setaffinity(pid, &only_first).unwrap();
-    // Later reads skip `status` here (perf counts the switches); the set
-    // must still be the current one.
-    for _ in 0..2 {
-        poke_tx.send(true).unwrap();
-        rx.recv().unwrap();
-        let now = r.read(&[id]).tasks.remove(0).allowed;
-        assert_eq!(now.to_list(), first.0.to_string());
     }
-    poke_tx.send(false).unwrap();
-    worker.join().unwrap();
+
+    /// Make it run once, and wait until it has.
+    fn run_once(&self) {
+        self.poke.send(true).unwrap();
+        self.ran.recv().unwrap();
+    }
+
+    fn pin(&self, cpus: &[u32]) {
+        let mut set = nix::sched::CpuSet::new();
+        for &c in cpus {
+            set.set(c as usize).unwrap();
+        }
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(self.tid).unwrap());
+        nix::sched::sched_setaffinity(pid, &set).unwrap();
+    }
+}
+
+impl Drop for Poked {
+    fn drop(&mut self) {
+        let _ = self.poke.send(false);
+        if let Some(w) = self.worker.take() {
+            let _ = w.join();
+        }
+    }
+}
+
+#[test]
+fn a_narrowed_affinity_shows_within_the_recheck_readings() {
+    let worker = Poked::start();
+    let mut r = reader();
+    let id = own_thread(&mut r, worker.tid);
+    let before = r.read(&[id]).tasks.remove(0).allowed;
+    let first = before.first().unwrap();
+    worker.pin(&[first.0]);
+    // The worker now runs only on a CPU of its old set too, so its old
+    // set may stand for up to AFFINITY_RECHECK readings, never longer.
+    let mut seen = Vec::new();
+    for _ in 0..=AFFINITY_RECHECK {
+        worker.run_once();
+        seen.push(r.read(&[id]).tasks.remove(0).allowed.to_list());
+    }
+    let narrowed = first.0.to_string();
+    assert_eq!(seen.last().unwrap(), &narrowed, "{seen:?}");
+    let at = seen.iter().position(|s| *s == narrowed).unwrap();
+    assert!(
+        seen[at..].iter().all(|s| *s == narrowed)
+            && seen[..at].iter().all(|s| *s == before.to_list()),
+        "the old set, then the new one: {seen:?}"
+    );
+}
+
+#[test]
+fn a_task_running_outside_its_old_set_shows_its_new_set_at_once() {
+    let worker = Poked::start();
+    let mut r = reader();
+    let id = own_thread(&mut r, worker.tid);
+    let all = r.read(&[id]).tasks.remove(0).allowed;
+    let cpus: Vec<u32> = all.iter().map(|c| c.0).collect();
+    let [a, b, ..] = cpus[..] else {
+        eprintln!("skipped: one CPU allowed, nowhere to move to");
+        return;
+    };
+    worker.pin(&[a]);
+    worker.run_once();
+    // Asked again within the recheck readings (it may run on `a` inside
+    // its old set meanwhile).
+    for _ in 0..=AFFINITY_RECHECK {
+        worker.run_once();
+        if r.read(&[id]).tasks.remove(0).allowed.to_list() == a.to_string() {
+            break;
+        }
+    }
+    worker.pin(&[b]);
+    worker.run_once();
+    let t = r.read(&[id]).tasks.remove(0);
+    assert_eq!(t.cpu.0, b, "it ran on its new CPU");
+    assert_eq!(t.allowed.to_list(), b.to_string(), "seen at once");
 }

@@ -19,7 +19,7 @@ pub struct SchedStat {
 
 /// Parse the text of a `schedstat` file.
 pub fn parse(text: &str) -> Result<SchedStat, ProcParseError> {
-    let mut fields = text.split_whitespace();
+    let mut fields = text.split_ascii_whitespace();
     let parsed = SchedStat {
         on_cpu_ns: number(fields.next(), "on-CPU time (1)")?,
         runqueue_wait_ns: number(fields.next(), "run-queue wait (2)")?,

@@ -51,7 +51,10 @@ pub fn parse(text: &str) -> Result<Stat, ProcParseError> {
     // runs for every thread that ran at every read.
     let mut rest = [""; 37];
     let mut found = 0;
-    for (slot, field) in rest.iter_mut().zip(text[close + 1..].split_whitespace()) {
+    for (slot, field) in rest
+        .iter_mut()
+        .zip(text[close + 1..].split_ascii_whitespace())
+    {
         *slot = field;
         found += 1;
     }
