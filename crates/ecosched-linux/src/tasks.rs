@@ -266,11 +266,16 @@ struct OpenGroup {
 }
 
 impl OpenGroup {
-    /// Hand `each` the scaled delta of every event since the previous
-    /// read (all `None` the first time or when the read fails). A
-    /// callback, not a `Vec`: this runs for every thread that ran.
-    fn deltas(&mut self, mut each: impl FnMut(Event, Option<u64>)) {
-        let now = self.group.read().ok();
+    /// Read the group now (`None` when the read fails).
+    fn read(&mut self) -> Option<GroupReading> {
+        self.group.read().ok()
+    }
+
+    /// Hand `each` the scaled delta of every event from the previous
+    /// reading to `now` (all `None` the first time or when the read
+    /// failed), and keep `now` as the baseline. A callback, not a `Vec`:
+    /// this runs for every thread that ran.
+    fn deltas(&mut self, now: Option<GroupReading>, mut each: impl FnMut(Event, Option<u64>)) {
         for (i, e) in self.events.iter().enumerate() {
             let d = match (&self.prev, &now) {
                 (Some(p), Some(n)) => scaled_delta(p, n, i),
@@ -376,7 +381,16 @@ impl Tracked {
     /// measures each file: `status` costs twice `stat`, which costs three
     /// times `schedstat`):
     ///
-    /// - `schedstat` first. When it is unchanged since the previous read
+    /// - The first perf group first, where the task has one: the kernel
+    ///   advances a task's counter's enabled time only while the task is
+    ///   on a CPU, so an unchanged enabled time means it has not run, and
+    ///   nothing else is read (a single counter costs about half a
+    ///   `schedstat` read; most threads of most programs sleep, and in
+    ///   the daemon's soak these reads were half its CPU). Its one blind
+    ///   spot, shared with the activity cgroup: run-queue wait the kernel
+    ///   books without the task running (a queued task moved to another
+    ///   CPU) shows when the task next runs.
+    /// - Else `schedstat` first. When it is unchanged since the previous read
     ///   (same on-CPU time and timeslice count) the task has not run, so
     ///   `stat` is not re-read: its state, CPU and times cannot have moved,
     ///   since entering another state (stopped, exited) takes CPU time; nor
@@ -400,6 +414,26 @@ impl Tracked {
             cpu_bits,
             skip_unchanged,
         } = how;
+        let settled = skip_unchanged
+            && !self.first
+            && self.last_stat.is_some()
+            && self
+                .last_allowed
+                .as_ref()
+                .is_some_and(|(_, epoch)| *epoch == affinity_epoch);
+        // The first perf group's reading, when it showed the task ran.
+        let mut ran = None;
+        if settled {
+            if let Some(group) = self.groups.first_mut() {
+                let now = group.read();
+                match (&group.prev, now) {
+                    (Some(prev), Some(now)) if now.time_enabled_ns == prev.time_enabled_ns => {
+                        return Ok(None)
+                    }
+                    (_, now) => ran = now,
+                }
+            }
+        }
         let sched = match &mut self.schedstat {
             Some(f) => Some(f.parse(id.pid, procfs::schedstat::parse)?),
             None => None,
@@ -407,15 +441,7 @@ impl Tracked {
         // Not run, not waited, not re-pinned: the previous reading still
         // holds, and making a new one (its name, its CPU set) would cost
         // more than the `schedstat` read itself.
-        let unchanged = skip_unchanged
-            && !self.first
-            && sched.is_some()
-            && sched == self.prev_sched
-            && self.last_stat.is_some()
-            && self
-                .last_allowed
-                .as_ref()
-                .is_some_and(|(_, epoch)| *epoch == affinity_epoch);
+        let unchanged = settled && sched.is_some() && sched == self.prev_sched;
         if unchanged {
             return Ok(None);
         }
@@ -526,16 +552,18 @@ impl Tracked {
                 Event::Raw { kind, .. } => counters.set(kind, Some(delta)),
             }
         };
-        for group in &mut self.groups {
+        for (i, group) in self.groups.iter_mut().enumerate() {
+            let read_first = if i == 0 { ran.take() } else { None };
             // A task that has not run counted nothing: no need to read its
             // group (the baseline stays, so a migration at wake-up, before
             // it first runs, lands in the interval in which it runs).
-            if idle && group.prev.is_some() {
+            if idle && group.prev.is_some() && read_first.is_none() {
                 for e in &group.events {
                     count(*e, Some(0));
                 }
             } else {
-                group.deltas(&mut count);
+                let now = read_first.or_else(|| group.read());
+                group.deltas(now, &mut count);
             }
         }
 
@@ -1418,7 +1446,11 @@ mod tests {
     #[test]
     fn a_thread_whose_schedstat_did_not_move_gets_no_new_reading() {
         let dir = fixture();
-        let mut r = recorded_reader(&dir);
+        let no_perf = FakePerf::new().without_pmu();
+        for event in Event::SOFTWARE {
+            no_perf.set_unavailable(event, nix::libc::ENOENT);
+        }
+        let mut r = reader_with(&dir, &no_perf);
         let id = TaskId {
             pid: 100,
             start_ticks: 500,
@@ -1440,6 +1472,37 @@ mod tests {
         r.affinity_changed();
         assert_eq!(r.read_changed(&[id]).tasks.len(), 1);
         assert_eq!(r.read_changed(&[id]).unchanged, vec![id]);
+    }
+
+    #[test]
+    fn a_thread_whose_perf_time_did_not_move_is_not_read_further() {
+        let dir = fixture();
+        let fake = FakePerf::new().without_pmu();
+        let mut r = reader_with(&dir, &fake);
+        let id = TaskId {
+            pid: 100,
+            start_ticks: 500,
+        };
+        assert_eq!(r.read_changed(&[id]).tasks.len(), 1);
+        // Its wait moved (a queued task moved to another CPU books it), but
+        // its counter was not enabled for a moment (it did not run):
+        // nothing but the counter is read, so that shows when it runs.
+        let task = dir.path().join("proc/100/task/100");
+        let stat = std::fs::read_to_string(task.join("stat")).unwrap();
+        std::fs::write(task.join("stat"), stat.replacen(") S ", ") T ", 1)).unwrap();
+        std::fs::write(task.join("schedstat"), "1000 300 3\n").unwrap();
+        assert_eq!(r.read_changed(&[id]).unchanged, vec![id]);
+        // It ran: everything is read, the wait booked meanwhile included.
+        std::fs::write(task.join("schedstat"), "1500 300 4\n").unwrap();
+        fake.add(100, Event::CpuMigrations, 1);
+        fake.advance(100, 500, 0);
+        let t = r.read_changed(&[id]).tasks.remove(0);
+        assert_eq!(t.state, TaskState::Stopped);
+        assert_eq!(
+            (t.counters.on_cpu_ns, t.counters.runqueue_wait_ns),
+            (Some(500), Some(100))
+        );
+        assert_eq!(t.counters.migrations, Some(1));
     }
 
     #[test]
