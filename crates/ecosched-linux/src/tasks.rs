@@ -383,8 +383,8 @@ impl Tracked {
     ///
     /// - The first perf group first, where the task has one: the kernel
     ///   advances a task's counter's enabled time only while the task is
-    ///   on a CPU, so an unchanged enabled time means it has not run, and
-    ///   nothing else is read (a single counter costs about half a
+    ///   on a CPU, so an unchanged enabled time (one that has moved
+    ///   before) means it has not run, and nothing else is read (a single counter costs about half a
     ///   `schedstat` read; most threads of most programs sleep, and in
     ///   the daemon's soak these reads were half its CPU). Its one blind
     ///   spot, shared with the activity cgroup: run-queue wait the kernel
@@ -427,7 +427,13 @@ impl Tracked {
             if let Some(group) = self.groups.first_mut() {
                 let now = group.read();
                 match (&group.prev, now) {
-                    (Some(prev), Some(now)) if now.time_enabled_ns == prev.time_enabled_ns => {
+                    // A counter whose enabled time never moved proves
+                    // nothing (a backend that does not report it, a fake):
+                    // `schedstat` decides then.
+                    (Some(prev), Some(now))
+                        if prev.time_enabled_ns > 0
+                            && now.time_enabled_ns == prev.time_enabled_ns =>
+                    {
                         return Ok(None)
                     }
                     (_, now) => ran = now,
@@ -1483,17 +1489,26 @@ mod tests {
             pid: 100,
             start_ticks: 500,
         };
+        let task = dir.path().join("proc/100/task/100");
+        assert_eq!(r.read_changed(&[id]).tasks.len(), 1);
+        // A counter whose enabled time never moved proves nothing:
+        // `schedstat` decides (its wait moved).
+        std::fs::write(task.join("schedstat"), "1000 300 3\n").unwrap();
+        let t = r.read_changed(&[id]).tasks.remove(0);
+        assert_eq!(t.counters.runqueue_wait_ns, Some(100));
+        // It ran: the counter's enabled time moved.
+        std::fs::write(task.join("schedstat"), "1400 300 4\n").unwrap();
+        fake.advance(100, 400, 0);
         assert_eq!(r.read_changed(&[id]).tasks.len(), 1);
         // Its wait moved (a queued task moved to another CPU books it), but
         // its counter was not enabled for a moment (it did not run):
         // nothing but the counter is read, so that shows when it runs.
-        let task = dir.path().join("proc/100/task/100");
         let stat = std::fs::read_to_string(task.join("stat")).unwrap();
         std::fs::write(task.join("stat"), stat.replacen(") S ", ") T ", 1)).unwrap();
-        std::fs::write(task.join("schedstat"), "1000 300 3\n").unwrap();
+        std::fs::write(task.join("schedstat"), "1400 400 4\n").unwrap();
         assert_eq!(r.read_changed(&[id]).unchanged, vec![id]);
         // It ran: everything is read, the wait booked meanwhile included.
-        std::fs::write(task.join("schedstat"), "1500 300 4\n").unwrap();
+        std::fs::write(task.join("schedstat"), "1900 400 5\n").unwrap();
         fake.add(100, Event::CpuMigrations, 1);
         fake.advance(100, 500, 0);
         let t = r.read_changed(&[id]).tasks.remove(0);
