@@ -463,15 +463,16 @@ impl Tracked {
                 stat
             }
         };
-        let perf_switches = self
-            .groups
-            .iter()
-            .any(|g| g.prev.is_some() && g.events.contains(&Event::ContextSwitches));
         // `status` only for what nothing cheaper gives: the allowed CPUs
         // off this machine (a recorded root), and the switch counts where
         // neither `schedstat` nor perf counts them (on the first read
         // too, where perf has no baseline yet).
-        let status_switches = sched.is_none() && (self.first || !perf_switches);
+        let status_switches = sched.is_none()
+            && (self.first
+                || !self
+                    .groups
+                    .iter()
+                    .any(|g| g.prev.is_some() && g.events.contains(&Event::ContextSwitches)));
         let status: Option<Status> = if status_switches || !live_affinity {
             Some(self.status.parse(id.pid, procfs::status::parse)?)
         } else {
