@@ -1230,21 +1230,17 @@ pub fn patel_table25() -> Result<Vec<Check>, EngineError> {
     let mig = |m: &RunMetrics| m.patel.migrations.map(|x| x as f64);
     // Per seed: control, algorithm 2, algorithm 4.
     let runs = patel_seed_runs(scenario, &["ondemand", "patel2", "patel4"])?;
-    let (mig4s, mig4_up) = over_seeds(&runs, |r| reduction_pct(mig(&r[2]), mig(&r[0])));
-    let (mig2s, mig2_up) = over_seeds(&runs, |r| reduction_pct(mig(&r[1]), mig(&r[0])));
-    let (cs42s, cs42_up) = over_seeds(&runs, |r| reduction_pct(cs(&r[2]), cs(&r[1])));
-    let mig4 = mig4s.mean;
-    let mig2 = mig2s.mean;
-    let cs42 = cs42s.mean;
-    let cs4 = over_seeds(&runs, |r| reduction_pct(cs(&r[2]), cs(&r[0])))
-        .0
-        .mean;
-    let cs2 = over_seeds(&runs, |r| reduction_pct(cs(&r[1]), cs(&r[0])))
-        .0
-        .mean;
-    let mig42 = over_seeds(&runs, |r| reduction_pct(mig(&r[2]), mig(&r[1])))
-        .0
-        .mean;
+    // A reduction of `count` from run `from` to run `to`, over the seeds.
+    let cut = |count: &dyn Fn(&RunMetrics) -> Option<f64>, to: usize, from: usize| {
+        over_seeds(&runs, |r| reduction_pct(count(&r[to]), count(&r[from])))
+    };
+    let (mig4s, mig4_up) = cut(&mig, 2, 0);
+    let (mig2s, mig2_up) = cut(&mig, 1, 0);
+    let (cs42s, cs42_up) = cut(&cs, 2, 1);
+    let (mig4, mig2, cs42) = (mig4s.mean, mig2s.mean, cs42s.mean);
+    let cs4 = cut(&cs, 2, 0).0.mean;
+    let cs2 = cut(&cs, 1, 0).0.mean;
+    let mig42 = cut(&mig, 2, 1).0.mean;
     Ok(vec![
         Check::new(
             "Task 4 dyn: algorithm 4 cuts migrations against control (%)",
@@ -1892,14 +1888,18 @@ pub fn merkel_xnode(o: Observe) -> Result<Vec<Check>, EngineError> {
     let (mixed, _) = xnode_runs(o, "merkel-xnode-mixed")?;
     let memory = ["lbm", "libquantum", "mcf", "soplex"];
     let compute = ["games", "sjeng", "hmmer", "namd"];
-    let t = |n: &str| worst.runtime.get(n).copied().unwrap_or(f64::NAN);
-    let list = |names: &[&str]| {
+    let ratio_in =
+        |r: &crate::cluster::TaskRatios, n: &str| r.runtime.get(n).copied().unwrap_or(f64::NAN);
+    let t = |n: &str| ratio_in(&worst, n);
+    // "name ratio, …" for `names` in one start's run-time ratios.
+    let listed = |r: &crate::cluster::TaskRatios, names: &[&str]| {
         names
             .iter()
-            .map(|n| format!("{n} {:.3}", t(n)))
+            .map(|n| format!("{n} {:.3}", ratio_in(r, n)))
             .collect::<Vec<_>>()
             .join(", ")
     };
+    let list = |names: &[&str]| listed(&worst, names);
     let sjeng_most = compute
         .iter()
         .filter(|n| **n != "sjeng")
@@ -1910,19 +1910,7 @@ pub fn merkel_xnode(o: Observe) -> Result<Vec<Check>, EngineError> {
         .iter()
         .map(|s| format!("{} <-> {} at {:.0} s", s.task_a, s.task_b, s.time_s))
         .collect();
-    let mixed_list = || {
-        memory
-            .iter()
-            .chain(compute.iter())
-            .map(|n| {
-                format!(
-                    "{n} {:.3}",
-                    mixed.runtime.get(*n).copied().unwrap_or(f64::NAN)
-                )
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
+    let mixed_list = || listed(&mixed, &[memory, compute].concat());
     let cause = "the compute-bound class curves made continuous at their working set (before, the compute-bound tasks lost ≈ 8× their misses beside memory-bound ones: see Fig. 5's compute-bound row), and libquantum's and xalancbmk's curves recalibrated on PAM's figures (profiles.toml)";
     Ok(vec![
         Check::new(
