@@ -15,11 +15,14 @@ mod common;
 use common::report;
 
 /// Per program (task name without `#i`): the time of the last completion
-/// of any of its instances.
-fn last_completions(scenario: &str, policy: &str) -> BTreeMap<String, f64> {
+/// of any of its instances, on seed `seed` (the scenario's if `None`).
+fn last_completions(scenario: &str, policy: &str, seed: Option<u64>) -> BTreeMap<String, f64> {
     let s = Scenario::load(scenario).unwrap();
-    let (_, trace) =
-        simulate_traced(&s, policy, &Params::default(), &SimOptions::default()).unwrap();
+    let o = SimOptions {
+        seed,
+        ..SimOptions::default()
+    };
+    let (_, trace) = simulate_traced(&s, policy, &Params::default(), &o).unwrap();
     let mut last = BTreeMap::new();
     for step in &trace.steps {
         for t in step.snapshot.tasks.iter().filter(|t| t.managed) {
@@ -34,14 +37,19 @@ fn last_completions(scenario: &str, policy: &str) -> BTreeMap<String, f64> {
 }
 
 /// Table 8's criterion: every program of `first` finished all its runs
-/// before any program of `second` did.
-fn groups_in_order(last: &BTreeMap<String, f64>, first: &[&str], second: &[&str]) -> bool {
+/// before any program of `second` did. The margin, s: positive when the
+/// order holds.
+fn order_margin(last: &BTreeMap<String, f64>, first: &[&str], second: &[&str]) -> f64 {
     let end_first = first.iter().map(|p| last[*p]).fold(0.0, f64::max);
     let end_second = second
         .iter()
         .map(|p| last[*p])
         .fold(f64::INFINITY, f64::min);
-    end_first < end_second
+    end_second - end_first
+}
+
+fn groups_in_order(last: &BTreeMap<String, f64>, first: &[&str], second: &[&str]) -> bool {
+    order_margin(last, first, second) > 0.0
 }
 
 /// Issue #12 / POLICIES.md §5.4: processes with distinct priorities
@@ -58,6 +66,13 @@ fn groups_in_order(last: &BTreeMap<String, f64>, first: &[&str], second: &[&str]
 /// (advanced slowly by a nice −10 mcf) lagged their old queue's; the
 /// order held or not by the luck of where tasks moved. CFS keeps virtual
 /// runtime relative to the queue's floor, and so does the model now.
+///
+/// One seed cannot decide it: in the high-priority case gcc and sjeng end
+/// seconds apart, and one run's margin swings with the seed (under
+/// algorithm 2 over seeds 1–6: −12 … +39 s while sleep bursts were time,
+/// −11 … +27 s since issue #17 made them work). So the order
+/// must hold on the mean over seeds 1–[`ORDER_SEEDS`] and on most of them,
+/// for the default scheduler and for algorithm 2 alike.
 #[test]
 fn algorithm_2_keeps_the_completion_order_of_priorities() {
     let cases: [(&str, &[&str], &[&str]); 2] = [
@@ -73,25 +88,36 @@ fn algorithm_2_keeps_the_completion_order_of_priorities() {
         ),
     ];
     for (scenario, first, second) in cases {
-        let control = last_completions(scenario, "ondemand");
-        assert!(
-            groups_in_order(&control, first, second),
-            "{scenario}: the default scheduler itself does not order the groups: {control:?}"
-        );
-        let test = last_completions(scenario, "patel2");
-        assert!(
-            groups_in_order(&test, first, second),
-            "{scenario}: patel2 changed the completion order: {test:?} (control {control:?})"
-        );
+        for policy in ["ondemand", "patel2"] {
+            let margins: Vec<f64> = (1..=ORDER_SEEDS)
+                .map(|seed| {
+                    order_margin(
+                        &last_completions(scenario, policy, Some(seed)),
+                        first,
+                        second,
+                    )
+                })
+                .collect();
+            let mean = margins.iter().sum::<f64>() / margins.len() as f64;
+            let held = margins.iter().filter(|m| **m > 0.0).count();
+            assert!(
+                mean > 0.0 && 2 * held > margins.len(),
+                "{scenario}, {policy}: the groups do not finish in priority order \
+                 (margins over seeds 1–{ORDER_SEEDS}, s: {margins:.0?})"
+            );
+        }
     }
 }
+
+/// Seeds the completion-order test runs on.
+const ORDER_SEEDS: u64 = 6;
 
 /// The same workload without priorities: algorithm 1 ignores nice values,
 /// so the order it gives is not the priority order (the test above would
 /// be empty if every policy kept it).
 #[test]
 fn without_priorities_the_low_priority_programs_do_not_finish_last() {
-    let last = last_completions("patel-task4", "ondemand");
+    let last = last_completions("patel-task4", "ondemand", None);
     assert!(
         !groups_in_order(
             &last,

@@ -47,7 +47,9 @@ impl MissCurve {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SleepSpec {
-    /// Mean on-CPU burst between sleeps, ms of run time.
+    /// Mean burst between sleeps, ms of run time alone at the machine's
+    /// highest frequency. The burst is that much work (instructions), so it
+    /// takes longer at a lower frequency or under contention.
     pub run_ms: f64,
     /// Mean sleep, ms.
     pub sleep_ms: f64,

@@ -88,9 +88,7 @@ impl SimPlatform {
                 }
                 task.remaining -= instr;
                 task.phase_left -= instr;
-                if task.burst_left_ns.is_finite() && ghz > 0.0 {
-                    task.burst_left_ns -= dtf;
-                }
+                task.burst_left -= instr;
                 self.sched[t].vruntime += dtf * 1024.0 / self.sched[t].weight;
                 self.busy_ns[c] += dtf;
                 self.domains[fd]

@@ -145,7 +145,7 @@ impl SimPlatform {
     /// its slice ends with others waiting, or its task completes, changes
     /// phase or ends a burst. Also from when its task may already count
     /// as done with its work, phase or burst (within `EPS_INSTR`
-    /// instructions or half a nanosecond of the end), so that from then on
+    /// instructions of the end), so that from then on
     /// every event checks it, as a check of every CPU at every event would.
     fn cpu_next_event(&self, c: usize) -> (Ns, Ns) {
         let (mut next, mut check) = (Ns::MAX, Ns::MAX);
@@ -155,8 +155,8 @@ impl SimPlatform {
         }
         if let Some(t) = rq.current {
             let task = &self.tasks[t];
-            let instr = task.remaining.min(task.phase_left);
-            if instr <= EPS_INSTR || task.burst_left_ns <= 0.5 {
+            let instr = task.remaining.min(task.phase_left).min(task.burst_left);
+            if instr <= EPS_INSTR {
                 check = self.now;
             }
             let dom = &self.domains[self.cpu_facts[c].domain];
@@ -177,10 +177,6 @@ impl SimPlatform {
                             check = check.min(self.before(warm * o.tpi_ns));
                         }
                     }
-                }
-                if task.burst_left_ns.is_finite() {
-                    next = next.min(self.after(task.burst_left_ns));
-                    check = check.min(self.before(task.burst_left_ns - 0.5));
                 }
             }
         }
@@ -257,8 +253,8 @@ impl SimPlatform {
                 task.phase_left = task.profile.phases[task.phase]
                     .instructions
                     .unwrap_or(f64::INFINITY);
-                self.tasks[t].burst_left_ns = self.burst(t);
-            } else if self.tasks[t].burst_left_ns <= 0.5 {
+                self.tasks[t].burst_left = self.burst(t);
+            } else if self.tasks[t].burst_left <= EPS_INSTR {
                 let until = now + self.sleep_ns(t).max(1);
                 self.tasks[t].life = Life::Sleeping { until };
                 let seq = self.sched[t].seq;
@@ -369,7 +365,7 @@ impl SimPlatform {
                     self.wake(t, true);
                 }
                 Life::Sleeping { .. } => {
-                    self.tasks[t].burst_left_ns = self.burst(t);
+                    self.tasks[t].burst_left = self.burst(t);
                     self.wake(t, false);
                 }
                 _ => {}

@@ -231,7 +231,6 @@ impl SimPlatform {
         self.next_pid += 1;
         let seq = self.next_seq;
         self.next_seq += 1;
-        let burst_left_ns = burst(&mut self.rng, &profile, 0);
         let task = Task {
             id: TaskId {
                 pid,
@@ -247,7 +246,8 @@ impl SimPlatform {
             phase: 0,
             phase_left,
             remaining: instructions,
-            burst_left_ns,
+            burst_left: f64::INFINITY,
+            work_per_ms: None,
             life: Life::Pending,
             frozen: false,
             gang_group: None,
@@ -289,6 +289,7 @@ impl SimPlatform {
                 self.tasks.len() - 1
             }
         };
+        self.tasks[slot].burst_left = self.burst(slot);
         self.warmup.new_task(slot);
         self.order.push(slot);
         if managed {
@@ -298,9 +299,34 @@ impl SimPlatform {
         slot
     }
 
-    /// On-CPU time until task `t`'s next sleep, ns (infinite if it never sleeps).
+    /// Instructions until task `t`'s next sleep (infinite if it never
+    /// sleeps). A burst of `run_ms` is the work its phase does in that time
+    /// alone at the highest frequency: a program blocks after finishing a
+    /// piece of work (a buffer, a request), not after an amount of time, so
+    /// at a lower frequency or beside a contending task its bursts last
+    /// longer but it sleeps as often per run.
     pub(super) fn burst(&mut self, t: usize) -> f64 {
-        burst(&mut self.rng, &self.tasks[t].profile, self.tasks[t].phase)
+        let task = &self.tasks[t];
+        let phase = &task.profile.phases[task.phase];
+        let Some(sleep) = phase.sleep.as_ref() else {
+            return f64::INFINITY;
+        };
+        let (run_ms, random) = (sleep.run_ms, sleep.random);
+        let per_ms = match task.work_per_ms {
+            Some((p, w)) if p == task.phase => w,
+            _ => {
+                // Once per phase, not per burst: a solve is the costly part.
+                let w = 1e6 / self.alone_tpi_ns(phase);
+                self.tasks[t].work_per_ms = Some((self.tasks[t].phase, w));
+                w
+            }
+        };
+        let ms = if random {
+            exponential(&mut self.rng, run_ms)
+        } else {
+            run_ms
+        };
+        ms * per_ms
     }
 
     /// How long task `t` sleeps now, ns.
@@ -353,16 +379,6 @@ impl SimPlatform {
                 self.spawn(instance, now);
             }
         }
-    }
-}
-
-/// On-CPU time until the next sleep of a task in phase `phase` of
-/// `profile`, ns (infinite if it never sleeps).
-fn burst(rng: &mut ChaCha8Rng, profile: &Profile, phase: usize) -> f64 {
-    match &profile.phases[phase].sleep {
-        Some(s) if s.random => exponential(rng, s.run_ms) * 1e6,
-        Some(s) => s.run_ms * 1e6,
-        None => f64::INFINITY,
     }
 }
 

@@ -122,7 +122,7 @@ impl SimPlatform {
         task.carried_start = true;
         task.phase = m.phase;
         task.phase_left = m.phase_left;
-        self.tasks[slot].burst_left_ns = self.burst(slot);
+        self.tasks[slot].burst_left = self.burst(slot);
     }
 }
 

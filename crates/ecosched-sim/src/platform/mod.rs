@@ -146,7 +146,12 @@ struct Task {
     phase: usize,
     phase_left: f64,
     remaining: f64,
-    burst_left_ns: f64,
+    /// Instructions until its next sleep (infinite if it never sleeps): a
+    /// burst is a fixed amount of work, so it lasts longer at a lower
+    /// frequency but ends in the same number of sleeps.
+    burst_left: f64,
+    /// Instructions per ms of a burst, for the phase it was worked out for.
+    work_per_ms: Option<(usize, f64)>,
     life: Life,
     /// Held off its run queue by the timed gang schedule.
     frozen: bool,
