@@ -89,6 +89,7 @@ pub fn simulate_policy_into(
     )?;
     let mut report = SimReport::new(&scenario.spec.name, &outcome.header, &outcome.metrics, seed);
     report.observe = Some(options.observe);
+    report.migrations_by_cause = Some(platform.stats().migrations);
     report.policy_notes = policy.notes();
     Ok(SimRun {
         metrics: outcome.metrics,

@@ -183,6 +183,7 @@ mod tests {
             instructions: Some(instructions),
             migrations: None,
             migrations_per_s: None,
+            migrations_by_cause: None,
             energy_meter: Meter::System,
             instructions_per_s_per_w: None,
             mean_task_edp_js: None,

@@ -8,7 +8,7 @@ use ecosched_control::RunOutcome;
 use ecosched_model::{
     Comparison, Counters, Meter, PatelMetrics, PowerSource, RunMetrics, TaskMetrics, TraceHeader,
 };
-use ecosched_sim::Observe;
+use ecosched_sim::{MigrationCauses, Observe};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -42,6 +42,13 @@ pub struct SimReport {
     pub migrations: Option<u64>,
     /// Migrations per second.
     pub migrations_per_s: Option<f64>,
+    /// SIMULATOR TRUTH, not something a machine measures: the managed
+    /// migrations split by what moved the tasks (wake-up placement, load
+    /// balancing, idle pulls, affinity or cpuset changes); they add up to
+    /// `migrations`. Omitted where no single simulation stands behind the
+    /// report (a cluster's totals).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub migrations_by_cause: Option<MigrationCauses>,
     /// Which meter the energy figures come from.
     pub energy_meter: Meter,
     /// Instructions per joule.
@@ -78,6 +85,7 @@ impl SimReport {
             instructions: m.instructions,
             migrations: m.migrations,
             migrations_per_s: m.migrations_per_s,
+            migrations_by_cause: None,
             energy_meter: header.meter,
             instructions_per_s_per_w: m.instructions_per_s_per_w,
             mean_task_edp_js: m.mean_task_edp_js,

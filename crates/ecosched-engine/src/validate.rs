@@ -1259,7 +1259,15 @@ pub fn patel_table25() -> Result<Vec<Check>, EngineError> {
                  seeds and algorithm 2 at 20.9 %: the non-CPU-intensive program then blocked \
                  more often per run at 0.8 GHz, and its extra wake-ups made the extra \
                  migrations (algorithm 2: 7,400 a run then, 4,200 now, means over the seeds; \
-                 control 9,400 then, 9,100 now). Control's ondemand follows the thesis's 2.6.35 kernel (95 % \
+                 control 9,400 then, 9,100 now). The cause (`sim --json`, `migrations_by_cause`, \
+                 simulator truth, means over the seeds): 8,014 of control's 9,144 migrations \
+                 are the twelve sleepers waking on another of the eight CPUs (none idle, so the \
+                 least loaded); in a four- or two-CPU cpuset the same wake-ups move 2,476 times \
+                 (algorithm 2's 4,238 add 1,195 idle pulls and 543 cpuset moves). Waking a task \
+                 on its previous CPU when none is idle, as a timer wake-up mostly does on Linux, \
+                 was tried: control then makes 1,724 and algorithms 2 and 4 make 2,491 and 4,200 \
+                 (their cpuset moves and idle pulls), and Richling's -j2…-j12 ordering row \
+                 fails; not kept. Control's ondemand follows the thesis's 2.6.35 kernel (95 % \
                  up-threshold, 3-point down-differential, 100 ms)",
                 mig4s.std
             ),

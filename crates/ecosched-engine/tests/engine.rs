@@ -100,3 +100,37 @@ fn energy_only_grows() {
         assert!(step.snapshot.power.system_j.unwrap() >= step.snapshot.power.package_j.unwrap());
     }
 }
+
+/// The split of migrations by cause (simulator truth) adds up to the
+/// migrations the run counted, and names what a policy adds: the default
+/// scheduler never changes a task's CPUs, Patel's algorithm 2 moves
+/// programs between cpusets, and high/low pins a `make` build's jobs.
+#[test]
+fn migration_causes_add_up_to_the_counted_migrations() {
+    for (scenario, policy, policy_moves) in [
+        ("patel-task4", "ondemand", false),
+        ("patel-task4", "patel2", true),
+        ("richling-make-j4", "hilo", true),
+    ] {
+        let s = Scenario::load(scenario).unwrap();
+        let r = simulate(
+            &s,
+            policy,
+            &Params::default(),
+            &SimOptions::default(),
+            &mut |_| {},
+        )
+        .unwrap()
+        .report;
+        let m = r.migrations_by_cause.unwrap();
+        let what = format!("{scenario} under {policy}: {m:?}");
+        assert_eq!(
+            Some(m.wake_up + m.balance + m.idle_pull + m.affinity),
+            r.migrations,
+            "{what}"
+        );
+        assert_eq!(m.affinity > 0, policy_moves, "{what}");
+        // Both workloads sleep: Patel's non-CPU-intensive program and `make`.
+        assert!(m.wake_up > 0, "{what}");
+    }
+}

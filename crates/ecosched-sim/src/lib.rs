@@ -39,5 +39,5 @@ pub use error::SimError;
 pub use jobgraph::{JobGraph, JobGraphSpec};
 pub use machine::{Machine, MachineSpec};
 pub use observation::Observe;
-pub use platform::{Migrant, SimPlatform, SimStats};
+pub use platform::{Migrant, MigrationCauses, SimPlatform, SimStats};
 pub use scenario::Scenario;

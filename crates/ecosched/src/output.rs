@@ -157,7 +157,17 @@ pub fn sim(r: &SimReport) -> String {
         Some(e) => format!("{} ({} meter)", num(e), meter_name(r.energy_meter)),
         None => format!("- ({} meter unavailable)", meter_name(r.energy_meter)),
     };
-    let rows: [(&str, String); 12] = [
+    // Simulator truth, so labelled: perf on a machine counts only the total.
+    let causes = r.migrations_by_cause.map_or("-".into(), |m| {
+        format!(
+            "wake-up {}, balance {}, idle pull {}, affinity {} (SIMULATOR TRUTH)",
+            count(m.wake_up),
+            count(m.balance),
+            count(m.idle_pull),
+            count(m.affinity)
+        )
+    });
+    let rows: [(&str, String); 13] = [
         ("scenario", r.scenario.clone()),
         ("machine", r.machine.clone()),
         ("policy", r.policy.clone()),
@@ -170,6 +180,7 @@ pub fn sim(r: &SimReport) -> String {
         ("EDP (J·s)", opt(r.edp_js)),
         ("instructions", opt_count(r.instructions)),
         ("migrations", migrations),
+        ("  by cause", causes),
     ];
     for (k, v) in rows {
         summary.row([k.to_string(), v]);

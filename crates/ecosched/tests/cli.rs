@@ -97,6 +97,7 @@ fn sim_json_has_every_contract_key() {
             "instructions",
             "migrations",
             "migrations_per_s",
+            "migrations_by_cause",
             "tasks",
         ],
         "sim report",

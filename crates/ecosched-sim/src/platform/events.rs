@@ -15,7 +15,7 @@
 //! is left per event for the CPUs it leaves alone is a scan of one dense
 //! array of times.
 
-use super::{Life, Role, SimPlatform, EPS_INSTR};
+use super::{Life, MoveCause, Role, SimPlatform, EPS_INSTR};
 use crate::kernel::Ns;
 use crate::power;
 use ecosched_model::CpuId;
@@ -312,6 +312,7 @@ impl SimPlatform {
                 if was_running {
                     self.sched[t].switches += 1;
                 }
+                self.count_move(t, to, MoveCause::Balance);
                 if self.kernel.enqueue(&mut self.sched, t, to, now, false) {
                     self.schedule(to);
                 }
@@ -393,6 +394,7 @@ impl SimPlatform {
             };
             self.touch(from);
             self.kernel.dequeue(&mut self.sched, t, from, self.now);
+            self.count_move(t, c, MoveCause::IdlePull);
             self.kernel.enqueue(&mut self.sched, t, c, self.now, false);
             self.kernel.pick_next(&mut self.sched, c, self.now);
         }
@@ -430,12 +432,33 @@ impl SimPlatform {
         };
         self.touch(c);
         self.idle_retry = true;
+        // Woken off a CPU it may no longer use: its cpuset moved it.
+        let cause = match self.sched[t].cpu {
+            Some(p) if !self.sched[t].allowed[p] => MoveCause::Affinity,
+            _ => MoveCause::WakeUp,
+        };
+        self.count_move(t, c, cause);
         if self.kernel.enqueue(&mut self.sched, t, c, self.now, fresh) {
             match self.kernel.rqs[c].current {
                 None => self.schedule(c),
                 Some(_) => self.kernel.rqs[c].slice_end = self.now,
             }
         }
+    }
+
+    /// Count the move of task `t` to CPU `to`, if it is a migration of a
+    /// managed task (the kernel counts every one in `Sched::migrations`).
+    fn count_move(&mut self, t: usize, to: usize, cause: MoveCause) {
+        if !self.tasks[t].managed || self.sched[t].cpu.is_none_or(|c| c == to) {
+            return;
+        }
+        let m = &mut self.stats.migrations;
+        *match cause {
+            MoveCause::WakeUp => &mut m.wake_up,
+            MoveCause::Balance => &mut m.balance,
+            MoveCause::IdlePull => &mut m.idle_pull,
+            MoveCause::Affinity => &mut m.affinity,
+        } += 1;
     }
 
     /// Ask frequency domain `d` for `khz` (after its transition latency).

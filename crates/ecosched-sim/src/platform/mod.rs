@@ -208,6 +208,34 @@ pub struct SimStats {
     /// Lines brought in by warming tasks beyond what their steady miss
     /// ratio would have brought in: the warm-ups' extra misses.
     pub warmup_extra_lines: f64,
+    /// The managed tasks' migrations by what moved them.
+    pub migrations: MigrationCauses,
+}
+
+/// The managed tasks' migrations by what moved them: simulator truth. A
+/// Linux machine's perf counts only their total (`cpu-migrations`); the
+/// split shows which part of the kernel model a migration figure rests on
+/// (e.g. Patel's Table 25, where most of the default scheduler's moves are
+/// wake-ups). The four add up to the run's managed migrations.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct MigrationCauses {
+    /// A task that had slept woke on another CPU (the wake-up placement).
+    pub wake_up: u64,
+    /// Load balancing pulled it to another CPU (periodic or active).
+    pub balance: u64,
+    /// A CPU going idle pulled it from another CPU's queue.
+    pub idle_pull: u64,
+    /// Its affinity or cpuset changed to exclude the CPU it was on.
+    pub affinity: u64,
+}
+
+/// What moved a task (see [`MigrationCauses`]).
+#[derive(Debug, Clone, Copy)]
+enum MoveCause {
+    WakeUp,
+    Balance,
+    IdlePull,
+    Affinity,
 }
 
 impl SimStats {
