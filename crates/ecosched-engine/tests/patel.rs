@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 use ecosched_engine::experiment::{simulate, simulate_traced, SimOptions};
-use ecosched_engine::validate::{patel_table21, patel_table25, patel_table4, RowKind};
+use ecosched_engine::validate::{patel_table21, patel_table4, patel_tables24_25, RowKind};
 use ecosched_policy::Params;
 use ecosched_sim::Scenario;
 use std::collections::BTreeMap;
@@ -156,10 +156,10 @@ fn patel_table4_rows() {
 }
 
 #[test]
-fn patel_table25_rows() {
+fn patel_tables24_25_rows() {
     // Known misses are shown but must still miss: once the model reaches
     // them they are promoted to ordinary rows.
-    let (misses, rows): (Vec<_>, Vec<_>) = patel_table25()
+    let (misses, rows): (Vec<_>, Vec<_>) = patel_tables24_25()
         .unwrap()
         .into_iter()
         .partition(|c| c.known_miss);
