@@ -2,16 +2,18 @@
 
 #![allow(clippy::unwrap_used)]
 
-use ecosched_engine::experiment::{compare, simulate, simulate_traced, SimOptions};
+use ecosched_engine::experiment::{compare, simulate, simulate_traced, SimOptions, SimRun};
 use ecosched_model::RunMetrics;
 use ecosched_policy::Params;
 use ecosched_sim::Scenario;
 
-fn run(scenario: &str, policy: &str, params: Params, seed: Option<u64>) -> RunMetrics {
+fn sim_run(scenario: &str, policy: &str, params: Params, seed: Option<u64>) -> SimRun {
     let s = Scenario::load(scenario).unwrap();
-    simulate(&s, policy, &params, &SimOptions::seeded(seed), &mut |_| {})
-        .unwrap()
-        .metrics
+    simulate(&s, policy, &params, &SimOptions::seeded(seed), &mut |_| {}).unwrap()
+}
+
+fn run(scenario: &str, policy: &str, params: Params, seed: Option<u64>) -> RunMetrics {
+    sim_run(scenario, policy, params, seed).metrics
 }
 
 #[test]
@@ -112,16 +114,7 @@ fn migration_causes_add_up_to_the_counted_migrations() {
         ("patel-task4", "patel2", true),
         ("richling-make-j4", "hilo", true),
     ] {
-        let s = Scenario::load(scenario).unwrap();
-        let r = simulate(
-            &s,
-            policy,
-            &Params::default(),
-            &SimOptions::default(),
-            &mut |_| {},
-        )
-        .unwrap()
-        .report;
+        let r = sim_run(scenario, policy, Params::default(), None).report;
         let m = r.migrations_by_cause.unwrap();
         let what = format!("{scenario} under {policy}: {m:?}");
         assert_eq!(
