@@ -13,13 +13,13 @@
 //! variants run with N declared as the application's parallelism hint;
 //! `hilo` is also checked with its own 20 ms parallelism measurement.
 
-use crate::experiment::{compare, simulate, simulate_traced, SimOptions};
+use crate::experiment::{compare, simulate, simulate_traced, SimOptions, SimRun};
 use crate::EngineError;
 use ecosched_model::{RunMetrics, TaskMetrics, Trace};
 use ecosched_policy::pam::model::CpiModel;
 use ecosched_policy::Params;
-use ecosched_sim::Observe;
 use ecosched_sim::Scenario;
+use ecosched_sim::{MigrationCauses, Observe};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -1083,7 +1083,7 @@ pub const PATEL_SEEDS: u64 = 12;
 
 /// The runs of `policies` on `scenario` (in that order), once per seed
 /// 1..=[`PATEL_SEEDS`].
-fn patel_seed_runs(scenario: &str, policies: &[&str]) -> Result<Vec<Vec<RunMetrics>>, EngineError> {
+fn patel_seed_runs(scenario: &str, policies: &[&str]) -> Result<Vec<Vec<SimRun>>, EngineError> {
     let s = Scenario::load(scenario)?;
     (1..=PATEL_SEEDS)
         .map(|seed| {
@@ -1093,7 +1093,7 @@ fn patel_seed_runs(scenario: &str, policies: &[&str]) -> Result<Vec<Vec<RunMetri
             };
             policies
                 .iter()
-                .map(|p| Ok(simulate(&s, p, &Params::default(), &o, &mut |_| {})?.metrics))
+                .map(|p| simulate(&s, p, &Params::default(), &o, &mut |_| {}))
                 .collect()
         })
         .collect()
@@ -1102,8 +1102,8 @@ fn patel_seed_runs(scenario: &str, policies: &[&str]) -> Result<Vec<Vec<RunMetri
 /// The spread of `figure` over the seeds' runs, and on how many seeds it
 /// was above 0.
 fn over_seeds(
-    runs: &[Vec<RunMetrics>],
-    figure: impl Fn(&[RunMetrics]) -> f64,
+    runs: &[Vec<SimRun>],
+    figure: impl Fn(&[SimRun]) -> f64,
 ) -> (crate::seeds::Spread, usize) {
     let values: Vec<f64> = runs.iter().map(|r| figure(r)).collect();
     let above = values.iter().filter(|v| **v > 0.0).count();
@@ -1235,7 +1235,9 @@ pub fn patel_tables24_25() -> Result<Vec<Check>, EngineError> {
     let runs = patel_seed_runs(scenario, &["ondemand", "patel2", "patel4"])?;
     // A reduction of `count` from run `from` to run `to`, over the seeds.
     let cut = |count: &dyn Fn(&RunMetrics) -> Option<f64>, to: usize, from: usize| {
-        over_seeds(&runs, |r| reduction_pct(count(&r[to]), count(&r[from])))
+        over_seeds(&runs, |r| {
+            reduction_pct(count(&r[to].metrics), count(&r[from].metrics))
+        })
     };
     let (mig4s, mig4_up) = cut(&mig, 2, 0);
     let (mig2s, mig2_up) = cut(&mig, 1, 0);
@@ -1244,6 +1246,16 @@ pub fn patel_tables24_25() -> Result<Vec<Check>, EngineError> {
     let cs4 = cut(&cs, 2, 0).0.mean;
     let cs2 = cut(&cs, 1, 0).0.mean;
     let mig42 = cut(&mig, 2, 1).0.mean;
+    // What moved the tasks (simulator truth), per policy: the mean over
+    // the seeds of every cause's count.
+    let moved = |i: usize, cause: fn(&MigrationCauses) -> u64| {
+        let total: u64 = runs
+            .iter()
+            .filter_map(|r| r[i].report.migrations_by_cause.as_ref().map(cause))
+            .sum();
+        total as f64 / runs.len() as f64
+    };
+    let total = |i: usize| moved(i, |m| m.wake_up + m.balance + m.idle_pull + m.affinity);
     let mut checks = vec![
         Check::new(
             "Task 4 dyn: algorithm 4 cuts migrations against control (%)",
@@ -1261,18 +1273,24 @@ pub fn patel_tables24_25() -> Result<Vec<Check>, EngineError> {
                  With time-based bursts this mean was 25.2 % (a pass), but with sd 26 % over the \
                  seeds and algorithm 2 at 20.9 %: the non-CPU-intensive program then blocked \
                  more often per run at 0.8 GHz, and its extra wake-ups made the extra \
-                 migrations (algorithm 2: 7,400 a run then, 4,200 now, means over the seeds; \
-                 control 9,400 then, 9,100 now). The cause (`sim --json`, `migrations_by_cause`, \
-                 simulator truth, means over the seeds): 8,014 of control's 9,144 migrations \
+                 migrations (then, means over the seeds: algorithm 2 7,400 a run, control \
+                 9,400). The cause (`sim --json`, `migrations_by_cause`, \
+                 simulator truth, means over the seeds): {:.0} of control's {:.0} migrations \
                  are the twelve sleepers waking on another of the eight CPUs (none idle, so the \
-                 least loaded); in a four- or two-CPU cpuset the same wake-ups move 2,476 times \
-                 (algorithm 2's 4,238 add 1,195 idle pulls and 543 cpuset moves). Waking a task \
+                 least loaded); in a four- or two-CPU cpuset the same wake-ups move {:.0} times \
+                 (algorithm 2's {:.0} add {:.0} idle pulls and {:.0} cpuset moves). Waking a task \
                  on its previous CPU when none is idle, as a timer wake-up mostly does on Linux, \
                  was tried: control then makes 1,724 and algorithms 2 and 4 make 2,491 and 4,200 \
                  (their cpuset moves and idle pulls), and Richling's -j2…-j12 ordering row \
                  fails; not kept. Control's ondemand follows the thesis's 2.6.35 kernel (95 % \
                  up-threshold, 3-point down-differential, 100 ms)",
-                mig4s.std
+                mig4s.std,
+                moved(0, |m| m.wake_up),
+                total(0),
+                moved(1, |m| m.wake_up),
+                total(1),
+                moved(1, |m| m.idle_pull),
+                moved(1, |m| m.affinity),
             ),
         )
         .predicted()
@@ -1299,9 +1317,10 @@ pub fn patel_tables24_25() -> Result<Vec<Check>, EngineError> {
             &format!(
                 "simulated {cs42:.1} % fewer (mean over seeds 1–{PATEL_SEEDS}, sd {:.1} %, fewer \
                  on {cs42_up} of them), thesis 25.82 %; 21.9–29.7 % accepted (15 %). A known \
-                 miss, because the index vetoes keep more programs in the crowded 0.8 GHz cpuset \
-                 (see the migrations row; algorithm 4 against 2 on migrations: simulated \
-                 {mig42:.1} %, thesis 22.59 %). \
+                 miss, because the index vetoes keep more programs in the crowded 0.8 GHz cpuset: \
+                 nearly every program of this mix exceeds the index's 17 switches and migrations \
+                 per CPU second, so algorithm 4 vetoes up-moves algorithm 2 makes (algorithm 4 \
+                 against 2 on migrations: simulated {mig42:.1} %, thesis 22.59 %). \
                  Against control the model also misses: algorithm 4 {cs4:.1} % and algorithm 2 \
                  {cs2:.1} % (thesis 52.19 / 35.55 %), because crowding 24 programs into the faster \
                  cpusets shortens CFS slices there (−41.7 / −36.9 % while bursts were a fixed \
@@ -1319,10 +1338,11 @@ pub fn patel_tables24_25() -> Result<Vec<Check>, EngineError> {
 /// Patel Table 24 from the Task 4 dynamic-priority runs (per seed:
 /// control, algorithm 2, algorithm 4): algorithm 4 against control.
 /// Power is the loaded power, as in Table 4's rows.
-fn patel_table24(runs: &[Vec<RunMetrics>]) -> Vec<Check> {
+fn patel_table24(runs: &[Vec<SimRun>]) -> Vec<Check> {
     let vs_control = |figure: fn(&ecosched_model::PatelComparison) -> Option<f64>| {
         over_seeds(runs, |r| {
-            figure(&ecosched_model::PatelComparison::new(&r[2], &r[0])).unwrap_or(f64::NAN)
+            let c = ecosched_model::PatelComparison::new(&r[2].metrics, &r[0].metrics);
+            figure(&c).unwrap_or(f64::NAN)
         })
     };
     let (power, _) = vs_control(|c| c.loaded_power_savings_pct);
@@ -1376,7 +1396,10 @@ fn patel_table24(runs: &[Vec<RunMetrics>]) -> Vec<Check> {
 pub fn patel_table21() -> Result<Vec<Check>, EngineError> {
     let runs = patel_seed_runs("patel-task4-dyn", &["patel2", "patel3"])?;
     let (rs, lower) = over_seeds(&runs, |r| {
-        reduction_pct(r[1].patel.cache_miss_ratio, r[0].patel.cache_miss_ratio)
+        reduction_pct(
+            r[1].metrics.patel.cache_miss_ratio,
+            r[0].metrics.patel.cache_miss_ratio,
+        )
     });
     let r = rs.mean;
     let stderr = rs.std / (PATEL_SEEDS as f64).sqrt();
