@@ -1318,8 +1318,8 @@ pub fn patel_tables24_25() -> Result<Vec<Check>, EngineError> {
                 "simulated {cs42:.1} % fewer (mean over seeds 1–{PATEL_SEEDS}, sd {:.1} %, fewer \
                  on {cs42_up} of them), thesis 25.82 %; 21.9–29.7 % accepted (15 %). A known \
                  miss, because the index vetoes keep more programs in the crowded 0.8 GHz cpuset: \
-                 nearly every program of this mix exceeds the index's 17 switches and migrations \
-                 per CPU second, so algorithm 4 vetoes up-moves algorithm 2 makes (algorithm 4 \
+                 the index (17 switches and migrations per CPU second) vetoes up-moves algorithm \
+                 2 would make (`sim --json`, policy_notes: `vetoed_by_cs_mig_index`; algorithm 4 \
                  against 2 on migrations: simulated {mig42:.1} %, thesis 22.59 %). \
                  Against control the model also misses: algorithm 4 {cs4:.1} % and algorithm 2 \
                  {cs2:.1} % (thesis 52.19 / 35.55 %), because crowding 24 programs into the faster \
