@@ -1266,35 +1266,28 @@ pub fn patel_tables24_25() -> Result<Vec<Check>, EngineError> {
             &format!(
                 "processes stay in their cpuset instead of following the balancer over all eight \
                  CPUs; 20.5–27.8 % accepted (15 %). Mean over seeds 1–{PATEL_SEEDS} (sd {:.1} %; \
-                 a cut on {mig4_up} of them). A known miss since bursts became work, not time \
-                 (issue #17, 2026-11-24): confinement alone cuts about half the migrations in \
-                 the model, algorithm 2 {mig2:.1} % against the thesis's 2.02 %, so algorithm 4 \
-                 overshoots too, and against algorithm 2 it cuts {mig42:.1} % (thesis 22.59 %). \
-                 With time-based bursts this mean was 25.2 % (a pass), but with sd 26 % over the \
-                 seeds and algorithm 2 at 20.9 %: the non-CPU-intensive program then blocked \
-                 more often per run at 0.8 GHz, and its extra wake-ups made the extra \
-                 migrations (then, means over the seeds: algorithm 2 7,400 a run, control \
-                 9,400). The cause (`sim --json`, `migrations_by_cause`, \
-                 simulator truth, means over the seeds): {:.0} of control's {:.0} migrations \
-                 are the twelve sleepers waking on another of the eight CPUs (none idle, so the \
-                 least loaded); in a four- or two-CPU cpuset the same wake-ups move {:.0} times \
-                 (algorithm 2's {:.0} add {:.0} idle pulls and {:.0} cpuset moves). Waking a task \
-                 on its previous CPU when none is idle, as a timer wake-up mostly does on Linux, \
-                 was tried: control then makes 1,724 and algorithms 2 and 4 make 2,491 and 4,200 \
-                 (their cpuset moves and idle pulls), and Richling's -j2…-j12 ordering row \
-                 fails; not kept. Control's ondemand follows the thesis's 2.6.35 kernel (95 % \
-                 up-threshold, 3-point down-differential, 100 ms)",
+                 a cut on {mig4_up} of them). The Opteron 6134 preset follows 2.6.35's scheduler \
+                 (issue #17, 2026-11-24): weighted balancing, wake-ups on the previous CPU or an \
+                 idle one sharing its L3, idle pulls of tasks that are not cache-hot. Where \
+                 control's migrations come from (`sim --json`, `migrations_by_cause`, simulator \
+                 truth, means over the seeds): {:.0} balancing moves, {:.0} idle pulls and {:.0} \
+                 wake-ups of {:.0}; algorithm 2 makes {:.0}, of them {:.0} idle pulls and {:.0} cpuset moves. \
+                 The cut is confinement's, not algorithm 4's index: algorithm 2 cuts {mig2:.1} % \
+                 (thesis 2.02 %) and algorithm 4 against algorithm 2 {mig42:.1} % (thesis \
+                 22.59 %). Under the count-based balancer with wake-ups on the least loaded CPU \
+                 this mean was 51.7 % (sd 6.4 %), a known miss. Control's ondemand follows the \
+                 same kernel (95 % up-threshold, 3-point down-differential, 100 ms)",
                 mig4s.std,
+                moved(0, |m| m.balance),
+                moved(0, |m| m.idle_pull),
                 moved(0, |m| m.wake_up),
                 total(0),
-                moved(1, |m| m.wake_up),
                 total(1),
                 moved(1, |m| m.idle_pull),
                 moved(1, |m| m.affinity),
             ),
         )
-        .predicted()
-        .known_miss(),
+        .predicted(),
         Check::new(
             "Task 4 dyn: algorithm 2 cuts migrations against control (1 = holds)",
             PATEL_T25,

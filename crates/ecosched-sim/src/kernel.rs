@@ -9,10 +9,19 @@
 //!   floors, as CFS does;
 //! - wake-up placement on the allowed CPU that has been idle longest, else
 //!   the least loaded one (Richling's Problem A: new work lands on the
-//!   coldest, slowest core);
+//!   coldest, slowest core); on a machine whose `wake_target` is
+//!   `previous`, a task that slept goes back to its previous CPU or an
+//!   idle one sharing its last-level cache instead (2.6.3x);
 //! - count-based balancing up the topology (it looks at task counts only,
-//!   Dhiman's point), plus pulling work when a CPU goes idle; balancing
-//!   pulls work to a CPU, and a busy CPU balances only every
+//!   Dhiman's point), plus pulling work when a CPU goes idle; on a machine
+//!   whose `balance_by` is `weight`, both compare summed CFS weights as
+//!   2.6.35 does ([`Kernel::domain_pull`]), and an idle CPU leaves
+//!   cache-hot tasks alone. The count-based form is every preset's but
+//!   the Opteron 6134's: it stands in for the 2.6.2x kernels, whose
+//!   balancer differs from 2.6.35's (a group holds one task per CPU
+//!   before `SD_PREFER_SIBLING`), and 2.6.35's form on those machines
+//!   was measured worse (README, issue #17). Balancing pulls work to a
+//!   CPU, and a busy CPU balances only every
 //!   `balance_interval · busy_factor` (`rebalance_domains` in
 //!   kernel/sched.c), its `balance_interval` back at `sd_min_interval_ms`
 //!   after a pass that pulled and doubling up to `sd_max_interval_ms`
@@ -23,7 +32,7 @@
 //! The kernel holds only scheduling state; the platform owns the tasks and
 //! calls in when something happens.
 
-use crate::machine::{Machine, SchedSpec};
+use crate::machine::{BalanceBy, Machine, SchedSpec, WakeTarget};
 
 /// Nanoseconds.
 pub type Ns = u64;
@@ -58,6 +67,8 @@ pub struct Sched {
     /// when a task leaves a queue rather than per span, so an event costs
     /// nothing per waiting task; integer nanoseconds keep it exact.
     pub wait_ns: u64,
+    /// When it last stopped running, ns (0 before it first ran).
+    pub last_ran: Ns,
 }
 
 impl Sched {
@@ -135,19 +146,24 @@ pub struct Kernel {
     tick: Ns,
     /// `1 / tick`, for rounding slice ends to ticks without dividing.
     per_tick: f64,
-    /// Task counts per CPU at the last balancing pass that found no
-    /// imbalance anywhere: with the same counts, the next finds none
-    /// either (counts are all it compares before picking a task).
-    balanced: Vec<usize>,
+    /// Per-CPU loads (weights or counts) at the last balancing pass that
+    /// found no imbalance anywhere: with the same loads, the next finds
+    /// none either (loads are all it compares before picking a task).
+    balanced: Vec<f64>,
     /// Per CPU: when it last balanced while busy (the start of its
     /// current stretched interval).
     busy_balanced_at: Vec<Ns>,
+    /// Per domain (levels in order): passes in a row that found it
+    /// imbalanced and moved nothing (`sd->nr_balance_failed`).
+    failed: Vec<u32>,
     /// Per CPU: its `sd->balance_interval`, ms (one for all its levels).
     interval_ms: Vec<f64>,
     /// CPUs whose running task changed since [`Kernel::take_switched`]
     /// last emptied the list (each listed once: `switched_flag`).
     switched: Vec<usize>,
     switched_flag: Vec<bool>,
+    /// Last-level cache of each CPU (wake-ups look for an idle sibling).
+    llc_of: Vec<usize>,
 }
 
 impl Kernel {
@@ -160,9 +176,11 @@ impl Kernel {
             per_tick: 1.0 / tick as f64,
             balanced: Vec::new(),
             busy_balanced_at: vec![0; machine.cpus()],
+            failed: vec![0; machine.sched_levels.iter().map(Vec::len).sum()],
             interval_ms: vec![machine.spec.scheduler.sd_min_interval_ms; machine.cpus()],
             switched: Vec::new(),
             switched_flag: vec![false; machine.cpus()],
+            llc_of: machine.llc_of.clone(),
         }
     }
 
@@ -188,9 +206,26 @@ impl Kernel {
         self.spec.latency_ms * 1e6
     }
 
-    /// Where a waking task goes: the allowed idle CPU idle longest, else the
-    /// allowed CPU with the fewest runnable tasks (its previous CPU on a tie).
-    pub fn select_cpu(&self, s: &Sched) -> Option<usize> {
+    /// Where a waking task goes. A new task (`fresh`), or any task under
+    /// [`WakeTarget::IdleLongest`], goes to the allowed CPU idle longest,
+    /// else the allowed CPU with the fewest runnable tasks (its previous
+    /// CPU on a tie). Under [`WakeTarget::Previous`] a task that slept goes
+    /// back to its previous CPU if that is idle, else to the first idle
+    /// allowed CPU sharing its last-level cache, else to its previous CPU
+    /// anyway (2.6.3x `select_idle_sibling`); a task whose previous CPU is
+    /// no longer allowed is placed as a new one.
+    pub fn select_cpu(&self, s: &Sched, fresh: bool) -> Option<usize> {
+        if !fresh && self.spec.wake_target == WakeTarget::Previous {
+            if let Some(p) = s.cpu.filter(|&p| s.allowed[p]) {
+                if self.rqs[p].nr() == 0 {
+                    return Some(p);
+                }
+                let sibling = (0..self.rqs.len()).find(|&c| {
+                    s.allowed[c] && self.llc_of[c] == self.llc_of[p] && self.rqs[c].nr() == 0
+                });
+                return Some(sibling.unwrap_or(p));
+            }
+        }
         // One pass for both candidates (this runs on every wake-up).
         let mut idle: Option<(Ns, usize)> = None;
         let mut least: Option<(usize, usize, usize)> = None;
@@ -265,6 +300,7 @@ impl Kernel {
         let rq = &mut self.rqs[c];
         if rq.current == Some(t) {
             rq.current = None;
+            tasks[t].last_ran = now;
             self.note_switch(c);
             return true;
         }
@@ -287,6 +323,7 @@ impl Kernel {
         let rq = &mut self.rqs[c];
         let was = rq.current;
         if let Some(cur) = rq.current.take() {
+            tasks[cur].last_ran = now;
             tasks[cur].enter_queue(now);
             rq.queue.push(Waiting::of(&tasks[cur], cur));
         }
@@ -340,7 +377,16 @@ impl Kernel {
 
     /// When CPU `c` goes idle, pull a waiting task from the busiest CPU
     /// that has one it may take. Returns (task, from).
-    pub fn idle_pull(&self, tasks: &[Sched], c: usize) -> Option<(usize, usize)> {
+    pub fn idle_pull(
+        &self,
+        machine: &Machine,
+        tasks: &[Sched],
+        c: usize,
+        now: Ns,
+    ) -> Option<(usize, usize)> {
+        if self.spec.balance_by == BalanceBy::Weight {
+            return self.idle_pull_weighted(machine, tasks, c, now);
+        }
         (0..self.rqs.len())
             .filter(|&o| o != c && !self.rqs[o].queue.is_empty())
             .filter_map(|o| {
@@ -356,21 +402,85 @@ impl Kernel {
             .map(|(_, o, t)| (t, o))
     }
 
-    /// One pass of count-based balancing over every level of the machine,
-    /// innermost first, at `now`. A move pulls a task to an idle CPU, or
-    /// to a busy one whose stretched interval (its `balance_interval ·
-    /// busy_factor`) has run out. Returns the moves as (task, from, to);
-    /// the caller carries them out (a running task moved is an active
-    /// balance).
+    /// The weighted form of [`Kernel::idle_pull`] (2.6.35 `idle_balance`):
+    /// domain by domain from the innermost, CPU `c`'s own group pulls from
+    /// the busiest one as periodic balancing would ([`Kernel::domain_pull`]),
+    /// taking only a waiting task that is not cache-hot (off a CPU less than
+    /// `sysctl_sched_migration_cost` ago, `task_hot`).
+    fn idle_pull_weighted(
+        &self,
+        machine: &Machine,
+        tasks: &[Sched],
+        c: usize,
+        now: Ns,
+    ) -> Option<(usize, usize)> {
+        let nr: Vec<usize> = self.rqs.iter().map(RunQueue::nr).collect();
+        let load: Vec<f64> = self
+            .rqs
+            .iter()
+            .map(|rq| {
+                rq.queue.iter().map(|w| w.weight).sum::<f64>()
+                    + rq.current.map_or(0.0, |t| tasks[t].weight)
+            })
+            .collect();
+        for domain in machine.sched_levels.iter().flatten() {
+            let Some(local) = domain.groups.iter().position(|g| g.contains(&c)) else {
+                continue;
+            };
+            let Some(pull) = self.domain_pull(&domain.groups, &nr, &load, Some(local)) else {
+                continue;
+            };
+            let mut sources: Vec<usize> = domain.groups[pull.from].clone();
+            sources.sort_by(|a, b| load[*b].total_cmp(&load[*a]).then(a.cmp(b)));
+            let hot = (self.spec.migration_cost_ms * 1e6) as Ns;
+            let pick = sources.iter().find_map(|&from| {
+                self.rqs[from]
+                    .queue
+                    .iter()
+                    .filter(|w| {
+                        let t = &tasks[w.task];
+                        t.allowed[c]
+                            && w.weight / 2.0 <= pull.imbalance
+                            && now.saturating_sub(t.last_ran) >= hot
+                    })
+                    .min_by_key(|w| w.seq)
+                    .map(|w| (w.task, from))
+            });
+            if pick.is_some() {
+                return pick;
+            }
+        }
+        None
+    }
+
+    /// One pass of periodic balancing over every level of the machine,
+    /// innermost first, at `now`: in each domain, the least loaded group
+    /// pulls one task from the busiest ([`Kernel::domain_pull`] says whether
+    /// and how much). A move pulls a task to an idle CPU, or to a busy one
+    /// whose stretched interval (its `balance_interval · busy_factor`) has
+    /// run out. Returns the moves as (task, from, to); the caller carries
+    /// them out (a running task moved is an active balance).
     pub fn balance(
         &mut self,
         machine: &Machine,
         tasks: &[Sched],
         now: Ns,
     ) -> Vec<(usize, usize, usize)> {
+        let by_weight = self.spec.balance_by == BalanceBy::Weight;
         let mut nr: Vec<usize> = self.rqs.iter().map(RunQueue::nr).collect();
+        let mut load: Vec<f64> = if by_weight {
+            self.rqs
+                .iter()
+                .map(|rq| {
+                    rq.queue.iter().map(|w| w.weight).sum::<f64>()
+                        + rq.current.map_or(0.0, |t| tasks[t].weight)
+                })
+                .collect()
+        } else {
+            nr.iter().map(|&n| n as f64).collect()
+        };
         let mut moves = Vec::new();
-        if nr == self.balanced {
+        if load == self.balanced {
             return moves;
         }
         // Which CPUs balance in this pass: the idle ones, and the busy
@@ -390,52 +500,80 @@ impl Kernel {
         // Moves per pass are few (at most one per domain), so a list beats
         // a flag per task.
         let mut moved: Vec<usize> = Vec::new();
-        for level in &machine.sched_levels {
-            for domain in level {
-                let count = |g: &Vec<usize>, nr: &[usize]| g.iter().map(|&c| nr[c]).sum::<usize>();
-                let busiest = domain
-                    .groups
-                    .iter()
-                    .enumerate()
-                    .max_by_key(|(i, g)| (count(g, &nr), std::cmp::Reverse(*i)));
-                let idlest = domain
-                    .groups
-                    .iter()
-                    .enumerate()
-                    .min_by_key(|(i, g)| (count(g, &nr), *i));
-                let (Some((_, from_g)), Some((_, to_g))) = (busiest, idlest) else {
+        let domains = machine.sched_levels.iter().flatten();
+        for (d, domain) in domains.enumerate() {
+            {
+                let Some(pull) = self.domain_pull(&domain.groups, &nr, &load, None) else {
                     continue;
                 };
-                if count(from_g, &nr) < count(to_g, &nr) + 2 {
-                    continue;
-                }
                 imbalanced = true;
-                let Some(&to) = to_g
+                let by_load = |a: &usize, b: &usize| load[*a].total_cmp(&load[*b]).then(a.cmp(b));
+                let Some(&to) = domain.groups[pull.to]
                     .iter()
                     .filter(|&&c| due[c])
-                    .min_by_key(|&&c| (nr[c], c))
+                    .min_by(|a, b| by_load(a, b))
                 else {
                     continue;
                 };
-                let mut sources: Vec<usize> = from_g.clone();
-                sources.sort_by_key(|&c| (std::cmp::Reverse(nr[c]), c));
-                let pick = sources.iter().find_map(|&from| {
-                    let rq = &self.rqs[from];
-                    let queued = rq
+                // The most loaded CPU first, skipping one whose only task
+                // outweighs the imbalance (`find_busiest_queue`).
+                let mut sources: Vec<usize> = domain.groups[pull.from]
+                    .iter()
+                    .copied()
+                    .filter(|&c| !(nr[c] == 1 && load[c] > pull.imbalance))
+                    .collect();
+                sources.sort_by(|a, b| load[*b].total_cmp(&load[*a]).then(a.cmp(b)));
+                // A task more than twice the imbalance stays (`move_tasks`).
+                let movable = |t: usize| {
+                    tasks[t].allowed[to]
+                        && !moved.contains(&t)
+                        && (!by_weight || tasks[t].weight / 2.0 <= pull.imbalance)
+                };
+                let queued = |from: usize| {
+                    self.rqs[from]
                         .queue
                         .iter()
-                        .filter(|w| tasks[w.task].allowed[to] && !moved.contains(&w.task))
+                        .filter(|w| movable(w.task))
                         .min_by_key(|w| w.seq)
-                        .map(|w| w.task);
-                    let running = rq.current.filter(|&t| {
-                        tasks[t].allowed[to] && !moved.contains(&t) && rq.queue.is_empty()
-                    });
-                    queued.or(running).map(|t| (t, from))
-                });
+                        .map(|w| (w.task, from))
+                };
+                let running = |from: usize| {
+                    let rq = &self.rqs[from];
+                    rq.current
+                        .filter(|&t| movable(t) && rq.queue.is_empty())
+                        .map(|t| (t, from))
+                };
+                let pick = if by_weight {
+                    // A running task cannot be pulled; it is pushed (active
+                    // balance) only once `cache_nice_tries + 2` passes in a
+                    // row have found the imbalance and moved nothing.
+                    let failed = &mut self.failed[d];
+                    match sources.iter().find_map(|&c| queued(c)) {
+                        Some(p) => {
+                            *failed = 0;
+                            Some(p)
+                        }
+                        None => {
+                            *failed += 1;
+                            let pushed = (*failed > self.spec.cache_nice_tries + 2)
+                                .then(|| sources.iter().find_map(|&c| running(c)))
+                                .flatten();
+                            if pushed.is_some() {
+                                *failed = 0;
+                            }
+                            pushed
+                        }
+                    }
+                } else {
+                    sources.iter().find_map(|&c| queued(c).or(running(c)))
+                };
                 if let Some((t, from)) = pick {
+                    let w = if by_weight { tasks[t].weight } else { 1.0 };
                     moved.push(t);
                     nr[from] -= 1;
                     nr[to] += 1;
+                    load[from] -= w;
+                    load[to] += w;
                     moves.push((t, from, to));
                 }
             }
@@ -450,9 +588,112 @@ impl Kernel {
                 (2.0 * self.interval_ms[c]).min(hi)
             };
         }
-        self.balanced = if imbalanced { Vec::new() } else { nr };
+        self.balanced = if imbalanced { Vec::new() } else { load };
         moves
     }
+
+    /// Whether a domain is out of balance, and which group should pull from
+    /// which. `load` is per CPU: summed weights, or task counts under
+    /// [`BalanceBy::Count`] (which moves when the busiest group has at
+    /// least two tasks more than the least loaded, whatever their weights).
+    ///
+    /// By weight this follows 2.6.35's `find_busiest_group`: loads are
+    /// per CPU of a group; the busiest group must hold more than one task
+    /// (a group's capacity is one task: single CPUs, and above the
+    /// multi-core level `SD_PREFER_SIBLING` caps it at one); nothing moves
+    /// unless the local group is below the domain's average and the
+    /// busiest exceeds it by `imbalance_pct`. The imbalance is what
+    /// `calculate_imbalance` allows, or one of the busiest group's average
+    /// tasks if that narrows the gap (`fix_small_imbalance`; its throughput
+    /// test, which matters only between CPUs of unequal power, is left out).
+    fn domain_pull(
+        &self,
+        groups: &[Vec<usize>],
+        nr: &[usize],
+        load: &[f64],
+        local: Option<usize>,
+    ) -> Option<Pull> {
+        let stats: Vec<GroupLoad> = groups
+            .iter()
+            .map(|g| GroupLoad {
+                load: g.iter().map(|&c| load[c]).sum(),
+                nr: g.iter().map(|&c| nr[c]).sum::<usize>() as f64,
+                cpus: g.len() as f64,
+            })
+            .collect();
+        if self.spec.balance_by == BalanceBy::Count {
+            let total = |i: usize| stats[i].load;
+            let to =
+                (0..stats.len()).min_by(|&a, &b| total(a).total_cmp(&total(b)).then(a.cmp(&b)))?;
+            let from =
+                (0..stats.len()).max_by(|&a, &b| total(a).total_cmp(&total(b)).then(b.cmp(&a)))?;
+            return (stats[from].load >= stats[to].load + 2.0).then_some(Pull {
+                from,
+                to,
+                imbalance: f64::INFINITY,
+            });
+        }
+        let per_cpu = |i: usize| stats[i].load / stats[i].cpus;
+        let prefer_sibling = self.spec.prefer_sibling;
+        let capacity = |g: &GroupLoad| if prefer_sibling { 1.0 } else { g.cpus };
+        let to = match local {
+            Some(l) => l,
+            None => (0..stats.len())
+                .min_by(|&a, &b| per_cpu(a).total_cmp(&per_cpu(b)).then(a.cmp(&b)))?,
+        };
+        let from = (0..stats.len())
+            .filter(|&i| i != to && stats[i].nr > capacity(&stats[i]))
+            .max_by(|&a, &b| per_cpu(a).total_cmp(&per_cpu(b)).then(b.cmp(&a)))?;
+        let (b, l) = (&stats[from], &stats[to]);
+        let avg =
+            stats.iter().map(|g| g.load).sum::<f64>() / stats.iter().map(|g| g.cpus).sum::<f64>();
+        let (this, max) = (per_cpu(to), per_cpu(from));
+        if this >= max || this >= avg || 100.0 * max <= self.spec.imbalance_pct * this {
+            return None;
+        }
+        // Load beyond the busiest group's capacity of one task.
+        let above = (b.nr - capacity(b)) * NICE_0_LOAD / b.cpus;
+        let mut imbalance = ((max - avg).min(above) * b.cpus).min((avg - this) * l.cpus);
+        let busiest_per_task = b.load / b.nr;
+        if imbalance < busiest_per_task {
+            let scaled = busiest_per_task / b.cpus;
+            let imbn = if l.nr > 0.0 && busiest_per_task > l.load / l.nr {
+                1.0
+            } else {
+                2.0
+            };
+            if max - this + scaled < scaled * imbn {
+                return None;
+            }
+            imbalance = busiest_per_task;
+        }
+        Some(Pull {
+            from,
+            to,
+            imbalance,
+        })
+    }
+}
+
+/// The weight of a nice-0 task (`NICE_0_LOAD`, `SCHED_LOAD_SCALE`).
+const NICE_0_LOAD: f64 = 1024.0;
+
+/// A group's share of a balancing decision.
+struct GroupLoad {
+    /// Summed load of its CPUs.
+    load: f64,
+    /// Runnable tasks on its CPUs.
+    nr: f64,
+    /// Its CPUs.
+    cpus: f64,
+}
+
+/// A domain's balancing decision: group `to` pulls from group `from` a
+/// task of weight at most twice `imbalance`.
+struct Pull {
+    from: usize,
+    to: usize,
+    imbalance: f64,
 }
 
 /// The first tick boundary at or after `x` (`x.div_ceil(tick) * tick`),
@@ -525,6 +766,7 @@ mod tests {
             seq: 0,
             queued_since: None,
             wait_ns: 0,
+            last_ran: 0,
         }];
         for c in 0..8 {
             assert_eq!(k.pick_next(&mut tasks, c, 0), None);
@@ -540,7 +782,7 @@ mod tests {
         assert_eq!(k.rqs[0].idle_since, 10);
         assert_eq!(k.rqs[3].idle_since, 0);
         // … so the next wake-up goes to a CPU idle since the start.
-        assert_eq!(k.select_cpu(&tasks[0]), Some(1));
+        assert_eq!(k.select_cpu(&tasks[0], true), Some(1));
     }
 
     /// A busy CPU pulls work only every `balance_interval · busy_factor`
@@ -568,6 +810,7 @@ mod tests {
                     seq,
                     queued_since: None,
                     wait_ns: 0,
+                    last_ran: 0,
                 })
                 .collect();
             for t in 0..10 {
@@ -613,6 +856,7 @@ mod tests {
             seq,
             queued_since: None,
             wait_ns: 0,
+            last_ran: 0,
         };
         let mut tasks = vec![task(-16, 0), task(-10, 1)];
         k.rqs[0].min_vruntime = 9e9;
@@ -630,5 +874,133 @@ mod tests {
         assert_eq!(tasks[0].migrations, 1);
         // Behind CPU 1's running task (at 6e6), so it preempts it.
         assert_eq!(k.pick_next(&mut tasks, 1, 10), Some(0));
+    }
+
+    /// A runnable-to-be task of `nice` that may use every CPU of `cpus`.
+    fn sched(nice: i32, seq: u64, cpus: usize) -> Sched {
+        Sched {
+            weight: weight(nice),
+            vruntime: 0.0,
+            allowed: vec![true; cpus],
+            cpu: None,
+            switches: 0,
+            migrations: 0,
+            seq,
+            queued_since: None,
+            wait_ns: 0,
+            last_ran: 0,
+        }
+    }
+
+    /// The Opteron 6134 preset (2.6.35's scheduler) with `edit` applied.
+    fn opteron_6134(edit: impl Fn(&mut SchedSpec)) -> Machine {
+        let mut spec = crate::scenario::preset("opteron-6134")
+            .unwrap()
+            .unwrap()
+            .spec;
+        edit(&mut spec.scheduler);
+        Machine::build(spec).unwrap()
+    }
+
+    /// 2.6.35's wake-up target: the previous CPU if idle, else the first
+    /// idle CPU sharing its last-level cache, else the previous CPU even
+    /// with the other die idle; a new task still goes to the CPU idle
+    /// longest. Under `idle_longest` a sleeper is placed like a new task.
+    #[test]
+    fn a_woken_task_returns_to_its_previous_cpu_or_an_idle_cache_sibling() {
+        let machine = opteron_6134(|_| {});
+        assert_eq!(machine.spec.scheduler.wake_target, WakeTarget::Previous);
+        let mut k = Kernel::new(&machine, 1_000_000);
+        let mut tasks: Vec<Sched> = (0..5).map(|seq| sched(0, seq, 8)).collect();
+        for c in 0..8 {
+            k.pick_next(&mut tasks, c, 0);
+        }
+        let (prev, llc) = (1, machine.llc_of[1]);
+        let siblings: Vec<usize> = (0..8).filter(|&c| machine.llc_of[c] == llc).collect();
+        assert_eq!(siblings.len(), 4);
+        tasks[0].cpu = Some(prev);
+        assert_eq!(k.select_cpu(&tasks[0], false), Some(prev));
+        // Busy previous CPU: the first idle sibling.
+        let busy = |k: &mut Kernel, tasks: &mut Vec<Sched>, t: usize, c: usize| {
+            k.enqueue(tasks, t, c, 10, true);
+            k.pick_next(tasks, c, 10);
+        };
+        busy(&mut k, &mut tasks, 1, prev);
+        let first_idle = siblings.iter().copied().find(|&c| c != prev);
+        assert_eq!(k.select_cpu(&tasks[0], false), first_idle);
+        // Every sibling busy: the previous CPU, though the other die idles.
+        for (t, &c) in (2..).zip(siblings.iter().filter(|&&c| c != prev)) {
+            busy(&mut k, &mut tasks, t, c);
+        }
+        assert_eq!(k.select_cpu(&tasks[0], false), Some(prev));
+        let fresh = k.select_cpu(&tasks[0], true).unwrap();
+        assert_ne!(machine.llc_of[fresh], llc, "a new task goes to an idle CPU");
+        let mut idle_longest = k.clone();
+        idle_longest.spec.wake_target = WakeTarget::IdleLongest;
+        assert_eq!(idle_longest.select_cpu(&tasks[0], false), Some(fresh));
+    }
+
+    /// Weighted balancing moves load, not tasks: with three nice-19 tasks
+    /// on CPU 0 (45 of load), two nice −10 tasks on CPU 1 (19,096) and one
+    /// nice-0 task on each other CPU, CPU 0 pulls CPU 1's waiting task;
+    /// counting tasks, CPU 0 is the busiest and gives one away instead.
+    #[test]
+    fn weighted_balancing_moves_load_where_counting_moves_tasks() {
+        let setup = |by: BalanceBy| {
+            let machine = opteron_6134(|s| {
+                s.balance_by = by;
+                s.busy_factor = 1.0;
+            });
+            let mut k = Kernel::new(&machine, 1_000_000);
+            let mut tasks: Vec<Sched> = (0..11)
+                .map(|seq| {
+                    let nice = match seq {
+                        0..=2 => 19,
+                        3 | 4 => -10,
+                        _ => 0,
+                    };
+                    sched(nice, seq, 8)
+                })
+                .collect();
+            let cpu_of = [0, 0, 0, 1, 1, 2, 3, 4, 5, 6, 7];
+            for (t, &c) in cpu_of.iter().enumerate() {
+                k.enqueue(&mut tasks, t, c, 0, true);
+            }
+            for c in 0..8 {
+                k.pick_next(&mut tasks, c, 0);
+            }
+            let moves = k.balance(&machine, &tasks, 8_000_000);
+            (moves, k.rqs[1].current)
+        };
+        let (moves, running) = setup(BalanceBy::Weight);
+        let waiting_heavy = 7 - running.unwrap(); // tasks 3 and 4 are on CPU 1
+        assert_eq!(moves.first(), Some(&(waiting_heavy, 1, 0)), "{moves:?}");
+        let (moves, _) = setup(BalanceBy::Count);
+        assert!(moves.iter().any(|&(_, from, _)| from == 0), "{moves:?}");
+        assert!(moves.iter().all(|&(_, from, _)| from != 1), "{moves:?}");
+    }
+
+    /// An idle CPU does not pull a task that left a CPU less than
+    /// `migration_cost_ms` ago (cache-hot, `task_hot`), and does once it
+    /// has cooled.
+    #[test]
+    fn an_idle_cpu_leaves_a_cache_hot_task_where_it_is() {
+        let machine = opteron_6134(|_| {});
+        let mut k = Kernel::new(&machine, 1_000_000);
+        let mut tasks: Vec<Sched> = (0..2).map(|seq| sched(0, seq, 8)).collect();
+        for c in 0..8 {
+            k.pick_next(&mut tasks, c, 0);
+        }
+        k.enqueue(&mut tasks, 0, 0, 0, true);
+        k.pick_next(&mut tasks, 0, 0);
+        k.enqueue(&mut tasks, 1, 0, 0, true);
+        let ms = 1_000_000;
+        // Task 0 ran until 10 ms, then task 1 took CPU 0.
+        let now = 10 * ms;
+        tasks[0].vruntime = 10e6;
+        assert_eq!(k.pick_next(&mut tasks, 0, now), Some(1));
+        assert_eq!(tasks[0].last_ran, now);
+        assert_eq!(k.idle_pull(&machine, &tasks, 1, now + ms / 10), None);
+        assert_eq!(k.idle_pull(&machine, &tasks, 1, now + ms), Some((0, 0)));
     }
 }

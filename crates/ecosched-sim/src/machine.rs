@@ -164,6 +164,55 @@ pub struct SchedSpec {
     pub sd_max_interval_ms: f64,
     /// CPI multiplier for a hardware thread whose SMT sibling is busy.
     pub smt_cpi_factor: f64,
+    /// What periodic balancing compares between groups of CPUs.
+    pub balance_by: BalanceBy,
+    /// How much busier (per cent) the busiest group must be than the
+    /// local one before a weighted pass moves anything
+    /// (`sd->imbalance_pct`: 125 in 2.6's `SD_CPU_INIT`/`SD_MC_INIT`).
+    pub imbalance_pct: f64,
+    /// Where a task that slept wakes up.
+    pub wake_target: WakeTarget,
+    /// Weighted balancing pushes a running task away only after this many
+    /// passes plus two have failed to move anything (`sd->cache_nice_tries`:
+    /// 1 in 2.6's `SD_CPU_INIT`/`SD_MC_INIT`; `load_balance`).
+    pub cache_nice_tries: u32,
+    /// Whether a group of CPUs counts as full with one task
+    /// (`SD_PREFER_SIBLING`, from 2.6.32: tasks spread over packages and
+    /// dies before doubling up) or with one task per CPU (before 2.6.32:
+    /// two tasks may share a package while another idles).
+    pub prefer_sibling: bool,
+    /// A task that left a CPU less than this long ago is cache-hot, and an
+    /// idle CPU does not pull it, ms (`sysctl_sched_migration_cost`: 0.5).
+    pub migration_cost_ms: f64,
+}
+
+/// What the periodic balancer equalises (SIMULATOR.md §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BalanceBy {
+    /// The summed CFS weights of each CPU's runnable tasks, as Linux 2.6
+    /// does (`find_busiest_group` in kernel/sched_fair.c): nice values
+    /// move load, and one task over an even spread still moves.
+    Weight,
+    /// Runnable task counts only, moving when two groups differ by two:
+    /// the count-based balancer Dhiman et al. describe (§3, Fig. 1b) for
+    /// OpenSolaris, and the stand-in for Linux 2.6.2x (the default).
+    Count,
+}
+
+/// Where a woken (not newly created) task is queued (SIMULATOR.md §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WakeTarget {
+    /// Its previous CPU if idle, else an idle CPU sharing that CPU's last
+    /// level cache (the one idle longest), else its previous CPU: Linux
+    /// 2.6's `select_task_rq_fair` with `select_idle_sibling` for a wake-up
+    /// whose waker runs on (or beside) the sleeper's CPU, as a timer's does.
+    Previous,
+    /// The allowed CPU idle longest, else the least loaded one, as for a
+    /// new task (Richling §II: "the core with the longest idle time"); the
+    /// default.
+    IdleLongest,
 }
 
 impl Default for SchedSpec {
@@ -176,6 +225,12 @@ impl Default for SchedSpec {
             sd_min_interval_ms: 1.0,
             sd_max_interval_ms: 4.0,
             smt_cpi_factor: 1.6,
+            balance_by: BalanceBy::Count,
+            imbalance_pct: 125.0,
+            wake_target: WakeTarget::IdleLongest,
+            cache_nice_tries: 1,
+            prefer_sibling: true,
+            migration_cost_ms: 0.5,
         }
     }
 }

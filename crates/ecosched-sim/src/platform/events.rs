@@ -389,7 +389,10 @@ impl SimPlatform {
             .pick_next(&mut self.sched, c, self.now)
             .is_none()
         {
-            let Some((t, from)) = self.kernel.idle_pull(&self.sched, c) else {
+            let Some((t, from)) = self
+                .kernel
+                .idle_pull(&self.machine, &self.sched, c, self.now)
+            else {
                 return;
             };
             self.touch(from);
@@ -427,7 +430,7 @@ impl SimPlatform {
         if self.tasks[t].frozen {
             return;
         }
-        let Some(c) = self.kernel.select_cpu(&self.sched[t]) else {
+        let Some(c) = self.kernel.select_cpu(&self.sched[t], fresh) else {
             return;
         };
         self.touch(c);

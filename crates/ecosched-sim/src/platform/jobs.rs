@@ -276,6 +276,7 @@ impl SimPlatform {
             seq,
             queued_since: None,
             wait_ns: 0,
+            last_ran: 0,
         };
         let slot = match self.free.pop() {
             Some(slot) => {
