@@ -72,6 +72,23 @@ pub struct Sched {
 }
 
 impl Sched {
+    /// A task of `nice` that has not run yet, may use the CPUs flagged in
+    /// `allowed`, and was created `seq`-th.
+    pub fn new(nice: i32, allowed: Vec<bool>, seq: u64) -> Self {
+        Sched {
+            weight: weight(nice),
+            vruntime: 0.0,
+            allowed,
+            cpu: None,
+            switches: 0,
+            migrations: 0,
+            seq,
+            queued_since: None,
+            wait_ns: 0,
+            last_ran: 0,
+        }
+    }
+
     /// Run-queue wait so far, including a wait still in progress at `now`.
     pub fn wait_at(&self, now: Ns) -> u64 {
         self.wait_ns + self.queued_since.map_or(0, |s| now.saturating_sub(s))
@@ -756,18 +773,7 @@ mod tests {
     fn idle_since_is_when_the_cpu_went_idle() {
         let machine = crate::scenario::preset("opteron-2352").unwrap().unwrap();
         let mut k = Kernel::new(&machine, 1_000_000);
-        let mut tasks = vec![Sched {
-            weight: weight(0),
-            vruntime: 0.0,
-            allowed: vec![true; 8],
-            cpu: None,
-            switches: 0,
-            migrations: 0,
-            seq: 0,
-            queued_since: None,
-            wait_ns: 0,
-            last_ran: 0,
-        }];
+        let mut tasks = vec![sched(0, 0, 8)];
         for c in 0..8 {
             assert_eq!(k.pick_next(&mut tasks, c, 0), None);
         }
@@ -799,20 +805,7 @@ mod tests {
             spec.scheduler.busy_factor = busy_factor;
             let machine = Machine::build(spec).unwrap();
             let mut k = Kernel::new(&machine, 1_000_000);
-            let mut tasks: Vec<Sched> = (0..10)
-                .map(|seq| Sched {
-                    weight: weight(0),
-                    vruntime: 0.0,
-                    allowed: vec![true; 8],
-                    cpu: None,
-                    switches: 0,
-                    migrations: 0,
-                    seq,
-                    queued_since: None,
-                    wait_ns: 0,
-                    last_ran: 0,
-                })
-                .collect();
+            let mut tasks: Vec<Sched> = (0..10).map(|seq| sched(0, seq, 8)).collect();
             for t in 0..10 {
                 k.enqueue(&mut tasks, t, t.saturating_sub(2), 0, true);
             }
@@ -846,19 +839,7 @@ mod tests {
     fn a_moved_task_keeps_its_virtual_runtime_relative_to_the_floor() {
         let machine = crate::scenario::preset("opteron-2352").unwrap().unwrap();
         let mut k = Kernel::new(&machine, 1_000_000);
-        let task = |nice, seq| Sched {
-            weight: weight(nice),
-            vruntime: 0.0,
-            allowed: vec![true; 8],
-            cpu: None,
-            switches: 0,
-            migrations: 0,
-            seq,
-            queued_since: None,
-            wait_ns: 0,
-            last_ran: 0,
-        };
-        let mut tasks = vec![task(-16, 0), task(-10, 1)];
+        let mut tasks = vec![sched(-16, 0, 8), sched(-10, 1, 8)];
         k.rqs[0].min_vruntime = 9e9;
         k.rqs[1].min_vruntime = 1e6;
         k.enqueue(&mut tasks, 0, 0, 0, true);
@@ -878,18 +859,7 @@ mod tests {
 
     /// A runnable-to-be task of `nice` that may use every CPU of `cpus`.
     fn sched(nice: i32, seq: u64, cpus: usize) -> Sched {
-        Sched {
-            weight: weight(nice),
-            vruntime: 0.0,
-            allowed: vec![true; cpus],
-            cpu: None,
-            switches: 0,
-            migrations: 0,
-            seq,
-            queued_since: None,
-            wait_ns: 0,
-            last_ran: 0,
-        }
+        Sched::new(nice, vec![true; cpus], seq)
     }
 
     /// The Opteron 6134 preset (2.6.35's scheduler) with `edit` applied.

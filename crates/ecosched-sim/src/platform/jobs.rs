@@ -7,7 +7,7 @@
 use super::counters::{Acc, SchedCounts};
 use super::{Build, Instance, Life, Role, SimPlatform, Task};
 use crate::jobgraph::{JobGraph, JobGraphSpec, JobKind};
-use crate::kernel::{weight, Ns, Sched};
+use crate::kernel::{Ns, Sched};
 use crate::observation::MuxAcc;
 use crate::profile::{Profile, SleepSpec};
 use ecosched_model::{CpuId, TaskId};
@@ -266,18 +266,7 @@ impl SimPlatform {
                 migrations: 0,
             },
         };
-        let sched = Sched {
-            weight: weight(nice),
-            vruntime: 0.0,
-            allowed,
-            cpu: None,
-            switches: 0,
-            migrations: 0,
-            seq,
-            queued_since: None,
-            wait_ns: 0,
-            last_ran: 0,
-        };
+        let sched = Sched::new(nice, allowed, seq);
         let slot = match self.free.pop() {
             Some(slot) => {
                 self.tasks[slot] = task;
