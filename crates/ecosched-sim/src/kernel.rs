@@ -392,8 +392,14 @@ impl Kernel {
         Some(t)
     }
 
-    /// When CPU `c` goes idle, pull a waiting task from the busiest CPU
-    /// that has one it may take. Returns (task, from).
+    /// When CPU `c` goes idle, pull a waiting task. Returns (task, from).
+    ///
+    /// By weight (2.6.35 `idle_balance`): domain by domain from the
+    /// innermost, `c`'s own group pulls from the busiest one as periodic
+    /// balancing would ([`Kernel::domain_pull`]), taking only a waiting
+    /// task that is not cache-hot (off a CPU less than `migration_cost_ms`
+    /// ago, `task_hot`). By count: from the busiest CPU that has a waiting
+    /// task `c` may take.
     pub fn idle_pull(
         &self,
         machine: &Machine,
@@ -401,45 +407,11 @@ impl Kernel {
         c: usize,
         now: Ns,
     ) -> Option<(usize, usize)> {
-        if self.spec.balance_by == BalanceBy::Weight {
-            return self.idle_pull_weighted(machine, tasks, c, now);
+        if self.spec.balance_by == BalanceBy::Count {
+            return self.idle_pull_by_count(tasks, c);
         }
-        (0..self.rqs.len())
-            .filter(|&o| o != c && !self.rqs[o].queue.is_empty())
-            .filter_map(|o| {
-                let t = self.rqs[o]
-                    .queue
-                    .iter()
-                    .filter(|w| tasks[w.task].allowed[c])
-                    .min_by_key(|w| w.seq)?
-                    .task;
-                Some((self.rqs[o].nr(), o, t))
-            })
-            .max_by_key(|&(nr, o, _)| (nr, std::cmp::Reverse(o)))
-            .map(|(_, o, t)| (t, o))
-    }
-
-    /// The weighted form of [`Kernel::idle_pull`] (2.6.35 `idle_balance`):
-    /// domain by domain from the innermost, CPU `c`'s own group pulls from
-    /// the busiest one as periodic balancing would ([`Kernel::domain_pull`]),
-    /// taking only a waiting task that is not cache-hot (off a CPU less than
-    /// `sysctl_sched_migration_cost` ago, `task_hot`).
-    fn idle_pull_weighted(
-        &self,
-        machine: &Machine,
-        tasks: &[Sched],
-        c: usize,
-        now: Ns,
-    ) -> Option<(usize, usize)> {
         let nr: Vec<usize> = self.rqs.iter().map(RunQueue::nr).collect();
-        let load: Vec<f64> = self
-            .rqs
-            .iter()
-            .map(|rq| {
-                rq.queue.iter().map(|w| w.weight).sum::<f64>()
-                    + rq.current.map_or(0.0, |t| tasks[t].weight)
-            })
-            .collect();
+        let load = self.weighted_loads(tasks);
         for domain in machine.sched_levels.iter().flatten() {
             let Some(local) = domain.groups.iter().position(|g| g.contains(&c)) else {
                 continue;
@@ -470,6 +442,34 @@ impl Kernel {
         None
     }
 
+    /// [`Kernel::idle_pull`] by task counts.
+    fn idle_pull_by_count(&self, tasks: &[Sched], c: usize) -> Option<(usize, usize)> {
+        (0..self.rqs.len())
+            .filter(|&o| o != c && !self.rqs[o].queue.is_empty())
+            .filter_map(|o| {
+                let t = self.rqs[o]
+                    .queue
+                    .iter()
+                    .filter(|w| tasks[w.task].allowed[c])
+                    .min_by_key(|w| w.seq)?
+                    .task;
+                Some((self.rqs[o].nr(), o, t))
+            })
+            .max_by_key(|&(nr, o, _)| (nr, std::cmp::Reverse(o)))
+            .map(|(_, o, t)| (t, o))
+    }
+
+    /// Per CPU: the summed weights of its runnable tasks.
+    fn weighted_loads(&self, tasks: &[Sched]) -> Vec<f64> {
+        self.rqs
+            .iter()
+            .map(|rq| {
+                rq.queue.iter().map(|w| w.weight).sum::<f64>()
+                    + rq.current.map_or(0.0, |t| tasks[t].weight)
+            })
+            .collect()
+    }
+
     /// One pass of periodic balancing over every level of the machine,
     /// innermost first, at `now`: in each domain, the least loaded group
     /// pulls one task from the busiest ([`Kernel::domain_pull`] says whether
@@ -486,13 +486,7 @@ impl Kernel {
         let by_weight = self.spec.balance_by == BalanceBy::Weight;
         let mut nr: Vec<usize> = self.rqs.iter().map(RunQueue::nr).collect();
         let mut load: Vec<f64> = if by_weight {
-            self.rqs
-                .iter()
-                .map(|rq| {
-                    rq.queue.iter().map(|w| w.weight).sum::<f64>()
-                        + rq.current.map_or(0.0, |t| tasks[t].weight)
-                })
-                .collect()
+            self.weighted_loads(tasks)
         } else {
             nr.iter().map(|&n| n as f64).collect()
         };
