@@ -107,12 +107,16 @@ fn energy_only_grows() {
 /// migrations the run counted, and names what a policy adds: the default
 /// scheduler never changes a task's CPUs, Patel's algorithm 2 moves
 /// programs between cpusets, and high/low pins a `make` build's jobs.
+/// Where sleepers wake differs by preset: on the Opteron 6134 (2.6.35) a
+/// sleeper of the fully loaded Task 4 goes back to its previous CPU, so
+/// the default scheduler's moves are balancing; Richling's Opteron 2352
+/// wakes `make` on the CPU idle longest, which moves it.
 #[test]
 fn migration_causes_add_up_to_the_counted_migrations() {
-    for (scenario, policy, policy_moves) in [
-        ("patel-task4", "ondemand", false),
-        ("patel-task4", "patel2", true),
-        ("richling-make-j4", "hilo", true),
+    for (scenario, policy, policy_moves, wakes_move) in [
+        ("patel-task4", "ondemand", false, false),
+        ("patel-task4", "patel2", true, true),
+        ("richling-make-j4", "hilo", true, true),
     ] {
         let r = sim_run(scenario, policy, Params::default(), None).report;
         let m = r.migrations_by_cause.unwrap();
@@ -123,7 +127,7 @@ fn migration_causes_add_up_to_the_counted_migrations() {
             "{what}"
         );
         assert_eq!(m.affinity > 0, policy_moves, "{what}");
-        // Both workloads sleep: Patel's non-CPU-intensive program and `make`.
-        assert!(m.wake_up > 0, "{what}");
+        assert_eq!(m.wake_up > 0, wakes_move, "{what}");
+        assert!(m.balance + m.idle_pull > 0, "{what}");
     }
 }
