@@ -410,6 +410,11 @@ impl Kernel {
         if self.spec.balance_by == BalanceBy::Count {
             return self.idle_pull_by_count(tasks, c);
         }
+        // Most calls find nothing `c` could take: no need to weigh loads.
+        let takeable = |rq: &RunQueue| rq.queue.iter().any(|w| tasks[w.task].allowed[c]);
+        if !self.rqs.iter().any(takeable) {
+            return None;
+        }
         let nr: Vec<usize> = self.rqs.iter().map(RunQueue::nr).collect();
         let load = self.weighted_loads(tasks);
         for domain in machine.sched_levels.iter().flatten() {
