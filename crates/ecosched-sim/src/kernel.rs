@@ -417,6 +417,7 @@ impl Kernel {
         }
         let nr: Vec<usize> = self.rqs.iter().map(RunQueue::nr).collect();
         let load = self.weighted_loads(tasks);
+        let hot = (self.spec.migration_cost_ms * 1e6) as Ns;
         for domain in machine.sched_levels.iter().flatten() {
             let Some(local) = domain.groups.iter().position(|g| g.contains(&c)) else {
                 continue;
@@ -426,7 +427,6 @@ impl Kernel {
             };
             let mut sources: Vec<usize> = domain.groups[pull.from].clone();
             sources.sort_by(|a, b| load[*b].total_cmp(&load[*a]).then(a.cmp(b)));
-            let hot = (self.spec.migration_cost_ms * 1e6) as Ns;
             let pick = sources.iter().find_map(|&from| {
                 self.rqs[from]
                     .queue
@@ -518,80 +518,78 @@ impl Kernel {
         let mut moved: Vec<usize> = Vec::new();
         let domains = machine.sched_levels.iter().flatten();
         for (d, domain) in domains.enumerate() {
-            {
-                let Some(pull) = self.domain_pull(&domain.groups, &nr, &load, None) else {
-                    continue;
-                };
-                imbalanced = true;
-                let by_load = |a: &usize, b: &usize| load[*a].total_cmp(&load[*b]).then(a.cmp(b));
-                let Some(&to) = domain.groups[pull.to]
+            let Some(pull) = self.domain_pull(&domain.groups, &nr, &load, None) else {
+                continue;
+            };
+            imbalanced = true;
+            let by_load = |a: &usize, b: &usize| load[*a].total_cmp(&load[*b]).then(a.cmp(b));
+            let Some(&to) = domain.groups[pull.to]
+                .iter()
+                .filter(|&&c| due[c])
+                .min_by(|a, b| by_load(a, b))
+            else {
+                continue;
+            };
+            // The most loaded CPU first, skipping one whose only task
+            // outweighs the imbalance (`find_busiest_queue`).
+            let mut sources: Vec<usize> = domain.groups[pull.from]
+                .iter()
+                .copied()
+                .filter(|&c| !(nr[c] == 1 && load[c] > pull.imbalance))
+                .collect();
+            sources.sort_by(|a, b| load[*b].total_cmp(&load[*a]).then(a.cmp(b)));
+            // A task more than twice the imbalance stays (`move_tasks`).
+            let movable = |t: usize| {
+                tasks[t].allowed[to]
+                    && !moved.contains(&t)
+                    && (!by_weight || tasks[t].weight / 2.0 <= pull.imbalance)
+            };
+            let queued = |from: usize| {
+                self.rqs[from]
+                    .queue
                     .iter()
-                    .filter(|&&c| due[c])
-                    .min_by(|a, b| by_load(a, b))
-                else {
-                    continue;
-                };
-                // The most loaded CPU first, skipping one whose only task
-                // outweighs the imbalance (`find_busiest_queue`).
-                let mut sources: Vec<usize> = domain.groups[pull.from]
-                    .iter()
-                    .copied()
-                    .filter(|&c| !(nr[c] == 1 && load[c] > pull.imbalance))
-                    .collect();
-                sources.sort_by(|a, b| load[*b].total_cmp(&load[*a]).then(a.cmp(b)));
-                // A task more than twice the imbalance stays (`move_tasks`).
-                let movable = |t: usize| {
-                    tasks[t].allowed[to]
-                        && !moved.contains(&t)
-                        && (!by_weight || tasks[t].weight / 2.0 <= pull.imbalance)
-                };
-                let queued = |from: usize| {
-                    self.rqs[from]
-                        .queue
-                        .iter()
-                        .filter(|w| movable(w.task))
-                        .min_by_key(|w| w.seq)
-                        .map(|w| (w.task, from))
-                };
-                let running = |from: usize| {
-                    let rq = &self.rqs[from];
-                    rq.current
-                        .filter(|&t| movable(t) && rq.queue.is_empty())
-                        .map(|t| (t, from))
-                };
-                let pick = if by_weight {
-                    // A running task cannot be pulled; it is pushed (active
-                    // balance) only once `cache_nice_tries + 2` passes in a
-                    // row have found the imbalance and moved nothing.
-                    let failed = &mut self.failed[d];
-                    match sources.iter().find_map(|&c| queued(c)) {
-                        Some(p) => {
-                            *failed = 0;
-                            Some(p)
-                        }
-                        None => {
-                            *failed += 1;
-                            let pushed = (*failed > self.spec.cache_nice_tries + 2)
-                                .then(|| sources.iter().find_map(|&c| running(c)))
-                                .flatten();
-                            if pushed.is_some() {
-                                *failed = 0;
-                            }
-                            pushed
-                        }
+                    .filter(|w| movable(w.task))
+                    .min_by_key(|w| w.seq)
+                    .map(|w| (w.task, from))
+            };
+            let running = |from: usize| {
+                let rq = &self.rqs[from];
+                rq.current
+                    .filter(|&t| movable(t) && rq.queue.is_empty())
+                    .map(|t| (t, from))
+            };
+            let pick = if by_weight {
+                // A running task cannot be pulled; it is pushed (active
+                // balance) only once `cache_nice_tries + 2` passes in a
+                // row have found the imbalance and moved nothing.
+                let failed = &mut self.failed[d];
+                match sources.iter().find_map(|&c| queued(c)) {
+                    Some(p) => {
+                        *failed = 0;
+                        Some(p)
                     }
-                } else {
-                    sources.iter().find_map(|&c| queued(c).or(running(c)))
-                };
-                if let Some((t, from)) = pick {
-                    let w = if by_weight { tasks[t].weight } else { 1.0 };
-                    moved.push(t);
-                    nr[from] -= 1;
-                    nr[to] += 1;
-                    load[from] -= w;
-                    load[to] += w;
-                    moves.push((t, from, to));
+                    None => {
+                        *failed += 1;
+                        let pushed = (*failed > self.spec.cache_nice_tries + 2)
+                            .then(|| sources.iter().find_map(|&c| running(c)))
+                            .flatten();
+                        if pushed.is_some() {
+                            *failed = 0;
+                        }
+                        pushed
+                    }
                 }
+            } else {
+                sources.iter().find_map(|&c| queued(c).or(running(c)))
+            };
+            if let Some((t, from)) = pick {
+                let w = if by_weight { tasks[t].weight } else { 1.0 };
+                moved.push(t);
+                nr[from] -= 1;
+                nr[to] += 1;
+                load[from] -= w;
+                load[to] += w;
+                moves.push((t, from, to));
             }
         }
         // A busy CPU that balanced starts over at the shortest interval if
