@@ -568,7 +568,7 @@ pub fn richling_table1(o: Observe) -> Result<Vec<Check>, EngineError> {
             464.0 / 364.0,
             t(&ondemand),
             0.19,
-            "7:44 vs 6:04 (27 %); 1.09–1.47 accepted (15 %). A known miss: the simulated kernel puts every new job on the CPU idle longest (SIMULATOR.md §3), always a cold one at 1.2 GHz; its deferred sample runs at the wake-up and the next, on the 200 ms grid, raises it, so each job spends half a period on average at half speed (deferrable samples brought the row from 1.66 down to about 1.5). Measured, a compile job loses 82 ms (0.168 → 0.250 s mean), ≈ 165 ms at half speed, not the 100 ms of half a period: `make`, also woken on the CPU idle longest, runs its burst on a cold core between jobs and so takes that core's overdue sample early; the next job to land there finds none, and its first grid sample sees a partly idle period under 80 %. Waking `make` on its exiting child's CPU instead (the exit's wake-up is synchronous; 2.6.25's `wake_affine`) brings this row to 1.422 (pass), but lifts -j3's Fig. 1 slowdown above -j2's (1.502 vs 1.446; +0.01–0.06 over seeds 1–6) and so fails the predicted 'does not grow' row: not adopted",
+            "7:44 vs 6:04 (27 %); 1.09–1.47 accepted (15 %). A known miss: the simulated kernel puts every new job on the CPU idle longest (SIMULATOR.md §3), always a cold one at 1.2 GHz; its deferred sample runs at the wake-up and the next, on the 200 ms grid, raises it, so each job spends half a period on average at half speed (deferrable samples brought the row from 1.66 down to about 1.5). Measured, a compile job loses 82 ms (0.168 → 0.250 s mean), ≈ 165 ms at half speed, not the 100 ms of half a period: `make`, also woken on the CPU idle longest, runs its burst on a cold core between jobs and so takes that core's overdue sample early; the next job to land there finds none, and its first grid sample sees a partly idle period under 80 %. Waking `make` on its exiting child's CPU instead (the exit's wake-up is synchronous; 2.6.25's `wake_affine`) brings this row to 1.422 (pass), but lifts -j3's Fig. 1 slowdown above -j2's (means over seeds 1–6: 1.476 vs 1.436) and so fails the predicted 'does not grow' row: not adopted. Placing each job as 2.6's exec balancing does (`sched_balance_self`: the least loaded group, then its least loaded CPU) gives 1.365 here with the synchronous wake left out, 1.490 with it, and with every other wake-up on the previous CPU too -j2's slowdown falls to 1.048 where Fig. 1 has it clearly slower (branch exp/exec-balance): the placement depends on the kernel's per-CPU load history (cpu_load, stale on an idle tickless CPU), which the model does not keep",
         )
         .known_miss(),
         Check::new(
@@ -1886,27 +1886,61 @@ pub fn dhiman_checks() -> Result<Vec<Check>, EngineError> {
     ])
 }
 
+/// Seeds 1..=N that the Fig. 1 ordering rows average over. One build's
+/// ondemand/performance ratio moves by ±0.02–0.03 with the seed, as much as
+/// the 2 % step the "does not grow" row allows, so on one seed that row
+/// held or failed by chance (at fbec7eb -j3 rose above -j2 by more than
+/// 2 % on seeds 3, 4 and 6 of 1–6, not on the scenarios' seed 5).
+pub const RICHLING_SEEDS: u64 = 6;
+
 /// Predicted rows for Richling Fig. 1 (issue #17): the ordering of
 /// ondemand's slowdown over `make -j2` … `-j12`. Nothing in the model was
 /// set from it: the governor follows the paper's 2.6.25 kernel (200 ms,
 /// up-threshold 80, down-differential 10) and the job graph the paper's
 /// build, so the shape is the model's own.
+/// Each point is a mean over seeds 1..=[`RICHLING_SEEDS`].
 pub fn richling_fig1_ordering(o: Observe) -> Result<Vec<Check>, EngineError> {
-    let mut slowdown = Vec::new();
+    // Per -jN, the ondemand/performance ratio on each seed.
+    let mut per_seed: Vec<(u32, Vec<f64>)> = Vec::new();
     for n in 2..=12u32 {
-        let scenario = format!("richling-make-j{n}");
-        let time = |policy: &str| -> Result<f64, EngineError> {
-            Ok(run_hinted(o, &scenario, policy, Params::default(), None)?.makespan_s)
-        };
-        slowdown.push((n, time("ondemand")? / time("performance")?));
+        let s = Scenario::load(&format!("richling-make-j{n}"))?;
+        let ratios = (1..=RICHLING_SEEDS)
+            .map(|seed| {
+                let opts = SimOptions {
+                    seed: Some(seed),
+                    ..SimOptions::observing(o)
+                };
+                let time = |policy: &str| -> Result<f64, EngineError> {
+                    let run = simulate(&s, policy, &Params::default(), &opts, &mut |_| {})?;
+                    Ok(run.metrics.makespan_s)
+                };
+                Ok(time("ondemand")? / time("performance")?)
+            })
+            .collect::<Result<Vec<f64>, EngineError>>()?;
+        per_seed.push((n, ratios));
     }
+    let slowdown: Vec<(u32, f64)> = per_seed
+        .iter()
+        .map(|(n, r)| (*n, r.iter().sum::<f64>() / r.len() as f64))
+        .collect();
     let list = slowdown
         .iter()
         .map(|(n, s)| format!("-j{n} {s:.3}"))
         .collect::<Vec<_>>()
         .join(", ");
-    // A step may rise by at most 2 % (run-to-run noise of one build).
-    let falls = slowdown.windows(2).all(|w| w[1].1 <= w[0].1 + 0.02);
+    // A step may rise by at most 2 %: a rise below one build's run-to-run
+    // noise could not show in Fig. 1 (three runs per point).
+    let holds = |s: &[f64]| s.windows(2).all(|w| w[1] <= w[0] + 0.02);
+    let means: Vec<f64> = slowdown.iter().map(|(_, s)| *s).collect();
+    let falls = holds(&means);
+    let seeds_holding = (0..RICHLING_SEEDS as usize)
+        .filter(|&k| holds(&per_seed.iter().map(|(_, r)| r[k]).collect::<Vec<f64>>()))
+        .count();
+    let steepest = slowdown
+        .windows(2)
+        .map(|w| (w[1].0, w[1].1 - w[0].1))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap_or((0, f64::NAN));
     let at = |n: u32| {
         slowdown
             .iter()
@@ -1918,21 +1952,31 @@ pub fn richling_fig1_ordering(o: Observe) -> Result<Vec<Check>, EngineError> {
             "ondemand's slowdown does not grow from -j2 to -j12 (1 = holds)",
             RFIG,
             falls,
-            &format!("§II: the effect is more pronounced the larger the distance between cores and parallelism; ondemand/performance run time {list}"),
+            &format!(
+                "§II: the effect is more pronounced the larger the distance between cores and \
+                 parallelism; a step may rise by 2 % at most. Ondemand/performance run time, mean \
+                 over seeds 1–{RICHLING_SEEDS}: {list}; the largest rise is to -j{} (+{:.3}), and \
+                 the steps hold on {seeds_holding} of the {RICHLING_SEEDS} seeds alone",
+                steepest.0, steepest.1
+            ),
         )
         .predicted(),
         Check::ordering(
             "ondemand is slower than performance at every -j2 … -j12 (1 = holds)",
             RFIG,
             slowdown.iter().all(|(_, s)| *s > 1.0),
-            &format!("Fig. 1: ondemand never beats performance, even at -j8 … -j12 where phases of low parallelism remain (§V-A); {list}"),
+            &format!("Fig. 1: ondemand never beats performance, even at -j8 … -j12 where phases of low parallelism remain (§V-A); means over seeds 1–{RICHLING_SEEDS}: {list}"),
         )
         .predicted(),
         Check::ordering(
             "ondemand's slowdown at -j2 exceeds -j12's (1 = holds)",
             RFIG,
             at(2) > at(12),
-            &format!("§II; simulated -j2 {:.3}, -j12 {:.3}", at(2), at(12)),
+            &format!(
+                "§II; simulated -j2 {:.3}, -j12 {:.3} (means over seeds 1–{RICHLING_SEEDS})",
+                at(2),
+                at(12)
+            ),
         )
         .predicted(),
     ])
