@@ -8,7 +8,9 @@
 #![allow(clippy::unwrap_used)]
 
 use ecosched_engine::experiment::{simulate, SimOptions};
-use ecosched_engine::validate::{richling_fig1_ordering, richling_fig2, richling_table1};
+use ecosched_engine::validate::{
+    richling_fig1_ordering, richling_fig2, richling_table1, richling_three_quads,
+};
 use ecosched_model::RunMetrics;
 use ecosched_policy::Params;
 use ecosched_sim::Observe;
@@ -26,6 +28,18 @@ fn richling_fig2_ondemand_slow_and_spare_recovers() {
 #[test]
 fn richling_fig1_ordering_is_predicted_and_holds() {
     let rows = richling_fig1_ordering(Observe::Linux).unwrap();
+    assert!(rows
+        .iter()
+        .all(|r| r.kind == ecosched_engine::validate::RowKind::Predicted));
+    report(&rows);
+}
+
+/// Issue #17: predicted -j1 slowdowns on the Core i7 940, the Phenom 9750
+/// and the Phenom II 940 (§II, §VI).
+#[test]
+fn richling_three_quads_are_predicted() {
+    let rows = richling_three_quads(Observe::Linux).unwrap();
+    assert_eq!(rows.len(), 4);
     assert!(rows
         .iter()
         .all(|r| r.kind == ecosched_engine::validate::RowKind::Predicted));

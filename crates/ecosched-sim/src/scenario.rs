@@ -224,7 +224,7 @@ macro_rules! builtin_files {
 /// Built-in machine presets: (name, TOML).
 pub const PRESETS: &[(&str, &str)] = builtin_files!("../machines":
     "q6600", "xeon-e5345", "opteron-2352", "phenom-9750", "xeon-e5430", "opteron-6134",
-    "bench-64c",
+    "core-i7-940", "phenom-ii-940", "bench-64c",
 );
 
 /// Built-in scenarios: (name, TOML).
@@ -240,7 +240,7 @@ pub const SCENARIOS: &[(&str, &str)] = builtin_files!("../scenarios":
     "richling-make-j1", "richling-make-j2", "richling-make-j3", "richling-make-j4",
     "richling-make-j5", "richling-make-j6", "richling-make-j7", "richling-make-j8",
     "richling-make-j9", "richling-make-j10", "richling-make-j11", "richling-make-j12",
-    "richling-phenom-j1",
+    "richling-phenom-j1", "richling-i7-j1", "richling-phenom2-j1",
     "pam-libq-xalancbmk", "pam-libq-mcf", "pam-libq-bzip2", "pam-libq-gcc", "pam-libq-sjeng",
     "pam-libq-hmmer", "pam-libq-omnetpp", "pam-libq-perlbench",
     "pam-mix-323", "pam-mix-333", "pam-powercap", "pam-bzip2-libq",
