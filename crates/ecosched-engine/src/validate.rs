@@ -1888,6 +1888,25 @@ pub fn dhiman_checks() -> Result<Vec<Check>, EngineError> {
     ])
 }
 
+/// Ondemand's run time over performance's on `scenario`, once per seed
+/// 1..=[`RICHLING_SEEDS`].
+fn ondemand_over_performance(o: Observe, scenario: &str) -> Result<Vec<f64>, EngineError> {
+    let s = Scenario::load(scenario)?;
+    (1..=RICHLING_SEEDS)
+        .map(|seed| {
+            let opts = SimOptions {
+                seed: Some(seed),
+                ..SimOptions::observing(o)
+            };
+            let time = |policy: &str| -> Result<f64, EngineError> {
+                let run = simulate(&s, policy, &Params::default(), &opts, &mut |_| {})?;
+                Ok(run.metrics.makespan_s)
+            };
+            Ok(time("ondemand")? / time("performance")?)
+        })
+        .collect()
+}
+
 /// Predicted rows for the three single-socket quad-cores of Richling §II
 /// and §VI: a -j1 kernel build under ondemand is 12 % slower than under
 /// performance on a Core i7 940 (one clock domain: Problem B alone), 27 %
@@ -1898,23 +1917,8 @@ pub fn dhiman_checks() -> Result<Vec<Check>, EngineError> {
 /// prediction. Each figure is a mean over seeds 1..=[`RICHLING_SEEDS`].
 pub fn richling_three_quads(o: Observe) -> Result<Vec<Check>, EngineError> {
     let slowdown_pct = |scenario: &str| -> Result<f64, EngineError> {
-        let s = Scenario::load(scenario)?;
-        let mut sum = 0.0;
-        for seed in 1..=RICHLING_SEEDS {
-            let opts = SimOptions {
-                seed: Some(seed),
-                ..SimOptions::observing(o)
-            };
-            let time = |policy: &str| -> Result<f64, EngineError> {
-                Ok(
-                    simulate(&s, policy, &Params::default(), &opts, &mut |_| {})?
-                        .metrics
-                        .makespan_s,
-                )
-            };
-            sum += (time("ondemand")? / time("performance")? - 1.0) * 100.0;
-        }
-        Ok(sum / RICHLING_SEEDS as f64)
+        let ratios = ondemand_over_performance(o, scenario)?;
+        Ok((ratios.iter().sum::<f64>() / ratios.len() as f64 - 1.0) * 100.0)
     };
     let i7 = slowdown_pct("richling-i7-j1")?;
     let phenom = slowdown_pct("richling-phenom-j1")?;
@@ -1999,21 +2003,10 @@ pub fn richling_fig1_ordering(o: Observe) -> Result<Vec<Check>, EngineError> {
     // Per -jN, the ondemand/performance ratio on each seed.
     let mut per_seed: Vec<(u32, Vec<f64>)> = Vec::new();
     for n in 2..=12u32 {
-        let s = Scenario::load(&format!("richling-make-j{n}"))?;
-        let ratios = (1..=RICHLING_SEEDS)
-            .map(|seed| {
-                let opts = SimOptions {
-                    seed: Some(seed),
-                    ..SimOptions::observing(o)
-                };
-                let time = |policy: &str| -> Result<f64, EngineError> {
-                    let run = simulate(&s, policy, &Params::default(), &opts, &mut |_| {})?;
-                    Ok(run.metrics.makespan_s)
-                };
-                Ok(time("ondemand")? / time("performance")?)
-            })
-            .collect::<Result<Vec<f64>, EngineError>>()?;
-        per_seed.push((n, ratios));
+        per_seed.push((
+            n,
+            ondemand_over_performance(o, &format!("richling-make-j{n}"))?,
+        ));
     }
     let slowdown: Vec<(u32, f64)> = per_seed
         .iter()
