@@ -482,7 +482,14 @@ pub fn richling_fig2(o: Observe) -> Result<Vec<Check>, EngineError> {
             ondemand_slowdown[0] - ondemand_slowdown[6],
             0.075,
             &format!(
-                "the gap is largest at small N (§II), read as 0.5; 0.425–0.575 accepted (15 %).                  A known miss since ondemand's samples are deferrable (2.6.22 on, governor.rs): a                  core woken from idle takes its overdue sample at once and the next one on the                  200 ms grid finds it fully loaded, so a new job waits half a period on average                  at 1.05 GHz instead of one to two; that shortens -j1 most ({:.3}) and -j7                  least ({:.3}). With -j1 within 15 % of 1.54 (≤ 1.77), a 0.5 gap needs -j7 ≤                  1.27, below the 1.31 the -j7 row accepts: the two readings of Fig. 1 barely                  agree with each other",
+                "the gap is largest at small N (§II), read as 0.5; 0.425–0.575 accepted (15 %). \
+                 A known miss since ondemand's samples are deferrable (2.6.22 on, governor.rs): a \
+                 core woken from idle takes its overdue sample at once and the next one on the \
+                 200 ms grid finds it fully loaded, so a new job waits half a period on average \
+                 at 1.05 GHz instead of one to two; that shortens -j1 most ({:.3}) and -j7 \
+                 least ({:.3}). With -j1 within 15 % of 1.54 (≤ 1.77), a 0.5 gap needs -j7 ≤ \
+                 1.27, below the 1.31 the -j7 row accepts: the two readings of Fig. 1 barely \
+                 agree with each other",
                 ondemand_slowdown[0], ondemand_slowdown[6]
             ),
         )
