@@ -37,9 +37,12 @@ use crate::machine::{BalanceBy, Machine, SchedSpec, WakeTarget};
 /// Nanoseconds.
 pub type Ns = u64;
 
+/// The weight of a nice-0 task (`NICE_0_LOAD`, `SCHED_LOAD_SCALE`).
+const NICE_0_LOAD: f64 = 1024.0;
+
 /// CFS weight for a nice value (the kernel's table is 1024 · 1.25^−nice).
 pub fn weight(nice: i32) -> f64 {
-    1024.0 * 1.25f64.powi(-nice)
+    NICE_0_LOAD * 1.25f64.powi(-nice)
 }
 
 /// Per-task scheduling state the kernel needs.
@@ -305,7 +308,7 @@ impl Kernel {
                 true
             }
             Some(cur) => {
-                let gran = 1e6 * 1024.0 / s.weight;
+                let gran = 1e6 * NICE_0_LOAD / s.weight;
                 tasks[t].vruntime + gran < tasks[cur].vruntime
             }
         }
@@ -425,8 +428,7 @@ impl Kernel {
             let Some(pull) = self.domain_pull(&domain.groups, &nr, &load, Some(local)) else {
                 continue;
             };
-            let mut sources: Vec<usize> = domain.groups[pull.from].clone();
-            sources.sort_by(|a, b| load[*b].total_cmp(&load[*a]).then(a.cmp(b)));
+            let sources = most_loaded_first(domain.groups[pull.from].iter().copied(), &load);
             let pick = sources.iter().find_map(|&from| {
                 self.rqs[from]
                     .queue
@@ -532,12 +534,13 @@ impl Kernel {
             };
             // The most loaded CPU first, skipping one whose only task
             // outweighs the imbalance (`find_busiest_queue`).
-            let mut sources: Vec<usize> = domain.groups[pull.from]
-                .iter()
-                .copied()
-                .filter(|&c| !(nr[c] == 1 && load[c] > pull.imbalance))
-                .collect();
-            sources.sort_by(|a, b| load[*b].total_cmp(&load[*a]).then(a.cmp(b)));
+            let sources = most_loaded_first(
+                domain.groups[pull.from]
+                    .iter()
+                    .copied()
+                    .filter(|&c| !(nr[c] == 1 && load[c] > pull.imbalance)),
+                &load,
+            );
             // A task more than twice the imbalance stays (`move_tasks`).
             let movable = |t: usize| {
                 tasks[t].allowed[to]
@@ -689,8 +692,13 @@ impl Kernel {
     }
 }
 
-/// The weight of a nice-0 task (`NICE_0_LOAD`, `SCHED_LOAD_SCALE`).
-const NICE_0_LOAD: f64 = 1024.0;
+/// `cpus`, the most loaded first (ties in CPU order): where balancing
+/// looks for a task to take (`find_busiest_queue`).
+fn most_loaded_first(cpus: impl Iterator<Item = usize>, load: &[f64]) -> Vec<usize> {
+    let mut cpus: Vec<usize> = cpus.collect();
+    cpus.sort_by(|a, b| load[*b].total_cmp(&load[*a]).then(a.cmp(b)));
+    cpus
+}
 
 /// A group's share of a balancing decision.
 struct GroupLoad {

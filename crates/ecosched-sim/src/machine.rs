@@ -204,8 +204,8 @@ pub enum BalanceBy {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WakeTarget {
-    /// Its previous CPU if idle, else an idle CPU sharing that CPU's last
-    /// level cache (the one idle longest), else its previous CPU: Linux
+    /// Its previous CPU if idle, else the first idle CPU (in CPU order)
+    /// sharing that CPU's last level cache, else its previous CPU: Linux
     /// 2.6's `select_task_rq_fair` with `select_idle_sibling` for a wake-up
     /// whose waker runs on (or beside) the sleeper's CPU, as a timer's does.
     Previous,
