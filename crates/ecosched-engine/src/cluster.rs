@@ -138,7 +138,7 @@ pub fn simulate_cluster(
     options: &SimOptions,
     progress: &mut dyn FnMut(f64),
 ) -> Result<ClusterRun, EngineError> {
-    let seed = options.seed.unwrap_or(cluster.spec.seed);
+    let seed = crate::experiment::run_seed(options.seed, cluster.spec.seed);
     let (node_policy, node_params, xnode) = if policy == XNODE_POLICY {
         let (config, rest) = XnodeConfig::split(params)?;
         let bus = AvConfig::from_params("av", &rest, true)?.bus_event;

@@ -194,6 +194,119 @@ where
     Ok(out)
 }
 
+/// How far apart the seed sets of two reseeded passes lie: rows that
+/// average over seeds 1–12 (Patel) still draw from disjoint sets.
+pub const SEED_STRIDE: u64 = 1000;
+
+/// The rows one reseeded pass flips.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SeedFlips {
+    /// What every run's seed was moved by.
+    pub shift: u64,
+    /// Rows whose verdict changed (as [`flipped`] words them).
+    pub flipped: Vec<String>,
+}
+
+/// Re-run `rows` `passes` times, pass k with every simulated run's seed
+/// moved by k · [`SEED_STRIDE`], and report which rows flip against
+/// `base` (the run on the scenarios' own seeds). A row that flips on some
+/// other seed passes or fails by the luck of its seed, not by the model;
+/// `progress` is told each pass before it runs.
+pub fn reseed<F>(
+    base: &[Check],
+    passes: u32,
+    rows: F,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Vec<SeedFlips>, crate::EngineError>
+where
+    F: Fn() -> Result<Vec<Check>, crate::EngineError>,
+{
+    (1..=u64::from(passes))
+        .map(|k| {
+            let shift = k * SEED_STRIDE;
+            progress(shift);
+            let moved = crate::experiment::with_seed_shift(shift, &rows)?;
+            Ok(SeedFlips {
+                shift,
+                flipped: flipped(base, &moved),
+            })
+        })
+        .collect()
+}
+
+/// Per row that flips on any reseeded pass: its name and on how many of
+/// the passes it flipped, most often first.
+pub fn seed_fragile_rows(passes: &[SeedFlips]) -> Vec<(String, usize)> {
+    let mut count: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    for p in passes {
+        for r in &p.flipped {
+            // `flipped` appends the verdict and figure in parentheses.
+            let name = r.rsplit_once(" (").map_or(r.as_str(), |(n, _)| n);
+            *count.entry(name.to_string()).or_default() += 1;
+        }
+    }
+    let mut out: Vec<(String, usize)> = count.into_iter().collect();
+    out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod reseed_tests {
+    use super::*;
+    use crate::experiment::{simulate, with_seed_shift, SimOptions};
+    use ecosched_policy::Params;
+    use ecosched_sim::Scenario;
+
+    /// A row that holds only on the scenario's own seed.
+    fn seed_row() -> Result<Vec<Check>, crate::EngineError> {
+        let s = Scenario::load("merkel-1-aluadd")?;
+        let run = simulate(
+            &s,
+            "performance",
+            &Params::default(),
+            &SimOptions::default(),
+            &mut |_| {},
+        )?;
+        Ok(vec![Check::ordering(
+            "runs on the scenario's seed",
+            "test",
+            run.report.seed == s.spec.seed,
+            "",
+        )])
+    }
+
+    #[test]
+    fn a_shift_moves_every_seed_and_ends_with_its_scope() {
+        let s = Scenario::load("merkel-1-aluadd").unwrap();
+        let seed = |o: &SimOptions| {
+            simulate(&s, "performance", &Params::default(), o, &mut |_| {})
+                .unwrap()
+                .report
+                .seed
+        };
+        let explicit = SimOptions::seeded(Some(7));
+        let (own, given) =
+            with_seed_shift(3000, || (seed(&SimOptions::default()), seed(&explicit)));
+        assert_eq!((own, given), (s.spec.seed + 3000, 7 + 3000));
+        assert_eq!(seed(&SimOptions::default()), s.spec.seed);
+    }
+
+    #[test]
+    fn reseeding_reports_a_row_that_holds_only_on_its_own_seed() {
+        let base = seed_row().unwrap();
+        assert!(base[0].pass);
+        let mut shifts = Vec::new();
+        let passes = reseed(&base, 2, seed_row, &mut |s| shifts.push(s)).unwrap();
+        assert_eq!(shifts, vec![SEED_STRIDE, 2 * SEED_STRIDE]);
+        assert!(passes.iter().all(|p| p.flipped.len() == 1), "{passes:?}");
+        assert_eq!(
+            seed_fragile_rows(&passes),
+            vec![("runs on the scenario's seed".to_string(), 2)]
+        );
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod perturb_tests {

@@ -559,8 +559,9 @@ pub fn richling_table1(o: Observe) -> Result<Vec<Check>, EngineError> {
             RTAB1,
             371.0 / 364.0,
             t(&hilo),
-            0.02,
-            "6:11 vs 6:04: make and the assembler share the single high core",
+            0.015,
+            "6:11 vs 6:04: make and the assembler share the single high core; 1.004–1.034 \
+             accepted, narrower than the 1.9 % effect, so equal run times fail",
         ),
         Check::new(
             "-j1 high/low + spare vs performance (run time ratio)",

@@ -255,6 +255,11 @@ pub struct ValidateArgs {
     /// about 18 validation runs).
     #[arg(long, value_name = "PCT")]
     pub perturb: Option<f64>,
+    /// Seed robustness: re-run every row N more times, pass k with every
+    /// run's seed moved by 1000·k, and report the rows whose verdict
+    /// changes (1 ≤ N ≤ 20; one validation run per pass).
+    #[arg(long, value_name = "N")]
+    pub reseed: Option<u32>,
 }
 
 /// `ecosched sim`.

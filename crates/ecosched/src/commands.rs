@@ -281,6 +281,10 @@ fn compare(args: &CompareArgs) -> Result<Outcome> {
     }))
 }
 
+/// `validate --reseed`'s most passes: each is a whole validation run
+/// (about 80 s).
+const MAX_RESEED: u32 = 20;
+
 fn run_validate(args: &ValidateArgs) -> Result<Outcome> {
     let mut bar = Progress::spinner(
         progress::wanted(args.json),
@@ -289,6 +293,11 @@ fn run_validate(args: &ValidateArgs) -> Result<Outcome> {
     if let Some(pct) = args.perturb {
         if !(pct > 0.0 && pct < 100.0) {
             anyhow::bail!("--perturb {pct}: the percentage must be between 0 and 100 (exclusive)");
+        }
+    }
+    if let Some(n) = args.reseed {
+        if !(1..=MAX_RESEED).contains(&n) {
+            anyhow::bail!("--reseed {n}: the number of passes must be 1–{MAX_RESEED}");
         }
     }
     let checks = validate::all_checks(args.observe).context("running the validation checks")?;
@@ -304,6 +313,18 @@ fn run_validate(args: &ValidateArgs) -> Result<Outcome> {
         ),
         None => None,
     };
+    let reseeding = match args.reseed {
+        Some(n) => Some(
+            ecosched_engine::fidelity::reseed(
+                &checks,
+                n,
+                || validate::all_checks(args.observe),
+                &mut |shift| bar.stage(&format!("every seed moved by {shift}")),
+            )
+            .context("running the reseeded validation checks")?,
+        ),
+        None => None,
+    };
     drop(bar);
     let failed = checks.iter().any(|c| !c.pass && !c.known_miss);
     let stdout = if args.json {
@@ -312,11 +333,15 @@ fn run_validate(args: &ValidateArgs) -> Result<Outcome> {
             checks: &checks,
             summary: ecosched_engine::fidelity::summarize(&checks),
             perturbation: perturbation.as_deref(),
+            reseeding: reseeding.as_deref(),
         })?
     } else {
         let mut text = output::validate(args.observe, &checks);
         if let (Some(pct), Some(p)) = (args.perturb, &perturbation) {
             text.push_str(&output::perturbation(pct, p));
+        }
+        if let Some(r) = &reseeding {
+            text.push_str(&output::reseeding(r, checks.len()));
         }
         text
     };

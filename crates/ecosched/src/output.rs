@@ -71,6 +71,34 @@ pub struct ValidateReport<'a> {
     /// `--perturb`: the rows each moved parameter flips.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub perturbation: Option<&'a [ecosched_engine::fidelity::KnobFlips]>,
+    /// `--reseed`: the rows each reseeded pass flips.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reseeding: Option<&'a [ecosched_engine::fidelity::SeedFlips]>,
+}
+
+/// `validate --reseed N`: the rows whose verdict changes on other seeds,
+/// with on how many of the passes.
+pub fn reseeding(passes: &[ecosched_engine::fidelity::SeedFlips], rows: usize) -> String {
+    let shifts = passes
+        .iter()
+        .map(|p| p.shift.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut out = format!("\nseed robustness: every run's seed moved by {shifts}\n");
+    let fragile = ecosched_engine::fidelity::seed_fragile_rows(passes);
+    for (name, n) in &fragile {
+        out.push_str(&format!("  flips on {n} of {}: {name}\n", passes.len()));
+    }
+    for p in passes {
+        for r in &p.flipped {
+            out.push_str(&format!("  +{}: {r}\n", p.shift));
+        }
+    }
+    out.push_str(&format!(
+        "{} of {rows} rows change verdict on at least one other seed\n",
+        fragile.len()
+    ));
+    out
 }
 
 /// `validate --perturb PCT`: per calibrated parameter, the rows whose

@@ -418,6 +418,21 @@ fn bench_and_validate_exist() {
     ecosched().args(["validate", "--help"]).assert().success();
 }
 
+/// Out-of-range sensitivity options are refused before any row runs.
+#[test]
+fn validate_refuses_bad_perturb_and_reseed_values() {
+    ecosched()
+        .args(["validate", "--reseed", "0"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("--reseed 0").and(predicate::str::contains("1–20")));
+    ecosched()
+        .args(["validate", "--perturb", "100"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("--perturb 100"));
+}
+
 #[test]
 fn missing_subcommand_is_a_usage_error() {
     ecosched().assert().code(2);
