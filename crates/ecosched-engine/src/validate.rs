@@ -1973,12 +1973,15 @@ pub fn richling_three_quads(o: Observe) -> Result<Vec<Check>, EngineError> {
                 "§V-E: 12 % (Turbo Boost and Hyper-Threading off); 10.2–13.8 % accepted (15 %). \
                  A known miss: with one clock domain a new job never lands on a slow core, and \
                  ondemand, which takes the busiest core's load, lowers the chip only when a job \
-                 ends inside a sample; at the preset's 80 ms ([estimate]: 2.6.2x's floor of 20 \
-                 jiffies at HZ 250, as EIST reports 10 µs) that costs {i7:.1} %. With 200 ms, \
-                 the paper's default for 'many Intel Core 2 processors' (§II), it is 16.5 %: \
-                 the two periods the kernel could have had bracket the paper's 12 %, and the \
-                 preset keeps the kernel-derived 80 ms chosen before this row was run. The \
-                 build is the Phenom 9750's, its work scaled by 2.4 / 2.93; {all}"
+                 ends inside a sample; 2.6's sample is deferrable work on the policy's first \
+                 CPU, so it waits while CPU 0 idles however busy the others are. At the \
+                 preset's 80 ms ([estimate]: 2.6.2x's floor of 20 jiffies at HZ 250, as EIST \
+                 reports 10 µs) that costs {i7:.1} % (4.0 % with samples on time). With 200 ms, \
+                 the paper's default for 'many Intel Core 2 processors' (§II) and the same \
+                 floor at HZ 100, it is 12.6 % (16.5 % on time): the preset keeps the 80 ms \
+                 chosen before this row was run, since a period picked because it matches \
+                 would be a knob. The build is the Phenom 9750's, its work scaled by \
+                 2.4 / 2.93; {all}"
             ),
         )
         .predicted()

@@ -16,11 +16,14 @@
 //!   P-state is the highest ≤ the request going up, the lowest ≥ it going down.
 //! - ondemand and conservative sample on a grid of whole periods ("we want
 //!   all CPUs to do sampling nearly on same jiffy": `delay -= jiffies %
-//!   delay` in `do_dbs_timer`, 2.6.22 on), from deferrable work: a sample
-//!   that falls due while every CPU of the domain idles waits until one
-//!   wakes (`INIT_DELAYED_WORK_DEFERRABLE`, 2.6.22 on), and the load it
-//!   sees is over the time since the last sample, idle time included; the
-//!   next sample is the next grid point. The platform does the deferring
+//!   delay` in `do_dbs_timer`, 2.6.22 on), from deferrable work queued on
+//!   the policy's first CPU (`policy->cpu`, one work item per policy, in
+//!   2.6; on every CPU of the policy in 3.11): a sample that falls due
+//!   while those CPUs idle waits until one wakes
+//!   (`INIT_DELAYED_WORK_DEFERRABLE`, 2.6.22 on), however busy a 2.6
+//!   domain's other CPUs are, and the load it sees is over the time since
+//!   the last sample, idle time included; the next sample is the next grid
+//!   point. The platform does the deferring
 //!   (`deferrable`), assuming a quiet tickless idle (CONFIG_NO_HZ, x86-64
 //!   from 2.6.24) in which only a task landing on a core wakes it; other
 //!   wake-ups (interrupts, timers) would run the deferred sample earlier,

@@ -269,13 +269,24 @@ pub enum OndemandKernel {
     /// load is below `up_threshold − down_differential`, then go to the
     /// lowest P-state that keeps the load just under that
     /// (`cur · load / (up − down)`, `CPUFREQ_RELATION_L`). The hysteresis
-    /// means a half-loaded core keeps whatever frequency it had.
+    /// means a half-loaded core keeps whatever frequency it had. Its
+    /// sample is one deferrable work item per policy, on `policy->cpu`.
     #[serde(rename = "2.6")]
     Linux2_6,
     /// Linux 3.11 and later: proportional, `min + load · (max − min)`,
-    /// closest P-state (`CPUFREQ_RELATION_C`).
+    /// closest P-state (`CPUFREQ_RELATION_C`); the sample's work is queued
+    /// on every CPU of the policy (`gov_queue_work` with `all_cpus`), so
+    /// any of them that is awake takes it.
     #[serde(rename = "3.11")]
     Linux3_11,
+}
+
+impl OndemandKernel {
+    /// Whether only the policy's first CPU runs the governor's sample
+    /// (2.6), rather than whichever of its CPUs is awake (3.11).
+    pub fn samples_on_policy_cpu(self) -> bool {
+        self == OndemandKernel::Linux2_6
+    }
 }
 
 impl Default for GovernorSpec {

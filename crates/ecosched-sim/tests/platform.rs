@@ -5,8 +5,8 @@
 #![allow(clippy::unwrap_used)]
 
 use ecosched_model::{
-    CpuId, CpuSet, FreqSetting, GangGroup, GangSchedule, GangSlot, Governor, Plan, Platform,
-    Snapshot, TaskId, TaskState,
+    CpuId, CpuSet, FreqDomainId, FreqSetting, GangGroup, GangSchedule, GangSlot, Governor, Plan,
+    Platform, Snapshot, TaskId, TaskState,
 };
 use ecosched_sim::{Scenario, SimPlatform};
 use std::time::Duration;
@@ -261,6 +261,52 @@ start_s = 1.05
     assert_eq!(s.cpus[cpu].freq_khz, Some(min));
     let s = step(&mut sim, ms(150));
     assert_eq!(s.cpus[cpu].freq_khz, Some(max), "at {} s", sim.now_s());
+}
+
+/// On a shared clock domain the sample is deferrable work on the policy's
+/// first CPU (2.6's `dbs_timer_init` queues it on `policy->cpu`): the
+/// Q6600's one domain, handed from powersave to ondemand with a task busy
+/// on CPU 1, stays at its lowest P-state while CPU 0 idles, although a
+/// sample over CPU 1's load would raise it; when the task moves to CPU 0,
+/// the overdue sample runs there at once, sees CPU 1 busy throughout, and
+/// raises the domain.
+#[test]
+fn a_shared_domain_samples_only_when_its_policy_cpu_runs() {
+    let text = r#"
+name = "policy-cpu"
+description = "one task on a shared clock domain under ondemand"
+machine = "q6600"
+governor = "powersave"
+
+[[tasks]]
+profile = "aluadd"
+length_s = 5.0
+"#;
+    let scenario = Scenario::from_toml("policy-cpu.toml", text, None).unwrap();
+    let mut sim = SimPlatform::new(&scenario, 1).unwrap();
+    sim.apply(&Plan::unchanged()).unwrap();
+    let s = step(&mut sim, ms(1));
+    let id = s.tasks.iter().find(|t| t.managed).unwrap().id;
+    let domain = sim.topology().freq_domains[0].clone();
+    assert_eq!(domain.cpus.len(), 4, "the Q6600 has one clock domain");
+    let (min, max) = (domain.min_khz(), domain.max_khz());
+    let pin = |sim: &mut SimPlatform, cpu: u32, governor: bool| {
+        let mut plan = Plan::unchanged();
+        plan.task_cpus
+            .insert(id, [CpuId(cpu)].into_iter().collect::<CpuSet>());
+        if governor {
+            plan.frequency
+                .insert(FreqDomainId(0), FreqSetting::Governor(Governor::Ondemand));
+        }
+        sim.apply(&plan).unwrap();
+    };
+    pin(&mut sim, 1, true);
+    let s = step(&mut sim, ms(700));
+    assert_eq!(state(&s, id), TaskState::Running);
+    assert_eq!(s.cpus[1].freq_khz, Some(min), "CPU 0 idle: no sample yet");
+    pin(&mut sim, 0, false);
+    let s = step(&mut sim, ms(2));
+    assert_eq!(s.cpus[0].freq_khz, Some(max), "at {} s", sim.now_s());
 }
 
 /// One task of `profile` alone on the Q6600 (performance governor, no

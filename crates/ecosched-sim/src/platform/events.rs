@@ -287,9 +287,9 @@ impl SimPlatform {
                 continue;
             }
             if self.domains[d].next_eval.is_some_and(|at| at <= now) {
-                let idle = self.fd_cpus[d]
-                    .iter()
-                    .all(|&c| self.kernel.rqs[c].current.is_none());
+                let idle = self
+                    .sample_cpus(d)
+                    .all(|c| self.kernel.rqs[c].current.is_none());
                 if idle && self.domains[d].governor.deferrable() {
                     // Deferrable work does not wake an idle CPU.
                     self.domains[d].deferred = true;
@@ -323,6 +323,28 @@ impl SimPlatform {
             self.next_balance =
                 now + super::ns(self.machine.spec.scheduler.balance_interval_ms / 1000.0).max(1);
         }
+    }
+
+    /// The CPUs that can run frequency domain `d`'s deferrable governor
+    /// sample: 2.6's ondemand and conservative queue one work item per
+    /// policy on `policy->cpu`, the policy's first CPU (`dbs_timer_init`:
+    /// `queue_delayed_work_on(dbs_info->cpu, …)`), so a sample waits while
+    /// that CPU idles, however busy the policy's other CPUs are; 3.11
+    /// queues it on every CPU of the policy.
+    fn sample_cpus(&self, d: usize) -> impl Iterator<Item = usize> + '_ {
+        let cpus = &self.fd_cpus[d];
+        let n = if self
+            .machine
+            .spec
+            .governor
+            .ondemand_kernel
+            .samples_on_policy_cpu()
+        {
+            1
+        } else {
+            cpus.len()
+        };
+        cpus.iter().copied().take(n)
     }
 
     /// Take frequency domain `d`'s governor sample now.
@@ -407,7 +429,7 @@ impl SimPlatform {
             let exit = power::exit_latency_ns(&self.machine.spec.power, idle_ns);
             self.wake_until[c] = self.now + exit;
             let d = self.cpu_facts[c].domain;
-            if self.domains[d].deferred {
+            if self.domains[d].deferred && self.sample_cpus(d).any(|s| s == c) {
                 self.sample_governor(d);
             }
         }

@@ -185,8 +185,9 @@ struct Domain {
     /// When the governor next samples (`governor.next_eval`, kept here
     /// because the event loop asks for it on every event).
     next_eval: Option<Ns>,
-    /// A sample fell due while every CPU of the domain idled: it is taken
-    /// when one of them next runs a task (`DomainGovernor::deferrable`).
+    /// A sample fell due while the CPUs that run it idled (2.6: the
+    /// domain's first; 3.11: all of them): it is taken when one of them
+    /// next runs a task (`DomainGovernor::deferrable`).
     deferred: bool,
 }
 
