@@ -1564,6 +1564,11 @@ pub fn merkel_fig5(o: Observe) -> Result<Vec<Check>, EngineError> {
     ])
 }
 
+/// Two average EDPs closer than this share are equal in Merkel Fig. 6's
+/// rows: its values are not in the text, and a 1 % difference is within
+/// what one calibrated parameter moved by 10 % shifts.
+const EDP_EQUAL: f64 = 0.01;
+
 /// Merkel Fig. 6 (Table 3's scenarios): average EDP of `av-sort` and `av`
 /// relative to Linux, and how often the heuristic lowers the frequency.
 pub fn merkel_fig6(o: Observe) -> Result<Vec<Check>, EngineError> {
@@ -1589,8 +1594,16 @@ pub fn merkel_fig6(o: Observe) -> Result<Vec<Check>, EngineError> {
         )
     };
     let same = |i: usize| rel[i].1 / rel[i].0;
-    let av_wins = |i: usize| rel[i].1 < rel[i].0 && rel[i].1 < 1.0;
-    let s3_note = "; sorting alone hurts here (paper: 'not beneficial'): a latency-bound task (mcf, milc) then always runs beside two bus-heavy ones, and s3's margin over Linux is small";
+    // Two average EDPs within EDP_EQUAL are equal (the s1/s2 rows), so one
+    // beats another only by more than that.
+    let beats = |a: f64, b: f64| a < b * (1.0 - EDP_EQUAL);
+    let av_wins = |i: usize| beats(rel[i].1, rel[i].0) && beats(rel[i].1, 1.0);
+    let s3_note = ". A known miss: av is within the 1 % the s1/s2 rows count as equal. Sorting \
+                   alone hurts here (paper: 'not beneficial'): a latency-bound task (mcf, milc) \
+                   then always runs beside two bus-heavy ones, and the heuristic's 1.6 GHz in half \
+                   the slots only wins that loss back. Before this row asked for more than 1 % \
+                   it held by 0.1 %, and `validate --perturb 10` flipped it with five of the nine \
+                   parameters";
     let heuristic_note = "share of slot starts at which av chose 1.6 GHz; the bus component counts bus transactions (with perf's LLC misses, prefetch-heavy libquantum looks half as memory-bound and s3 never engages: this choice of event was made after seeing that, so these rows are calibrated)";
     let mut out = Vec::new();
     for (i, label) in [(0usize, "s1"), (1, "s2")] {
@@ -1600,7 +1613,7 @@ pub fn merkel_fig6(o: Observe) -> Result<Vec<Check>, EngineError> {
                 FIG6,
                 1.0,
                 same(i),
-                0.01,
+                EDP_EQUAL,
                 &format!(
                     "§8.2: the heuristic never lowers the frequency here; {}",
                     fig(i)
@@ -1614,28 +1627,30 @@ pub fn merkel_fig6(o: Observe) -> Result<Vec<Check>, EngineError> {
             "s2: av-sort beats Linux (1 = holds)",
             FIG6,
             1.0,
-            holds(rel[1].0 < 1.0),
+            holds(beats(rel[1].0, 1.0)),
             0.0,
-            &format!("§8.2: sorting reduces contention; {}", fig(1)),
+            &format!(
+                "§8.2: sorting reduces contention (by more than 1 %); {}",
+                fig(1)
+            ),
         )
         .predicted(),
     );
     for (i, label) in [(2usize, "s3"), (3, "s4")] {
-        out.push(
-            Check::new(
-                &format!("{label}: av beats av-sort and Linux (1 = holds)"),
-                FIG6,
-                1.0,
-                holds(av_wins(i)),
-                0.0,
-                &format!(
-                    "§8.2: contention cannot be avoided, the heuristic saves; {}{}",
-                    fig(i),
-                    if i == 2 { s3_note } else { "" }
-                ),
-            )
-            .predicted(),
-        );
+        let row = Check::new(
+            &format!("{label}: av beats av-sort and Linux (1 = holds)"),
+            FIG6,
+            1.0,
+            holds(av_wins(i)),
+            0.0,
+            &format!(
+                "§8.2: contention cannot be avoided, the heuristic saves (by more than 1 %); {}{}",
+                fig(i),
+                if i == 2 { s3_note } else { "" }
+            ),
+        )
+        .predicted();
+        out.push(if i == 2 { row.known_miss() } else { row });
     }
     out.push(
         Check::new(
