@@ -1134,9 +1134,10 @@ fn reduction_pct(x: Option<f64>, base: Option<f64>) -> f64 {
 
 /// Patel Table 4: algorithm 1 (`patel1`) against the control group
 /// (default scheduler + ondemand) on Tasks 2, 3 and 4. Nothing in the
-/// model was set from these figures, so every row is predicted. The rows
-/// check directions and the growth of the savings with load; the notes give
-/// the magnitudes and, where the model disagrees, why.
+/// model was set from these figures, so every row is predicted. Each
+/// figure the thesis gives is a numeric row (15 %; each note says whether
+/// at least the direction holds), and the growth of the savings with load
+/// an ordering row.
 ///
 /// Power is the *loaded* power (while every program still runs): the
 /// thesis's Tasks 3 and 4 save exactly the same 36 W, which is what two
@@ -1160,59 +1161,74 @@ pub fn patel_table4() -> Result<Vec<Check>, EngineError> {
         let perf = c.performance_improvement_pct.unwrap_or(f64::NAN);
         let ppw = c.perf_per_w_improvement_pct.unwrap_or(f64::NAN);
         savings.push(loaded);
-        checks.push(
-            Check::new(
-                &format!("Task {task}: algorithm 1 saves power against control (loaded; 1 = holds)"),
-                PATEL_T4,
-                1.0,
-                holds(loaded > 0.0),
-                0.0,
-                &format!(
-                    "simulated {loaded:.1} % loaded, {average:.1} % over the whole run; thesis {p_power:.2} %. \
-                     Smaller than the thesis: the preset's 110 W of base and memory power (Opteron 6134 \
-                     preset, calibrated elsewhere) leave less to save than the thesis's 183 W machine showed"
-                ),
-            )
-            .predicted(),
-        );
-        let perf_note = if task == 2 {
-            format!(
-                "simulated {perf:.1} %, thesis {p_perf:.2} %; perf/W simulated {ppw:.1} %, thesis {p_ppw:+.2} %. \
-                 MISS in magnitude: four CPU-bound programs get at most 2×2.3 + 2×1.4 GHz here against \
-                 4×2.3 GHz under ondemand, a physical loss of ~20 % for them that the non-CPU-intensive \
-                 program's gain cannot offset; the thesis's −6 % (and its gcc running faster at lower \
-                 frequencies, Table 2) is within its testbed's noise, so the model keeps its physics"
-            )
-        } else {
-            format!(
-                "simulated {perf:.1} %, thesis {p_perf:.2} %; perf/W simulated {ppw:.1} %, thesis {p_ppw:+.2} %: \
-                 10.6 GHz of cpusets against 18.4 GHz under ondemand on a fully loaded machine"
-            )
+        let band = |p: f64| MAX_REL_TOLERANCE * p.abs();
+        let sign = |x: f64, p: f64| {
+            if x.signum() == p.signum() {
+                "the direction holds"
+            } else {
+                "the direction is reversed"
+            }
         };
         checks.push(
             Check::new(
-                &format!("Task {task}: algorithm 1 is slower than control (1 = holds)"),
+                &format!("Task {task}: algorithm 1 saves power against control (loaded, %)"),
                 PATEL_T4,
-                1.0,
-                holds(perf < 0.0),
-                0.0,
-                &perf_note,
+                p_power,
+                loaded,
+                band(p_power),
+                &format!(
+                    "simulated {loaded:.1} % loaded, {average:.1} % over the whole run; thesis \
+                     {p_power:.2} % (15 %). A known miss ({}): the preset's 110 W of base and \
+                     memory power (Opteron 6134 preset, calibrated elsewhere) leave less to save \
+                     than the thesis's 183 W machine showed",
+                    sign(loaded, p_power)
+                ),
             )
-            .predicted(),
+            .predicted()
+            .known_miss(),
         );
-        if p_ppw < 0.0 {
-            checks.push(
-                Check::new(
-                    &format!("Task {task}: algorithm 1 lowers performance per watt (1 = holds)"),
-                    PATEL_T4,
-                    1.0,
-                    holds(ppw < 0.0),
-                    0.0,
-                    &format!("simulated {ppw:.1} %, thesis {p_ppw:.2} %"),
-                )
-                .predicted(),
-            );
-        }
+        let perf_cause = if task == 2 {
+            "four CPU-bound programs get at most 2×2.3 + 2×1.4 GHz here against 4×2.3 GHz \
+             under ondemand, a physical loss of ~20 % for them that the non-CPU-intensive \
+             program's gain cannot offset; the thesis's −6 % (and its gcc running faster at \
+             lower frequencies, Table 2) may be within its testbed's noise, but the model keeps \
+             its physics"
+        } else {
+            "10.6 GHz of cpusets against 18.4 GHz under ondemand on a fully loaded machine"
+        };
+        checks.push(
+            Check::new(
+                &format!("Task {task}: algorithm 1 against control, performance (%)"),
+                PATEL_T4,
+                p_perf,
+                perf,
+                band(p_perf),
+                &format!(
+                    "the mean over processes of instructions over completion time (§9.2); \
+                     simulated {perf:.1} %, thesis {p_perf:.2} % (15 %). A known miss ({}): \
+                     {perf_cause}",
+                    sign(perf, p_perf)
+                ),
+            )
+            .predicted()
+            .known_miss(),
+        );
+        checks.push(
+            Check::new(
+                &format!("Task {task}: algorithm 1 against control, performance per watt (%)"),
+                PATEL_T4,
+                p_ppw,
+                ppw,
+                band(p_ppw),
+                &format!(
+                    "simulated {ppw:.1} %, thesis {p_ppw:+.2} % (15 %). A known miss ({}): the \
+                     performance row's loss against a smaller power saving",
+                    sign(ppw, p_ppw)
+                ),
+            )
+            .predicted()
+            .known_miss(),
+        );
     }
     checks.push(
         Check::new(
@@ -1299,18 +1315,20 @@ pub fn patel_tables24_25() -> Result<Vec<Check>, EngineError> {
         )
         .predicted(),
         Check::new(
-            "Task 4 dyn: algorithm 2 cuts migrations against control (1 = holds)",
+            "Task 4 dyn: algorithm 2 cuts migrations against control (%)",
             PATEL_T25,
-            1.0,
-            holds(mig2 > 0.0),
-            0.0,
+            2.02,
+            mig2,
+            0.3,
             &format!(
                 "simulated {mig2:.1} % (mean over seeds 1–{PATEL_SEEDS}, sd {:.1} %, a cut on \
-                 {mig2_up} of them), thesis 2.02 %: confinement alone cuts more here",
+                 {mig2_up} of them), thesis 2.02 %; 1.72–2.32 % accepted (15 %). A known miss \
+                 (the direction holds): confinement to the cpusets alone cuts more here",
                 mig2s.std
             ),
         )
-        .predicted(),
+        .predicted()
+        .known_miss(),
         Check::new(
             "Task 4 dyn: algorithm 4 switches context less than algorithm 2 (%)",
             PATEL_T25,
@@ -1354,19 +1372,35 @@ fn patel_table24(runs: &[Vec<SimRun>]) -> Vec<Check> {
     let time_w = vs_control(|c| c.time_w_improvement_pct).0.mean;
     vec![
         Check::new(
-            "Task 4 dyn: algorithm 4 saves power against control (loaded; 1 = holds)",
+            "Task 4 dyn: algorithm 4 saves power against control (loaded, %)",
             PATEL_T24,
-            1.0,
-            holds(power.mean > 0.0),
-            0.0,
+            20.88,
+            power.mean,
+            3.1,
             &format!(
                 "simulated {:.1} % (mean over seeds 1–{PATEL_SEEDS}, sd {:.1} %), thesis 20.88 % \
-                 (38 W). Smaller for the reason Table 4's rows give: the preset's base and \
-                 memory power leave less to save",
+                 (38 W); 17.7–24.0 % accepted (15 %). A known miss (the direction holds), for \
+                 the reason Table 4's rows give: the preset's base and memory power leave less \
+                 to save",
                 power.mean, power.std
             ),
         )
-        .predicted(),
+        .predicted()
+        .known_miss(),
+        Check::new(
+            "Task 4 dyn: algorithm 4 against control, performance per watt (%)",
+            PATEL_T24,
+            33.02,
+            ppw,
+            4.9,
+            &format!(
+                "simulated {ppw:.1} % (mean over seeds 1–{PATEL_SEEDS}), thesis 33.02 %; \
+                 28.1–38.0 % accepted (15 %). A known miss (the direction is reversed): the \
+                 performance row's loss against a smaller power saving"
+            ),
+        )
+        .predicted()
+        .known_miss(),
         Check::new(
             "Task 4 dyn: algorithm 4 improves performance against control (%)",
             PATEL_T24,
