@@ -605,6 +605,57 @@ pub fn richling_table1(o: Observe) -> Result<Vec<Check>, EngineError> {
             "performance's time with less energy",
         ),
         Check::new(
+            "-j1 ondemand: average power (W)",
+            RTAB1,
+            113.0,
+            w(&ondemand),
+            11.5,
+            "Table I: 113 W; 101.5–124.5 W accepted (15 %, at most half the 23 W it saves \
+             against performance). Predicted: nothing was set from it",
+        )
+        .predicted(),
+        Check::new(
+            "-j1 all cores low: average power (W)",
+            RTAB1,
+            79.0,
+            w(&low),
+            11.8,
+            "Table I: 79 W; 67.2–90.8 W accepted (15 %). A known miss: the model drops 136 → \
+             121 W for three idle cores at 1.2 GHz (the row the idle ceff was set on) but only \
+             to about 108 W with every core at 1.2 GHz and the plane at the estimated 1.05 V, \
+             where the paper's machine lost 57 W. Candidates: leakage, modelled as linear in \
+             the voltage (power.rs: leak · V, 4 W/V a core, [estimate]) where silicon's grows \
+             much faster with it, so the model saves about 2.5 W of it going 1.25 → 1.05 V; and the \
+             plane's voltage at 1.2 GHz ([estimate]; AMD's per-part VIDs are not published). \
+             A steeper leakage law would move every preset's power rows, so it is left for a \
+             pass of its own",
+        )
+        .predicted()
+        .known_miss(),
+        Check::new(
+            "-j1 ondemand vs performance (energy ratio)",
+            RTAB1,
+            14.64 / 13.77,
+            e(&ondemand),
+            0.03,
+            "14.64 vs 13.77 Wh; 1.033–1.093 accepted (half the 6.3 % effect, so equal energy \
+             fails). A known miss: it follows the run-time row's (the model's ondemand build \
+             runs 1.5× as long, the paper's 1.27×)",
+        )
+        .predicted()
+        .known_miss(),
+        Check::new(
+            "-j1 all cores low vs performance (energy ratio)",
+            RTAB1,
+            15.57 / 13.77,
+            e(&low),
+            0.065,
+            "15.57 vs 13.77 Wh; 1.066–1.196 accepted (half the 13.1 % effect). A known miss: it \
+             follows the all-low power row's",
+        )
+        .predicted()
+        .known_miss(),
+        Check::new(
             "-j1 energy order high/low < +spare < performance < ondemand < all low (1 = holds)",
             RTAB1,
             1.0,
