@@ -1955,9 +1955,41 @@ pub fn dhiman_checks() -> Result<Vec<Check>, EngineError> {
             0.89,
             1.0 - wca_sd / def_sd,
             0.11,
-            &format!("1 − mean WCA / mean default of (std/mean of run time over 10 seeds); fails below 0.78 or if WCA varies more. Magnitudes not reached: default {def_sd:.1} % (paper 30 %), WCA {wca_sd:.2} % (paper 2 %)"),
+            &format!("1 − mean WCA / mean default of (std/mean of run time over 10 seeds); fails below 0.78 or if WCA varies more. The magnitudes are the next two rows: default {def_sd:.1} % (paper 30 %), WCA {wca_sd:.2} % (paper 2 %)"),
         )
         .predicted(),
+        Check::new(
+            "Table 2 mixes: default run-time std-dev (%), mean of 8",
+            DHIMAN_T2,
+            30.0,
+            def_sd,
+            4.5,
+            &format!(
+                "std/mean of each run's mean run time over 10 seeds, per mix, then the mean of the \
+                 8; simulated {def_sd:.1} %, paper 30 % (art-equake-equake 86 %); 25.5–34.5 % \
+                 accepted (15 %). A known miss: in the model the default flips a placement about \
+                 once a second and each seed's figure averages a 600 s run's completions, so a \
+                 run sees hundreds of placements; spreads like the paper's need placements that \
+                 last for much of a run"
+            ),
+        )
+        .predicted()
+        .known_miss(),
+        Check::new(
+            "Table 2 mixes: WCA run-time std-dev (%), mean of 8",
+            DHIMAN_T2,
+            2.0,
+            wca_sd,
+            0.3,
+            &format!(
+                "as the row before, under WCA; simulated {wca_sd:.2} %, paper 2 % (1–4 % per mix); \
+                 1.7–2.3 % accepted (15 %). A known miss: WCA pins the three threads, and the model \
+                 has no other run-to-run variation of that size (the paper's testbed had its disk, \
+                 daemons and DTrace)"
+            ),
+        )
+        .predicted()
+        .known_miss(),
         Check::new(
             "Fig. 5a: Table 2 mixes where WCA gains AW perf/W",
             DHIMAN_F5,
