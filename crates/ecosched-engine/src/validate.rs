@@ -2028,12 +2028,6 @@ pub fn dhiman_checks() -> Result<Vec<Check>, EngineError> {
     ])
 }
 
-/// Ondemand's run time over performance's on `scenario`, once per seed
-/// 1..=[`RICHLING_SEEDS`].
-fn ondemand_over_performance(o: Observe, scenario: &str) -> Result<Vec<f64>, EngineError> {
-    per_seed_over_performance(o, scenario, "ondemand", None)
-}
-
 /// `policy`'s run time over performance's on `scenario`, per seed
 /// 1..=[`RICHLING_SEEDS`], with the parallelism `hint` declared to both.
 fn per_seed_over_performance(
@@ -2208,7 +2202,7 @@ pub fn richling_fig1_ordering(o: Observe) -> Result<Vec<Check>, EngineError> {
     for n in 2..=12u32 {
         per_seed.push((
             n,
-            ondemand_over_performance(o, &format!("richling-make-j{n}"))?,
+            per_seed_over_performance(o, &format!("richling-make-j{n}"), "ondemand", None)?,
         ));
     }
     let slowdown: Vec<(u32, f64)> = per_seed
