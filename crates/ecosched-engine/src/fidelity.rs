@@ -128,40 +128,71 @@ mod tests {
     }
 }
 
+/// One row whose verdict differs between two runs of the rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Flip {
+    /// The row's name.
+    pub name: String,
+    /// Its verdict and figure in the moved run (`true` = passes), or
+    /// `None` when the moved run lacks the row.
+    pub now: Option<(bool, f64)>,
+}
+
+/// As `validate` prints it: `name (now fails: 1.02)`, `name (missing)`.
+impl std::fmt::Display for Flip {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.now {
+            Some((pass, simulated)) => write!(
+                f,
+                "{} ({}: {simulated})",
+                self.name,
+                if pass { "now passes" } else { "now fails" }
+            ),
+            None => write!(f, "{} (missing)", self.name),
+        }
+    }
+}
+
+/// In JSON a flip is the line `validate` prints for it.
+impl Serialize for Flip {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
 /// Which rows one perturbed parameter flips (pass ↔ fail), each way.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct KnobFlips {
     /// The machine TOML key that was moved.
     pub knob: String,
     /// Rows whose verdict changed with the parameter lowered.
-    pub lowered: Vec<String>,
+    pub lowered: Vec<Flip>,
     /// Rows whose verdict changed with the parameter raised.
-    pub raised: Vec<String>,
+    pub raised: Vec<Flip>,
 }
 
 /// The rows of `moved` whose pass/fail differs from `base` (matched by
 /// source and name; a row missing from either counts as flipped).
-pub fn flipped(base: &[Check], moved: &[Check]) -> Vec<String> {
+pub fn flipped(base: &[Check], moved: &[Check]) -> Vec<Flip> {
     let key = |c: &Check| (c.source.clone(), c.name.clone());
     let before: std::collections::BTreeMap<_, bool> =
         base.iter().map(|c| (key(c), c.pass)).collect();
-    let mut out: Vec<String> = moved
+    let mut out: Vec<Flip> = moved
         .iter()
         .filter(|c| before.get(&key(c)) != Some(&c.pass))
-        .map(|c| {
-            format!(
-                "{} ({}: {})",
-                c.name,
-                if c.pass { "now passes" } else { "now fails" },
-                c.simulated
-            )
+        .map(|c| Flip {
+            name: c.name.clone(),
+            now: Some((c.pass, c.simulated)),
         })
         .collect();
     let after: std::collections::BTreeSet<_> = moved.iter().map(key).collect();
     out.extend(
         base.iter()
             .filter(|c| !after.contains(&key(c)))
-            .map(|c| format!("{} (missing)", c.name)),
+            .map(|c| Flip {
+                name: c.name.clone(),
+                now: None,
+            }),
     );
     out
 }
@@ -203,8 +234,8 @@ pub const SEED_STRIDE: u64 = 1000;
 pub struct SeedFlips {
     /// What every run's seed was moved by.
     pub shift: u64,
-    /// Rows whose verdict changed (as [`flipped`] words them).
-    pub flipped: Vec<String>,
+    /// Rows whose verdict changed.
+    pub flipped: Vec<Flip>,
 }
 
 /// Re-run `rows` `passes` times, pass k with every simulated run's seed
@@ -240,9 +271,7 @@ pub fn seed_fragile_rows(passes: &[SeedFlips]) -> Vec<(String, usize)> {
     let mut count: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
     for p in passes {
         for r in &p.flipped {
-            // `flipped` appends the verdict and figure in parentheses.
-            let name = r.rsplit_once(" (").map_or(r.as_str(), |(n, _)| n);
-            *count.entry(name.to_string()).or_default() += 1;
+            *count.entry(r.name.clone()).or_default() += 1;
         }
     }
     let mut out: Vec<(String, usize)> = count.into_iter().collect();
@@ -257,6 +286,37 @@ mod reseed_tests {
     use crate::experiment::{simulate, with_seed_shift, SimOptions};
     use ecosched_policy::Params;
     use ecosched_sim::Scenario;
+
+    /// A flip keeps its row's name whole, brackets and all, and prints
+    /// (and serialises) as the line `validate` shows.
+    #[test]
+    fn a_flip_counts_by_its_row_name_and_prints_its_verdict() {
+        let name = "Core i7 -j1: high/low (|H| = 1) vs performance (run time ratio)";
+        let fails = Flip {
+            name: name.to_string(),
+            now: Some((false, 1.5)),
+        };
+        let missing = Flip {
+            name: name.to_string(),
+            now: None,
+        };
+        assert_eq!(fails.to_string(), format!("{name} (now fails: 1.5)"));
+        assert_eq!(
+            serde_json::to_string(&missing).unwrap(),
+            format!("\"{name} (missing)\"")
+        );
+        let passes = [
+            SeedFlips {
+                shift: SEED_STRIDE,
+                flipped: vec![fails],
+            },
+            SeedFlips {
+                shift: 2 * SEED_STRIDE,
+                flipped: vec![missing],
+            },
+        ];
+        assert_eq!(seed_fragile_rows(&passes), vec![(name.to_string(), 2)]);
+    }
 
     /// A row that holds only on the scenario's own seed.
     fn seed_row() -> Result<Vec<Check>, crate::EngineError> {
@@ -338,7 +398,7 @@ mod perturb_tests {
         );
         assert!(flipped(&base, &wide)
             .iter()
-            .any(|r| r.starts_with("stream: 4 instances")));
+            .any(|r| r.name.starts_with("stream: 4 instances")));
         let flips = perturb(&base, 10.0, || merkel_fig1(Observe::Linux), &mut |_| {}).unwrap();
         let base_w = flips.iter().find(|k| k.knob == "power.base_w").unwrap();
         assert!(
