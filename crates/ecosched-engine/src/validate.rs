@@ -1195,19 +1195,15 @@ fn patel_watts(ips_g: f64, ips_per_w_m: f64) -> f64 {
 }
 
 /// Mean instructions/s (billions) of the tasks whose name starts with
-/// `prefix`: each task's instructions over its completions' summed run
-/// time, as the thesis's Table 2 gives it per process.
+/// `prefix`, as the thesis's Table 2 gives it per process.
 fn mean_task_ips_g(m: &RunMetrics, prefix: &str) -> f64 {
     let ips: Vec<f64> = m
         .tasks
         .iter()
-        .filter(|t| t.name.starts_with(prefix) && t.completions > 0)
-        .filter_map(|t| {
-            t.instructions
-                .map(|i| i as f64 / (t.runtime_s * f64::from(t.completions)) / 1e9)
-        })
+        .filter(|t| t.name.starts_with(prefix))
+        .filter_map(|t| t.instructions_per_s())
         .collect();
-    ips.iter().sum::<f64>() / ips.len() as f64
+    ips.iter().sum::<f64>() / ips.len() as f64 / 1e9
 }
 
 /// One Patel task run under control and algorithm 1, every figure a mean
@@ -1285,15 +1281,11 @@ pub fn patel_table4() -> Result<Vec<Check>, EngineError> {
     let mut means = std::collections::BTreeMap::new();
     for (task, t_ips, t_ipsw, c_ips, c_ipsw) in PATEL_TABLE3 {
         let m = patel_task_means(task)?;
+        let paper_w = (patel_watts(c_ips, c_ipsw), patel_watts(t_ips, t_ipsw));
         // Task 4's control power set the preset's base_w.
         for (group, simulated, watts, calibrated) in [
-            (
-                "control (ondemand)",
-                m.watts.0,
-                patel_watts(c_ips, c_ipsw),
-                task == 4,
-            ),
-            ("algorithm 1", m.watts.1, patel_watts(t_ips, t_ipsw), false),
+            ("control (ondemand)", m.watts.0, paper_w.0, task == 4),
+            ("algorithm 1", m.watts.1, paper_w.1, false),
         ] {
             let row = Check::new(
                 &format!("Task {task} {group}: loaded wall power (W)"),
@@ -1315,11 +1307,11 @@ pub fn patel_table4() -> Result<Vec<Check>, EngineError> {
             );
             checks.push(if calibrated { row } else { row.predicted() });
         }
-        means.insert(task, m);
+        means.insert(task, (m, paper_w));
     }
     let mut savings = std::collections::BTreeMap::new();
     for (task, p_power, p_perf, p_ppw) in paper {
-        let Some(m) = means.get(&task) else {
+        let Some((m, (p_control_w, p_test_w))) = means.get(&task) else {
             continue;
         };
         let (loaded, average, perf, ppw) = (m.saved_loaded, m.saved_average, m.perf, m.ppw);
@@ -1331,12 +1323,6 @@ pub fn patel_table4() -> Result<Vec<Check>, EngineError> {
                 "the direction is reversed"
             }
         };
-        let (p_test_w, p_control_w) = PATEL_TABLE3
-            .iter()
-            .find(|r| r.0 == task)
-            .map_or((f64::NAN, f64::NAN), |r| {
-                (patel_watts(r.1, r.2), patel_watts(r.3, r.4))
-            });
         let power_cause = match task {
             1 | 2 => format!(
                 "a saving of {:.0} W in {:.0} W, the difference of two wall readings the model \

@@ -37,6 +37,19 @@ pub struct TaskMetrics {
     pub edp_js: Option<f64>,
 }
 
+impl TaskMetrics {
+    /// Instructions over execution time (the summed run time of its
+    /// completed runs, or its time alive if none completed): Patel's
+    /// per-process performance (§9.2, Table 2); `None` when not measured.
+    pub fn instructions_per_s(&self) -> Option<f64> {
+        let time_s = self.runtime_s * f64::from(self.completions.max(1));
+        match self.instructions {
+            Some(i) if time_s > 0.0 => Some(i as f64 / time_s),
+            _ => None,
+        }
+    }
+}
+
 /// Figures for one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunMetrics {
@@ -358,13 +371,7 @@ impl MetricsAccumulator {
     ) -> PatelMetrics {
         let ips: Vec<f64> = tasks
             .iter()
-            .filter_map(|t| {
-                let time_s = t.runtime_s * f64::from(t.completions.max(1));
-                match t.instructions {
-                    Some(i) if time_s > 0.0 => Some(i as f64 / time_s),
-                    _ => None,
-                }
-            })
+            .filter_map(TaskMetrics::instructions_per_s)
             .collect();
         let mean_ips = if ips.is_empty() || ips.len() != tasks.len() {
             None
