@@ -263,6 +263,51 @@ start_s = 1.05
     assert_eq!(s.cpus[cpu].freq_khz, Some(max), "at {} s", sim.now_s());
 }
 
+/// A run starts on an idle machine, where ondemand has settled at the
+/// lowest P-state: a CPU no task wakes stays there for the whole run (its
+/// deferrable sample never runs), while ondemand handed a machine mid-run
+/// keeps the clock it finds until it samples.
+#[test]
+fn ondemand_starts_low_on_an_idle_machine_and_keeps_the_clock_it_takes_over() {
+    let text = r#"
+name = "idle-start"
+description = "one busy task on an eight-core Opteron under ondemand"
+machine = "opteron-2352"
+governor = "ondemand"
+
+[[tasks]]
+profile = "aluadd"
+length_s = 5.0
+"#;
+    let scenario = Scenario::from_toml("idle-start.toml", text, None).unwrap();
+    let mut sim = SimPlatform::new(&scenario, 1).unwrap();
+    sim.apply(&Plan::unchanged()).unwrap();
+    let (min, max) = {
+        let d = &sim.topology().freq_domains[0];
+        (d.min_khz(), d.max_khz())
+    };
+    let s = step(&mut sim, ms(1000));
+    let busy = s.tasks.iter().find(|t| t.managed).unwrap().cpu.unwrap().0 as usize;
+    assert_eq!(s.cpus[busy].freq_khz, Some(max));
+    for (c, cpu) in s.cpus.iter().enumerate().filter(|&(c, _)| c != busy) {
+        assert_eq!(cpu.freq_khz, Some(min), "idle CPU {c}");
+    }
+    let domains = sim.topology().freq_domains.len();
+    sim.apply(&Plan::all_domains(
+        domains,
+        FreqSetting::Governor(Governor::Performance),
+    ))
+    .unwrap();
+    step(&mut sim, ms(10));
+    sim.apply(&Plan::all_domains(
+        domains,
+        FreqSetting::Governor(Governor::Ondemand),
+    ))
+    .unwrap();
+    let s = step(&mut sim, ms(1));
+    assert!(s.cpus.iter().all(|c| c.freq_khz == Some(max)));
+}
+
 /// On a shared clock domain the sample is deferrable work on the policy's
 /// first CPU (2.6's `dbs_timer_init` queues it on `policy->cpu`): the
 /// Q6600's one domain, handed from powersave to ondemand with a task busy

@@ -543,7 +543,8 @@ impl SimPlatform {
             self.now,
             cur,
         );
-        let khz = governor.initial_khz(&self.topology.freq_domains[d], cur);
+        // At t = 0 nothing has run: the machine was idle before the run.
+        let khz = governor.initial_khz(&self.topology.freq_domains[d], cur, self.now == 0);
         self.domains[d].next_eval = governor.next_eval(&self.machine.spec.governor);
         self.domains[d].deferred = false;
         self.domains[d].governor = governor;

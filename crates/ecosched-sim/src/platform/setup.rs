@@ -127,7 +127,7 @@ impl SimPlatform {
         let initial = FreqSetting::Governor(scenario.spec.governor);
         for dom in &topology.freq_domains {
             let governor = DomainGovernor::new(initial, dom.cpus.len(), 0, dom.max_khz());
-            let cur = governor.initial_khz(dom, dom.max_khz());
+            let cur = governor.initial_khz(dom, dom.max_khz(), true);
             sim.domains.push(Domain {
                 cur_khz: cur,
                 pending: None,
