@@ -1326,8 +1326,8 @@ pub fn patel_table4() -> Result<Vec<Check>, EngineError> {
         let power_cause = match task {
             1 => format!(
                 "control draws {:.1} W (thesis {:.0} W): a run starts at the lowest P-state, \
-                 where ondemand leaves an idle machine, and the five CPUs Task 1 never wakes stay \
-                 there under the deferrable sample; started at 2.3 GHz they drew 155.6 W and the \
+                 where ondemand leaves an idle machine, and a CPU Task 1's three programs never wake \
+                 stays there under the deferrable sample; started at 2.3 GHz they drew 155.6 W and the \
                  saving was 11.7 %, a miss",
                 m.watts.0, p_control_w
             ),
