@@ -29,6 +29,28 @@ fn state(s: &Snapshot, id: TaskId) -> TaskState {
     s.tasks.iter().find(|t| t.id == id).unwrap().state
 }
 
+/// One `aluadd` task (`length_s` alone, from `start_s`) on `machine`
+/// under `governor`, its initial plan applied.
+fn one_task(machine: &str, governor: &str, length_s: f64, start_s: f64) -> SimPlatform {
+    let text = format!(
+        r#"
+name = "one-task"
+description = "one aluadd task"
+machine = "{machine}"
+governor = "{governor}"
+
+[[tasks]]
+profile = "aluadd"
+length_s = {length_s}
+start_s = {start_s}
+"#
+    );
+    let scenario = Scenario::from_toml("one-task.toml", &text, None).unwrap();
+    let mut sim = SimPlatform::new(&scenario, 1).unwrap();
+    sim.apply(&Plan::unchanged()).unwrap();
+    sim
+}
+
 /// Two CPU-bound tasks pinned to CPU 0, one gang group each, slots of
 /// 30 ms for `a` and 10 ms for `b`.
 fn gang_setup() -> (SimPlatform, TaskId, TaskId) {
@@ -237,20 +259,7 @@ start_s = 0.5
 /// up-threshold: the core would stay at 1.05 GHz until 1.4 s.
 #[test]
 fn a_deferred_ondemand_sample_runs_when_the_core_wakes() {
-    let text = r#"
-name = "deferred"
-description = "one job on an idle Opteron under ondemand"
-machine = "opteron-2352"
-governor = "ondemand"
-
-[[tasks]]
-profile = "aluadd"
-length_s = 1.0
-start_s = 1.05
-"#;
-    let scenario = Scenario::from_toml("deferred.toml", text, None).unwrap();
-    let mut sim = SimPlatform::new(&scenario, 1).unwrap();
-    sim.apply(&Plan::unchanged()).unwrap();
+    let mut sim = one_task("opteron-2352", "ondemand", 1.0, 1.05);
     let s = step(&mut sim, ms(1100));
     let task = s.tasks.iter().find(|t| t.managed).unwrap();
     let cpu = task.cpu.unwrap().0 as usize;
@@ -269,19 +278,7 @@ start_s = 1.05
 /// keeps the clock it finds until it samples.
 #[test]
 fn ondemand_starts_low_on_an_idle_machine_and_keeps_the_clock_it_takes_over() {
-    let text = r#"
-name = "idle-start"
-description = "one busy task on an eight-core Opteron under ondemand"
-machine = "opteron-2352"
-governor = "ondemand"
-
-[[tasks]]
-profile = "aluadd"
-length_s = 5.0
-"#;
-    let scenario = Scenario::from_toml("idle-start.toml", text, None).unwrap();
-    let mut sim = SimPlatform::new(&scenario, 1).unwrap();
-    sim.apply(&Plan::unchanged()).unwrap();
+    let mut sim = one_task("opteron-2352", "ondemand", 5.0, 0.0);
     let (min, max) = {
         let d = &sim.topology().freq_domains[0];
         (d.min_khz(), d.max_khz())
@@ -317,19 +314,7 @@ length_s = 5.0
 /// raises the domain.
 #[test]
 fn a_shared_domain_samples_only_when_its_policy_cpu_runs() {
-    let text = r#"
-name = "policy-cpu"
-description = "one task on a shared clock domain under ondemand"
-machine = "q6600"
-governor = "powersave"
-
-[[tasks]]
-profile = "aluadd"
-length_s = 5.0
-"#;
-    let scenario = Scenario::from_toml("policy-cpu.toml", text, None).unwrap();
-    let mut sim = SimPlatform::new(&scenario, 1).unwrap();
-    sim.apply(&Plan::unchanged()).unwrap();
+    let mut sim = one_task("q6600", "powersave", 5.0, 0.0);
     let s = step(&mut sim, ms(1));
     let id = s.tasks.iter().find(|t| t.managed).unwrap().id;
     let domain = sim.topology().freq_domains[0].clone();
