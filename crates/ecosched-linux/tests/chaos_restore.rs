@@ -199,6 +199,18 @@ fn sigkill_at_random_points_then_restore_puts_everything_back() {
             start_ticks: start_ticks(&live, *p).expect("start ticks"),
         })
         .collect();
+    // A sleeper just spawned may still be in exec, in uninterruptible
+    // sleep (D), which this test reads as frozen: take the original state
+    // once every one sleeps in nanosleep.
+    let settle = Instant::now();
+    while observe(root.path(), &pids).states.iter().any(|&c| c != 'S') {
+        assert!(
+            settle.elapsed() < Duration::from_secs(10),
+            "the sleepers never settled: {:?}",
+            observe(root.path(), &pids).states
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
     let original = observe(root.path(), &pids);
     assert!(
         original.leftover_dirs.is_empty(),
