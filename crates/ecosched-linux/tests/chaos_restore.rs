@@ -203,11 +203,14 @@ fn sigkill_at_random_points_then_restore_puts_everything_back() {
     // sleep (D), which this test reads as frozen: take the original state
     // once every one sleeps in nanosleep.
     let settle = Instant::now();
-    while observe(root.path(), &pids).states.iter().any(|&c| c != 'S') {
+    loop {
+        let states = observe(root.path(), &pids).states;
+        if states.iter().all(|&c| c == 'S') {
+            break;
+        }
         assert!(
             settle.elapsed() < Duration::from_secs(10),
-            "the sleepers never settled: {:?}",
-            observe(root.path(), &pids).states
+            "the sleepers never settled: {states:?}"
         );
         std::thread::sleep(Duration::from_millis(5));
     }
