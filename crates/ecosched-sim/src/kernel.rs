@@ -12,6 +12,10 @@
 //!   coldest, slowest core); on a machine whose `wake_target` is
 //!   `previous`, a task that slept goes back to its previous CPU or an
 //!   idle one sharing its last-level cache instead (2.6.3x);
+//! - on a machine whose `new_task_target` is `exec_balance`, a build job
+//!   starts where 2.6.25's exec balancing puts it, judged by each CPU's
+//!   load at its last tick, which a tickless idle CPU keeps
+//!   ([`NewTaskTarget::ExecBalance`], `TickLoads`);
 //! - count-based balancing up the topology (it looks at task counts only,
 //!   Dhiman's point), plus pulling work when a CPU goes idle; on a machine
 //!   whose `balance_by` is `weight`, both compare summed CFS weights as
@@ -32,7 +36,7 @@
 //! The kernel holds only scheduling state; the platform owns the tasks and
 //! calls in when something happens.
 
-use crate::machine::{BalanceBy, Machine, SchedSpec, WakeTarget};
+use crate::machine::{BalanceBy, Machine, NewTaskTarget, SchedSpec, WakeTarget};
 
 /// Nanoseconds.
 pub type Ns = u64;
@@ -72,6 +76,9 @@ pub struct Sched {
     pub wait_ns: u64,
     /// When it last stopped running, ns (0 before it first ran).
     pub last_ran: Ns,
+    /// The task that started it (a build job's `make`, an assembler's
+    /// compile job), whose CPU exec balancing starts from.
+    pub spawned_by: Option<usize>,
 }
 
 impl Sched {
@@ -89,6 +96,7 @@ impl Sched {
             queued_since: None,
             wait_ns: 0,
             last_ran: 0,
+            spawned_by: None,
         }
     }
 
@@ -184,6 +192,32 @@ pub struct Kernel {
     switched_flag: Vec<bool>,
     /// Last-level cache of each CPU (wake-ups look for an idle sibling).
     llc_of: Vec<usize>,
+    /// What exec balancing reads ([`NewTaskTarget::ExecBalance`] only).
+    ticks: TickLoads,
+}
+
+/// Per CPU, the load its last scheduler tick saw (`rq->cpu_load[0]`,
+/// which `update_cpu_load` sets to the run queue's weight on every tick),
+/// kept without simulating ticks: a CPU's weight only changes when a task
+/// joins or leaves its queue, so on each change the ticks since the last
+/// one all saw the old weight. A busy CPU ticks every period. An idle one
+/// does not (NO_HZ stops its tick as it enters idle), so its last tick's
+/// load stays, however long it idles, except on the one idle CPU that
+/// keeps ticking to balance for the others (`nohz.load_balancer`, claimed
+/// by a CPU entering idle while none holds it, given up when it gets work
+/// or when every CPU idles: `select_nohz_load_balancer`).
+#[derive(Debug, Clone, Default)]
+struct TickLoads {
+    /// The summed weight of each CPU's runnable tasks now.
+    now: Vec<f64>,
+    /// Since when `now` has held.
+    since: Vec<Ns>,
+    /// The load each CPU's last tick before `since` saw.
+    at_tick: Vec<f64>,
+    /// The idle load balancer, if any CPU is one.
+    ilb: Option<usize>,
+    /// Since when every CPU has idled, if they all do.
+    all_idle_since: Option<Ns>,
 }
 
 impl Kernel {
@@ -201,7 +235,151 @@ impl Kernel {
             switched: Vec::new(),
             switched_flag: vec![false; machine.cpus()],
             llc_of: machine.llc_of.clone(),
+            ticks: TickLoads {
+                now: vec![0.0; machine.cpus()],
+                since: vec![0; machine.cpus()],
+                at_tick: vec![0.0; machine.cpus()],
+                ilb: None,
+                all_idle_since: None,
+            },
         }
+    }
+
+    /// The load CPU `c`'s last tick at or before `now` saw.
+    fn last_tick_load(&self, c: usize, now: Ns) -> f64 {
+        let t = &self.ticks;
+        let ticking = t.now[c] > 0.0 || t.ilb == Some(c);
+        if ticking && now / self.tick > t.since[c] / self.tick {
+            t.now[c]
+        } else {
+            t.at_tick[c]
+        }
+    }
+
+    /// Close CPU `c`'s span of constant load at `now`.
+    fn settle_ticks(&mut self, c: usize, now: Ns) {
+        self.ticks.at_tick[c] = self.last_tick_load(c, now);
+        self.ticks.since[c] = now;
+    }
+
+    /// CPU `c`'s run queue changed at `now`: record its new weight and
+    /// who balances for the idle CPUs.
+    fn note_load(&mut self, tasks: &[Sched], c: usize, now: Ns) {
+        if self.spec.new_task_target != NewTaskTarget::ExecBalance {
+            return;
+        }
+        self.settle_ticks(c, now);
+        let rq = &self.rqs[c];
+        self.ticks.now[c] = rq.queue.iter().map(|w| w.weight).sum::<f64>()
+            + rq.current.map_or(0.0, |t| tasks[t].weight);
+        if rq.nr() > 0 {
+            self.end_all_idle(now);
+            if self.ticks.ilb == Some(c) {
+                self.ticks.ilb = None;
+            }
+        } else if self.rqs.iter().all(|rq| rq.nr() == 0) {
+            self.ticks.all_idle_since.get_or_insert(now);
+        } else if self.ticks.ilb.is_none() {
+            self.ticks.ilb = Some(c);
+        }
+    }
+
+    /// A CPU has work again at `now`: if every CPU idled through a tick of
+    /// the idle load balancer, that tick ended its role (it finds every
+    /// CPU in tickless idle and stops its own tick too).
+    fn end_all_idle(&mut self, now: Ns) {
+        let Some(t0) = self.ticks.all_idle_since.take() else {
+            return;
+        };
+        let next_tick = (t0 / self.tick + 1) * self.tick;
+        if let Some(o) = self.ticks.ilb.filter(|_| next_tick <= now) {
+            self.settle_ticks(o, next_tick);
+            self.ticks.ilb = None;
+        }
+    }
+
+    /// Where exec balancing puts task `s`, started by a parent on CPU
+    /// `parent` ([`NewTaskTarget::ExecBalance`]; 2.6.25's
+    /// `sched_balance_self`, `find_idlest_group` and `find_idlest_cpu`).
+    /// The task counts on its parent's CPU, where it runs `exec`. From the
+    /// outermost domain in: the groups' mean loads, the parent's group by
+    /// the lower (`source_load`) and the others by the higher
+    /// (`target_load`) of each CPU's load now and at its last tick; the
+    /// least loaded other group wins unless the local one is within half
+    /// of `imbalance_pct` of it, and then its allowed CPU least loaded
+    /// now (the first on a tie). After a move only the new CPU's smaller
+    /// domains are tried.
+    fn exec_target(
+        &self,
+        machine: &Machine,
+        tasks: &[Sched],
+        s: &Sched,
+        parent: usize,
+        now: Ns,
+    ) -> usize {
+        let mut load = self.weighted_loads(tasks);
+        load[parent] += s.weight;
+        let imbalance = 100.0 + (self.spec.imbalance_pct - 100.0) / 2.0;
+        let mut cpu = parent;
+        let mut span_limit = usize::MAX;
+        for level in machine.sched_levels.iter().rev() {
+            let Some(domain) = level
+                .iter()
+                .find(|d| d.groups.iter().any(|g| g.contains(&cpu)))
+            else {
+                continue;
+            };
+            let span: usize = domain.groups.iter().map(Vec::len).sum();
+            if span >= span_limit {
+                continue;
+            }
+            let groups = &domain.groups;
+            let Some(local) = groups.iter().position(|g| g.contains(&cpu)) else {
+                continue;
+            };
+            let mut this_load = 0.0;
+            let mut idlest: Option<(f64, usize)> = None;
+            // From the local group on, as the kernel's circular list runs.
+            for k in 0..groups.len() {
+                let g = (local + k) % groups.len();
+                if !groups[g].iter().any(|&i| s.allowed[i]) {
+                    continue;
+                }
+                let sum: f64 = groups[g]
+                    .iter()
+                    .map(|&i| {
+                        let tick = self.last_tick_load(i, now);
+                        if g == local {
+                            tick.min(load[i])
+                        } else {
+                            tick.max(load[i])
+                        }
+                    })
+                    .sum();
+                let avg = sum / groups[g].len() as f64;
+                if g == local {
+                    this_load = avg;
+                } else if idlest.is_none_or(|(m, _)| avg < m) {
+                    idlest = Some((avg, g));
+                }
+            }
+            let Some((min_load, g)) = idlest else {
+                continue;
+            };
+            if 100.0 * this_load < imbalance * min_load {
+                continue;
+            }
+            let new = groups[g]
+                .iter()
+                .copied()
+                .filter(|&i| s.allowed[i])
+                .min_by(|&a, &b| load[a].total_cmp(&load[b]).then(a.cmp(&b)));
+            if let Some(new) = new.filter(|&n| n != cpu) {
+                cpu = new;
+                span_limit = span;
+            }
+        }
+        cpu
     }
 
     /// Note that CPU `c`'s running task changed.
@@ -234,7 +412,21 @@ impl Kernel {
     /// allowed CPU sharing its last-level cache, else to its previous CPU
     /// anyway (2.6.3x `select_idle_sibling`); a task whose previous CPU is
     /// no longer allowed is placed as a new one.
-    pub fn select_cpu(&self, s: &Sched, fresh: bool) -> Option<usize> {
+    pub fn select_cpu(
+        &self,
+        machine: &Machine,
+        tasks: &[Sched],
+        t: usize,
+        fresh: bool,
+        now: Ns,
+    ) -> Option<usize> {
+        let s = &tasks[t];
+        if fresh && self.spec.new_task_target == NewTaskTarget::ExecBalance {
+            let parent_cpu = s.spawned_by.and_then(|p| tasks[p].cpu);
+            if let Some(p) = parent_cpu.filter(|&p| s.allowed[p]) {
+                return Some(self.exec_target(machine, tasks, s, p, now));
+            }
+        }
         if !fresh && self.spec.wake_target == WakeTarget::Previous {
             if let Some(p) = s.cpu.filter(|&p| s.allowed[p]) {
                 if self.rqs[p].nr() == 0 {
@@ -302,7 +494,7 @@ impl Kernel {
         };
         s.enter_queue(now);
         rq.queue.push(Waiting::of(s, t));
-        match rq.current {
+        let preempt = match rq.current {
             None => {
                 rq.slice_end = now;
                 true
@@ -311,24 +503,26 @@ impl Kernel {
                 let gran = 1e6 * NICE_0_LOAD / s.weight;
                 tasks[t].vruntime + gran < tasks[cur].vruntime
             }
-        }
+        };
+        self.note_load(tasks, c, now);
+        preempt
     }
 
     /// Remove a task from wherever it is queued or running on CPU `c` at
     /// `now`. Returns true if it was the running task.
     pub fn dequeue(&mut self, tasks: &mut [Sched], t: usize, c: usize, now: Ns) -> bool {
         let rq = &mut self.rqs[c];
-        if rq.current == Some(t) {
+        let was_running = rq.current == Some(t);
+        if was_running {
             rq.current = None;
             tasks[t].last_ran = now;
             self.note_switch(c);
-            return true;
-        }
-        if let Some(i) = rq.queue.iter().position(|w| w.task == t) {
+        } else if let Some(i) = rq.queue.iter().position(|w| w.task == t) {
             rq.queue.remove(i);
             tasks[t].leave_queue(now);
         }
-        false
+        self.note_load(tasks, c, now);
+        was_running
     }
 
     /// Pick the next task on CPU `c` (the current one, if any, goes back in
@@ -793,7 +987,7 @@ mod tests {
         assert_eq!(k.rqs[0].idle_since, 10);
         assert_eq!(k.rqs[3].idle_since, 0);
         // … so the next wake-up goes to a CPU idle since the start.
-        assert_eq!(k.select_cpu(&tasks[0], true), Some(1));
+        assert_eq!(k.select_cpu(&machine, &tasks, 0, true, 0), Some(1));
     }
 
     /// A busy CPU pulls work only every `balance_interval · busy_factor`
@@ -894,7 +1088,7 @@ mod tests {
         let siblings: Vec<usize> = (0..8).filter(|&c| machine.llc_of[c] == llc).collect();
         assert_eq!(siblings.len(), 4);
         tasks[0].cpu = Some(prev);
-        assert_eq!(k.select_cpu(&tasks[0], false), Some(prev));
+        assert_eq!(k.select_cpu(&machine, &tasks, 0, false, 0), Some(prev));
         // Busy previous CPU: the first idle sibling.
         let busy = |k: &mut Kernel, tasks: &mut Vec<Sched>, t: usize, c: usize| {
             k.enqueue(tasks, t, c, 10, true);
@@ -902,17 +1096,20 @@ mod tests {
         };
         busy(&mut k, &mut tasks, 1, prev);
         let first_idle = siblings.iter().copied().find(|&c| c != prev);
-        assert_eq!(k.select_cpu(&tasks[0], false), first_idle);
+        assert_eq!(k.select_cpu(&machine, &tasks, 0, false, 0), first_idle);
         // Every sibling busy: the previous CPU, though the other die idles.
         for (t, &c) in (2..).zip(siblings.iter().filter(|&&c| c != prev)) {
             busy(&mut k, &mut tasks, t, c);
         }
-        assert_eq!(k.select_cpu(&tasks[0], false), Some(prev));
-        let fresh = k.select_cpu(&tasks[0], true).unwrap();
+        assert_eq!(k.select_cpu(&machine, &tasks, 0, false, 0), Some(prev));
+        let fresh = k.select_cpu(&machine, &tasks, 0, true, 0).unwrap();
         assert_ne!(machine.llc_of[fresh], llc, "a new task goes to an idle CPU");
         let mut idle_longest = k.clone();
         idle_longest.spec.wake_target = WakeTarget::IdleLongest;
-        assert_eq!(idle_longest.select_cpu(&tasks[0], false), Some(fresh));
+        assert_eq!(
+            idle_longest.select_cpu(&machine, &tasks, 0, false, 0),
+            Some(fresh)
+        );
     }
 
     /// Weighted balancing moves load, not tasks: with three nice-19 tasks
@@ -977,5 +1174,73 @@ mod tests {
         assert_eq!(tasks[0].last_ran, now);
         assert_eq!(k.idle_pull(&machine, &tasks, 1, now + ms / 10), None);
         assert_eq!(k.idle_pull(&machine, &tasks, 1, now + ms), Some((0, 0)));
+    }
+
+    /// Exec balancing (2.6.25) reads each CPU's load at its last tick: an
+    /// idle CPU whose last tick saw a task looks as loaded as `make`'s
+    /// own, so a job stays beside `make`, except that the idle load
+    /// balancer keeps ticking and looks idle. On the Phenom 9750 (one
+    /// domain of four cores, 1 ms ticks): CPUs 1–3 run a task each
+    /// through a few ticks and go idle in that order (CPU 1 becomes the
+    /// balancer); CPU 1 then runs briefly again and goes idle last, taking
+    /// the role back. A job `make` (running on CPU 0) starts at 20 ms goes
+    /// to CPU 1: not CPU 2, idle longest, nor `make`'s CPU 0.
+    #[test]
+    fn exec_balancing_sends_a_job_to_the_idle_cpu_that_still_ticks() {
+        let machine = crate::scenario::preset("phenom-9750").unwrap().unwrap();
+        assert_eq!(
+            machine.spec.scheduler.new_task_target,
+            NewTaskTarget::ExecBalance
+        );
+        let ms = 1_000_000;
+        let mut k = Kernel::new(&machine, ms);
+        let mut tasks: Vec<Sched> = (0..6).map(|seq| sched(0, seq, 4)).collect();
+        for (t, c) in [(0, 0), (1, 1), (2, 2), (3, 3)] {
+            k.enqueue(&mut tasks, t, c, 0, true);
+            k.pick_next(&mut tasks, c, 0);
+        }
+        for (t, c) in [(1, 1), (2, 2), (3, 3)] {
+            k.dequeue(&mut tasks, t, c, 5 * ms + ms / 2);
+            k.pick_next(&mut tasks, c, 5 * ms + ms / 2);
+        }
+        assert_eq!(k.ticks.ilb, Some(1));
+        k.enqueue(&mut tasks, 4, 1, 8 * ms, false);
+        k.pick_next(&mut tasks, 1, 8 * ms);
+        assert_eq!(k.ticks.ilb, None, "a balancer with work gives the role up");
+        k.dequeue(&mut tasks, 4, 1, 9 * ms + ms / 2);
+        k.pick_next(&mut tasks, 1, 9 * ms + ms / 2);
+        assert_eq!(k.ticks.ilb, Some(1));
+        tasks[5].spawned_by = Some(0);
+        tasks[5].cpu = None;
+        assert_eq!(k.last_tick_load(2, 20 * ms), 1024.0);
+        assert_eq!(k.last_tick_load(1, 20 * ms), 0.0);
+        assert_eq!(k.select_cpu(&machine, &tasks, 5, true, 20 * ms), Some(1));
+        // Without a parent it is placed as before: the CPU idle longest.
+        tasks[5].spawned_by = None;
+        assert_eq!(k.select_cpu(&machine, &tasks, 5, true, 20 * ms), Some(2));
+    }
+
+    /// The idle load balancer gives its role up only at a tick that finds
+    /// every CPU idle, not when they all idle for an instant (`make`
+    /// blocking as the job it started is queued).
+    #[test]
+    fn the_idle_load_balancer_stops_at_a_tick_that_finds_every_cpu_idle() {
+        let machine = crate::scenario::preset("phenom-9750").unwrap().unwrap();
+        let ms = 1_000_000;
+        let mut k = Kernel::new(&machine, ms);
+        let mut tasks: Vec<Sched> = (0..3).map(|seq| sched(0, seq, 4)).collect();
+        k.enqueue(&mut tasks, 0, 0, 0, true);
+        k.enqueue(&mut tasks, 1, 1, 0, true);
+        k.dequeue(&mut tasks, 1, 1, 2 * ms);
+        assert_eq!(k.ticks.ilb, Some(1));
+        k.dequeue(&mut tasks, 0, 0, 10 * ms);
+        k.enqueue(&mut tasks, 2, 2, 10 * ms, true);
+        assert_eq!(k.ticks.ilb, Some(1), "an instant with every CPU idle");
+        k.dequeue(&mut tasks, 2, 2, 12 * ms);
+        k.enqueue(&mut tasks, 0, 0, 12 * ms + ms / 2, false);
+        assert_eq!(k.ticks.ilb, Some(1), "no tick of CPU 1 while all idled");
+        k.dequeue(&mut tasks, 0, 0, 14 * ms);
+        k.enqueue(&mut tasks, 0, 0, 16 * ms, false);
+        assert_eq!(k.ticks.ilb, None, "CPU 1's tick at 15 ms found all idle");
     }
 }

@@ -172,6 +172,8 @@ pub struct SchedSpec {
     pub imbalance_pct: f64,
     /// Where a task that slept wakes up.
     pub wake_target: WakeTarget,
+    /// Where a task a parent process starts (a build job) is first queued.
+    pub new_task_target: NewTaskTarget,
     /// Weighted balancing pushes a running task away only after this many
     /// passes plus two have failed to move anything (`sd->cache_nice_tries`:
     /// 1 in 2.6's `SD_CPU_INIT`/`SD_MC_INIT`; `load_balance`).
@@ -215,6 +217,26 @@ pub enum WakeTarget {
     IdleLongest,
 }
 
+/// Where a task started by another (a build job `make` forks and execs)
+/// is first queued (SIMULATOR.md §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NewTaskTarget {
+    /// The allowed CPU idle longest, else the least loaded one (Richling
+    /// §II: "the core with the longest idle time"); the default.
+    IdleLongest,
+    /// Linux 2.6.2x's exec balancing (`sched_exec` → `sched_balance_self`,
+    /// kernel/sched.c): from the parent's CPU, domain by domain from the
+    /// outermost, the group with the least load as each CPU's last tick
+    /// saw it (`forkexec_idx` 1, `cpu_load[0]`) unless the parent's own
+    /// group is within half of `imbalance_pct` of it, then that group's
+    /// CPU with the least load now. A tickless idle CPU does not tick, so
+    /// its last tick's load stays; only the idle CPU that balances for
+    /// the others (NO_HZ's idle load balancer) keeps ticking and looks
+    /// idle ([`crate::kernel::Kernel`]).
+    ExecBalance,
+}
+
 impl Default for SchedSpec {
     fn default() -> Self {
         SchedSpec {
@@ -228,6 +250,7 @@ impl Default for SchedSpec {
             balance_by: BalanceBy::Count,
             imbalance_pct: 125.0,
             wake_target: WakeTarget::IdleLongest,
+            new_task_target: NewTaskTarget::IdleLongest,
             cache_nice_tries: 1,
             prefer_sibling: true,
             migration_cost_ms: 0.5,

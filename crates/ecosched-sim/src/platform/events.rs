@@ -452,7 +452,10 @@ impl SimPlatform {
         if self.tasks[t].frozen {
             return;
         }
-        let Some(c) = self.kernel.select_cpu(&self.sched[t], fresh) else {
+        let Some(c) = self
+            .kernel
+            .select_cpu(&self.machine, &self.sched, t, fresh, self.now)
+        else {
             return;
         };
         self.touch(c);

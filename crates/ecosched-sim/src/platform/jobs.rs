@@ -104,6 +104,7 @@ impl SimPlatform {
         let job = &b.graph.jobs()[j];
         let (kind, instr) = (job.kind, job.work_ms * b.instr_per_ms);
         let (work, helper, id) = (b.work.clone(), b.helper.clone(), b.phase_id);
+        let make = b.make;
         let now = self.now;
         let task = self.push_task(
             kind.name().into(),
@@ -115,9 +116,11 @@ impl SimPlatform {
             instr,
             now,
         );
+        self.sched[task].spawned_by = Some(make);
         let helper = match (kind, helper) {
             (JobKind::Compile, Some(p)) => {
                 let h = self.push_task("as".into(), None, true, 0, p, vec![id], f64::INFINITY, now);
+                self.sched[h].spawned_by = Some(task);
                 self.tasks[h].role = Role::Helper;
                 Some(h)
             }
