@@ -205,8 +205,9 @@ pub struct Kernel {
 /// load stays, however long it idles, except on the one idle CPU that
 /// keeps ticking to balance for the others (`nohz.load_balancer`, claimed
 /// by a CPU entering idle while none holds it, given up when it gets work
-/// or when every CPU idles: `select_nohz_load_balancer`).
-#[derive(Debug, Clone, Default)]
+/// or at a tick of its own that finds every CPU idle:
+/// `select_nohz_load_balancer`).
+#[derive(Debug, Clone)]
 struct TickLoads {
     /// The summed weight of each CPU's runnable tasks now.
     now: Vec<f64>,
@@ -411,7 +412,9 @@ impl Kernel {
     /// back to its previous CPU if that is idle, else to the first idle
     /// allowed CPU sharing its last-level cache, else to its previous CPU
     /// anyway (2.6.3x `select_idle_sibling`); a task whose previous CPU is
-    /// no longer allowed is placed as a new one.
+    /// no longer allowed is placed as a new one. Under
+    /// [`NewTaskTarget::ExecBalance`] a new task whose parent's CPU it may
+    /// use goes where exec balancing from that CPU puts it.
     pub fn select_cpu(
         &self,
         machine: &Machine,
