@@ -758,6 +758,11 @@ impl LinuxPlatform {
         if let (None, Some(child)) = (self.status, self.child.as_mut()) {
             if let Ok(Some(status)) = child.try_wait() {
                 self.status = Some(status);
+                // Its exit must be read even if nothing in the activity
+                // cgroup ran after it: its parent, ecosched, is outside
+                // the cgroup, and the exit's own CPU time may have been
+                // booked before the last read.
+                self.changed = true;
             }
         }
     }

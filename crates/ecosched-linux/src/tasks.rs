@@ -394,7 +394,10 @@ impl Tracked {
     ///   (same on-CPU time and timeslice count) the task has not run, so
     ///   `stat` is not re-read: its state, CPU and times cannot have moved,
     ///   since entering another state (stopped, exited) takes CPU time; nor
-    ///   are its perf groups, which count only while it runs. Only
+    ///   are its perf groups, which count only while it runs. A task last
+    ///   read running is the exception, for both shortcuts: it may have
+    ///   been in its exit path, past the CPU time either shows, so its
+    ///   `stat` is read again. Only
     ///   an outside `renice` or rename of a task that stays asleep shows up
     ///   late, when it next runs.
     /// - With `live_affinity` (the root is this machine) the allowed CPUs
@@ -414,8 +417,15 @@ impl Tracked {
             cpu_bits,
             skip_unchanged,
         } = how;
+        // A task last read running may have been reading in its exit path:
+        // its perf counters stop (`perf_event_exit_task`) and its last
+        // `schedstat` may be booked before it turns zombie, so neither
+        // shortcut may stand in for a fresh `stat` (CI once never saw a
+        // finished command exit, its last reading `R`).
+        let last_running = self.last_stat.as_ref().is_some_and(|s| s.state == 'R');
         let settled = skip_unchanged
             && !self.first
+            && !last_running
             && self.last_stat.is_some()
             && self
                 .last_allowed
@@ -455,7 +465,7 @@ impl Tracked {
             && self.prev_sched.is_some_and(|p| {
                 sched.is_some_and(|n| n.on_cpu_ns == p.on_cpu_ns && n.timeslices == p.timeslices)
             });
-        let stat = match (&self.last_stat, idle) {
+        let stat = match (&self.last_stat, idle && !last_running) {
             (Some(last), true) => last.clone(),
             _ => {
                 let stat = self.stat(id)?;
@@ -1479,6 +1489,40 @@ mod tests {
         r.affinity_changed();
         assert_eq!(r.read_changed(&[id]).tasks.len(), 1);
         assert_eq!(r.read_changed(&[id]).unchanged, vec![id]);
+    }
+
+    /// A task read running may be in its exit path, past the CPU time its
+    /// perf counter and `schedstat` show: read again, it shows its exit
+    /// (zombie) though neither moved, with perf and without.
+    #[test]
+    fn a_task_last_read_running_is_read_again_though_nothing_moved() {
+        for with_perf in [true, false] {
+            let dir = fixture();
+            let fake = FakePerf::new().without_pmu();
+            if !with_perf {
+                for event in Event::SOFTWARE {
+                    fake.set_unavailable(event, nix::libc::ENOENT);
+                }
+            }
+            let mut r = reader_with(&dir, &fake);
+            let id = TaskId {
+                pid: 100,
+                start_ticks: 500,
+            };
+            let task = dir.path().join("proc/100/task/100");
+            let stat = std::fs::read_to_string(task.join("stat")).unwrap();
+            assert_eq!(r.read_changed(&[id]).tasks.len(), 1);
+            // It ran (the counter moved) and was read running.
+            std::fs::write(task.join("schedstat"), "1400 200 4\n").unwrap();
+            fake.advance(100, 400, 0);
+            std::fs::write(task.join("stat"), stat.replacen(") S ", ") R ", 1)).unwrap();
+            let t = r.read_changed(&[id]).tasks.remove(0);
+            assert_eq!(t.state, TaskState::Running);
+            // Now a zombie; neither its counter nor its schedstat moved.
+            std::fs::write(task.join("stat"), stat.replacen(") S ", ") Z ", 1)).unwrap();
+            let t = r.read_changed(&[id]).tasks.remove(0);
+            assert_eq!(t.state, TaskState::Exited, "perf: {with_perf}");
+        }
     }
 
     #[test]
