@@ -1460,13 +1460,22 @@ mod tests {
         assert_eq!(t.counters.migrations, Some(1), "counted when it ran");
     }
 
+    /// Fake perf without a PMU, and without software events unless
+    /// `software`.
+    fn fake_perf(software: bool) -> FakePerf {
+        let fake = FakePerf::new().without_pmu();
+        if !software {
+            for event in Event::SOFTWARE {
+                fake.set_unavailable(event, nix::libc::ENOENT);
+            }
+        }
+        fake
+    }
+
     #[test]
     fn a_thread_whose_schedstat_did_not_move_gets_no_new_reading() {
         let dir = fixture();
-        let no_perf = FakePerf::new().without_pmu();
-        for event in Event::SOFTWARE {
-            no_perf.set_unavailable(event, nix::libc::ENOENT);
-        }
+        let no_perf = fake_perf(false);
         let mut r = reader_with(&dir, &no_perf);
         let id = TaskId {
             pid: 100,
@@ -1498,12 +1507,7 @@ mod tests {
     fn a_task_last_read_running_is_read_again_though_nothing_moved() {
         for with_perf in [true, false] {
             let dir = fixture();
-            let fake = FakePerf::new().without_pmu();
-            if !with_perf {
-                for event in Event::SOFTWARE {
-                    fake.set_unavailable(event, nix::libc::ENOENT);
-                }
-            }
+            let fake = fake_perf(with_perf);
             let mut r = reader_with(&dir, &fake);
             let id = TaskId {
                 pid: 100,
