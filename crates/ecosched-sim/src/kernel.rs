@@ -163,6 +163,12 @@ impl RunQueue {
     pub fn nr(&self) -> usize {
         self.queue.len() + usize::from(self.current.is_some())
     }
+
+    /// The summed weights of its runnable tasks (`rq->load.weight`).
+    fn weight(&self, tasks: &[Sched]) -> f64 {
+        self.queue.iter().map(|w| w.weight).sum::<f64>()
+            + self.current.map_or(0.0, |t| tasks[t].weight)
+    }
 }
 
 /// Scheduling state of the whole machine.
@@ -271,8 +277,7 @@ impl Kernel {
         }
         self.settle_ticks(c, now);
         let rq = &self.rqs[c];
-        self.ticks.now[c] = rq.queue.iter().map(|w| w.weight).sum::<f64>()
-            + rq.current.map_or(0.0, |t| tasks[t].weight);
+        self.ticks.now[c] = rq.weight(tasks);
         if rq.nr() > 0 {
             self.end_all_idle(now);
             if self.ticks.ilb == Some(c) {
@@ -310,15 +315,9 @@ impl Kernel {
     /// of `imbalance_pct` of it, and then its allowed CPU least loaded
     /// now (the first on a tie). After a move only the new CPU's smaller
     /// domains are tried.
-    fn exec_target(
-        &self,
-        machine: &Machine,
-        tasks: &[Sched],
-        s: &Sched,
-        parent: usize,
-        now: Ns,
-    ) -> usize {
-        let mut load = self.weighted_loads(tasks);
+    fn exec_target(&self, machine: &Machine, s: &Sched, parent: usize, now: Ns) -> usize {
+        // Kept current on every queue change (`note_load`).
+        let mut load = self.ticks.now.clone();
         load[parent] += s.weight;
         let imbalance = 100.0 + (self.spec.imbalance_pct - 100.0) / 2.0;
         let mut cpu = parent;
@@ -427,7 +426,7 @@ impl Kernel {
         if fresh && self.spec.new_task_target == NewTaskTarget::ExecBalance {
             let parent_cpu = s.spawned_by.and_then(|p| tasks[p].cpu);
             if let Some(p) = parent_cpu.filter(|&p| s.allowed[p]) {
-                return Some(self.exec_target(machine, tasks, s, p, now));
+                return Some(self.exec_target(machine, s, p, now));
             }
         }
         if !fresh && self.spec.wake_target == WakeTarget::Previous {
@@ -665,13 +664,7 @@ impl Kernel {
 
     /// Per CPU: the summed weights of its runnable tasks.
     fn weighted_loads(&self, tasks: &[Sched]) -> Vec<f64> {
-        self.rqs
-            .iter()
-            .map(|rq| {
-                rq.queue.iter().map(|w| w.weight).sum::<f64>()
-                    + rq.current.map_or(0.0, |t| tasks[t].weight)
-            })
-            .collect()
+        self.rqs.iter().map(|rq| rq.weight(tasks)).collect()
     }
 
     /// One pass of periodic balancing over every level of the machine,
