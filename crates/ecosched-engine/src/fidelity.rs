@@ -163,7 +163,7 @@ impl Serialize for Flip {
 /// Which rows one perturbed parameter flips (pass ↔ fail), each way.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct KnobFlips {
-    /// The machine TOML key that was moved.
+    /// The key that was moved ([`ecosched_sim::perturb::Knob::key`]).
     pub knob: String,
     /// Rows whose verdict changed with the parameter lowered.
     pub lowered: Vec<Flip>,
@@ -197,32 +197,83 @@ pub fn flipped(base: &[Check], moved: &[Check]) -> Vec<Flip> {
     out
 }
 
-/// Re-run `rows` with each calibrated machine parameter
-/// ([`ecosched_sim::perturb::Knob::ALL`]) moved by ±`pct` % in every
-/// preset, and report which rows flip against `base` (the unperturbed
-/// run). `progress` is told each knob before it runs.
+/// Re-run `rows` with each calibrated parameter
+/// ([`ecosched_sim::perturb::Knob::ALL`]: machine, profile and build
+/// parameters) moved by ±`pct` %, and report which rows flip against
+/// `base` (the unperturbed run). The passes run side by side
+/// ([`side_by_side`]); `progress` is told how many have finished.
 pub fn perturb<F>(
     base: &[Check],
     pct: f64,
     rows: F,
-    progress: &mut dyn FnMut(&str),
+    progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<KnobFlips>, crate::EngineError>
 where
-    F: Fn() -> Result<Vec<Check>, crate::EngineError>,
+    F: Fn() -> Result<Vec<Check>, crate::EngineError> + Sync,
 {
     use ecosched_sim::perturb::{with_perturbation, Knob};
-    let mut out = Vec::new();
-    for knob in Knob::ALL {
-        progress(knob.key());
-        let lowered = with_perturbation(knob, 1.0 - pct / 100.0, &rows)?;
-        let raised = with_perturbation(knob, 1.0 + pct / 100.0, &rows)?;
-        out.push(KnobFlips {
+    let passes: Vec<(Knob, f64)> = Knob::ALL
+        .iter()
+        .flat_map(|&k| [(k, 1.0 - pct / 100.0), (k, 1.0 + pct / 100.0)])
+        .collect();
+    let moved = side_by_side(
+        &passes,
+        |&(knob, factor)| with_perturbation(knob, factor, &rows),
+        progress,
+    )?;
+    Ok(Knob::ALL
+        .iter()
+        .zip(moved.chunks(2))
+        .map(|(knob, pair)| KnobFlips {
             knob: knob.key().to_string(),
-            lowered: flipped(base, &lowered),
-            raised: flipped(base, &raised),
-        });
-    }
-    Ok(out)
+            lowered: flipped(base, &pair[0]),
+            raised: flipped(base, &pair[1]),
+        })
+        .collect())
+}
+
+/// Run `pass` on every item, on as many threads as this process may use
+/// (`std::thread::available_parallelism`), and return the results in the
+/// items' order, or the first error. Each validation pass is a whole,
+/// single-threaded run of every row whose override (perturbation, seed
+/// shift) is per thread, so passes cannot see each other's; `progress`
+/// is told, on the calling thread, each time one more has finished.
+fn side_by_side<J, F>(
+    items: &[J],
+    pass: F,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<Vec<Check>>, crate::EngineError>
+where
+    J: Sync,
+    F: Fn(&J) -> Result<Vec<Check>, crate::EngineError> + Sync,
+{
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let workers = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(items.len());
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut finished = Vec::with_capacity(items.len());
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let (next, pass) = (&next, &pass);
+            scope.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(item) = items.get(i) else { break };
+                if tx.send((i, pass(item))).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        for result in rx.iter() {
+            finished.push(result);
+            progress(finished.len(), items.len());
+        }
+    });
+    finished.sort_by_key(|(i, _)| *i);
+    finished.into_iter().map(|(_, rows)| rows).collect()
 }
 
 /// How far apart the seed sets of two reseeded passes lie: rows that
@@ -241,28 +292,32 @@ pub struct SeedFlips {
 /// Re-run `rows` `passes` times, pass k with every simulated run's seed
 /// moved by k · [`SEED_STRIDE`], and report which rows flip against
 /// `base` (the run on the scenarios' own seeds). A row that flips on some
-/// other seed passes or fails by the luck of its seed, not by the model;
-/// `progress` is told each pass before it runs.
+/// other seed passes or fails by the luck of its seed, not by the model.
+/// The passes run side by side ([`side_by_side`]); `progress` is told how
+/// many have finished.
 pub fn reseed<F>(
     base: &[Check],
     passes: u32,
     rows: F,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<SeedFlips>, crate::EngineError>
 where
-    F: Fn() -> Result<Vec<Check>, crate::EngineError>,
+    F: Fn() -> Result<Vec<Check>, crate::EngineError> + Sync,
 {
-    (1..=u64::from(passes))
-        .map(|k| {
-            let shift = k * SEED_STRIDE;
-            progress(shift);
-            let moved = crate::experiment::with_seed_shift(shift, &rows)?;
-            Ok(SeedFlips {
-                shift,
-                flipped: flipped(base, &moved),
-            })
+    let shifts: Vec<u64> = (1..=u64::from(passes)).map(|k| k * SEED_STRIDE).collect();
+    let moved = side_by_side(
+        &shifts,
+        |&shift| crate::experiment::with_seed_shift(shift, &rows),
+        progress,
+    )?;
+    Ok(shifts
+        .into_iter()
+        .zip(moved)
+        .map(|(shift, moved)| SeedFlips {
+            shift,
+            flipped: flipped(base, &moved),
         })
-        .collect()
+        .collect())
 }
 
 /// Per row that flips on any reseeded pass: its name and on how many of
@@ -352,12 +407,32 @@ mod reseed_tests {
         assert_eq!(seed(&SimOptions::default()), s.spec.seed);
     }
 
+    /// Passes side by side come back in the items' order, however they
+    /// finish, and one failed pass fails the whole.
+    #[test]
+    fn passes_side_by_side_keep_their_order_and_their_errors() {
+        let pass = |ms: &u64| -> Result<Vec<Check>, crate::EngineError> {
+            if *ms == 99 {
+                Scenario::load("no-such-scenario")?;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(*ms));
+            Ok(vec![Check::ordering(&ms.to_string(), "test", true, "")])
+        };
+        let mut told = 0;
+        let rows = side_by_side(&[60, 0, 30, 0], pass, &mut |done, _| told = done).unwrap();
+        let names: Vec<&str> = rows.iter().map(|r| r[0].name.as_str()).collect();
+        assert_eq!((names, told), (vec!["60", "0", "30", "0"], 4));
+        assert!(side_by_side(&[0, 99, 0], pass, &mut |_, _| {}).is_err());
+    }
+
     #[test]
     fn reseeding_reports_a_row_that_holds_only_on_its_own_seed() {
         let base = seed_row().unwrap();
         assert!(base[0].pass);
-        let mut shifts = Vec::new();
-        let passes = reseed(&base, 2, seed_row, &mut |s| shifts.push(s)).unwrap();
+        let mut told = Vec::new();
+        let passes = reseed(&base, 2, seed_row, &mut |done, of| told.push((done, of))).unwrap();
+        assert_eq!(told, vec![(1, 2), (2, 2)]);
+        let shifts: Vec<u64> = passes.iter().map(|p| p.shift).collect();
         assert_eq!(shifts, vec![SEED_STRIDE, 2 * SEED_STRIDE]);
         assert!(passes.iter().all(|p| p.flipped.len() == 1), "{passes:?}");
         assert_eq!(
@@ -399,7 +474,7 @@ mod perturb_tests {
         assert!(flipped(&base, &wide)
             .iter()
             .any(|r| r.name.starts_with("stream: 4 instances")));
-        let flips = perturb(&base, 10.0, || merkel_fig1(Observe::Linux), &mut |_| {}).unwrap();
+        let flips = perturb(&base, 10.0, || merkel_fig1(Observe::Linux), &mut |_, _| {}).unwrap();
         let base_w = flips.iter().find(|k| k.knob == "power.base_w").unwrap();
         assert!(
             base_w.lowered.is_empty() && base_w.raised.is_empty(),

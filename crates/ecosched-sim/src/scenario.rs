@@ -250,9 +250,14 @@ pub const SCENARIOS: &[(&str, &str)] = builtin_files!("../scenarios":
 
 const PROFILES_TOML: &str = include_str!("../profiles.toml");
 
-/// Built-in profiles.
+/// Built-in profiles (moved by the thread's perturbation, if any).
 pub fn builtin_profiles() -> Result<BTreeMap<String, Profile>, SimError> {
-    parse_toml("built-in profiles.toml", PROFILES_TOML)
+    let mut profiles: BTreeMap<String, Profile> =
+        parse_toml("built-in profiles.toml", PROFILES_TOML)?;
+    profiles
+        .values_mut()
+        .for_each(crate::perturb::apply_to_profile);
+    Ok(profiles)
 }
 
 /// Parse TOML into `T`, turning errors into file:line:column with the key.
@@ -325,7 +330,12 @@ impl Scenario {
     /// Load a built-in scenario by name, or a scenario file by path.
     pub fn load(name_or_path: &str) -> Result<Scenario, SimError> {
         if let Some((name, text)) = SCENARIOS.iter().find(|(n, _)| *n == name_or_path) {
-            return Scenario::from_toml(&format!("built-in scenario {name}"), text, None);
+            let origin = format!("built-in scenario {name}");
+            let mut spec: ScenarioSpec = parse_toml(&origin, text)?;
+            if let Some(graph) = &mut spec.jobgraph {
+                crate::perturb::apply_to_jobgraph(graph);
+            }
+            return Scenario::checked_text(&origin, spec, text, None);
         }
         let path = Path::new(name_or_path);
         if path.extension().is_some_and(|e| e == "toml") || path.exists() {
@@ -344,6 +354,17 @@ impl Scenario {
     /// Parse and validate a scenario text. `dir` resolves relative machine paths.
     pub fn from_toml(origin: &str, text: &str, dir: Option<&Path>) -> Result<Scenario, SimError> {
         let spec: ScenarioSpec = parse_toml(origin, text)?;
+        Scenario::checked_text(origin, spec, text, dir)
+    }
+
+    /// [`Scenario::checked`] with errors located in `text`, the TOML
+    /// `spec` was parsed from.
+    fn checked_text(
+        origin: &str,
+        spec: ScenarioSpec,
+        text: &str,
+        dir: Option<&Path>,
+    ) -> Result<Scenario, SimError> {
         let at = |key: String, message: String| {
             let line = find_key_line(text, &key);
             input_error(origin, text, line, key, message)

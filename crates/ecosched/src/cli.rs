@@ -250,14 +250,15 @@ pub struct ValidateArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
-    /// Sensitivity: re-run every row with each calibrated machine
-    /// parameter moved by ±PCT % and report which rows flip (0 < PCT < 100;
-    /// about 18 validation runs).
+    /// Sensitivity: re-run every row with each calibrated parameter
+    /// (machine, workload profile, build) moved by ±PCT % and report which
+    /// rows flip (0 < PCT < 100; 34 validation runs, side by side on the
+    /// CPUs this process may use).
     #[arg(long, value_name = "PCT")]
     pub perturb: Option<f64>,
     /// Seed robustness: re-run every row N more times, pass k with every
     /// run's seed moved by 1000·k, and report the rows whose verdict
-    /// changes (1 ≤ N ≤ 20; one validation run per pass).
+    /// changes (1 ≤ N ≤ 20; one validation run per pass, side by side).
     #[arg(long, value_name = "N")]
     pub reseed: Option<u32>,
 }

@@ -282,7 +282,7 @@ fn compare(args: &CompareArgs) -> Result<Outcome> {
 }
 
 /// `validate --reseed`'s most passes: each is a whole validation run
-/// (about 80 s).
+/// (about 3 min on one core).
 const MAX_RESEED: u32 = 20;
 
 fn run_validate(args: &ValidateArgs) -> Result<Outcome> {
@@ -307,7 +307,9 @@ fn run_validate(args: &ValidateArgs) -> Result<Outcome> {
                 &checks,
                 pct,
                 || validate::all_checks(args.observe),
-                &mut |knob| bar.stage(&format!("perturbing {knob} by ±{pct} %")),
+                &mut |done, of| {
+                    bar.stage(&format!("perturbed passes (±{pct} %): {done} of {of} done"))
+                },
             )
             .context("running the perturbed validation checks")?,
         ),
@@ -319,7 +321,7 @@ fn run_validate(args: &ValidateArgs) -> Result<Outcome> {
                 &checks,
                 n,
                 || validate::all_checks(args.observe),
-                &mut |shift| bar.stage(&format!("every seed moved by {shift}")),
+                &mut |done, of| bar.stage(&format!("reseeded passes: {done} of {of} done")),
             )
             .context("running the reseeded validation checks")?,
         ),

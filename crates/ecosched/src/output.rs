@@ -104,7 +104,7 @@ pub fn reseeding(passes: &[ecosched_engine::fidelity::SeedFlips], rows: usize) -
 /// `validate --perturb PCT`: per calibrated parameter, the rows whose
 /// verdict flips when it moves down or up by PCT %.
 pub fn perturbation(pct: f64, flips: &[ecosched_engine::fidelity::KnobFlips]) -> String {
-    let mut out = format!("\nsensitivity: each calibrated machine parameter moved by ±{pct} %\n");
+    let mut out = format!("\nsensitivity: each calibrated parameter moved by ±{pct} %\n");
     for k in flips {
         if k.lowered.is_empty() && k.raised.is_empty() {
             out.push_str(&format!("  {}: no row flips\n", k.knob));
