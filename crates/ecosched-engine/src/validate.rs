@@ -1089,25 +1089,94 @@ pub fn cap_figures(trace: &Trace, cap_w: f64) -> CapFigures {
     }
 }
 
-/// Every check, in a stable order.
+/// The five source papers, so that `validate --paper` can run one
+/// paper's rows alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Paper {
+    /// Merkel, Stoess, Bellosa (EuroSys'10): Figs. 1, 5, 6, 8, Tables 1–2.
+    Merkel,
+    /// Richling et al.: Figs. 1–2, Table I, §II's three quad-cores.
+    Richling,
+    /// Banikazemi et al. (PAM).
+    Pam,
+    /// Dhiman et al. (WCA).
+    Dhiman,
+    /// Patel's thesis: Tables 3–4, 21, 24–25.
+    Patel,
+}
+
+impl Paper {
+    /// Every paper, in the order `validate` reports them.
+    pub const ALL: [Paper; 5] = [
+        Paper::Merkel,
+        Paper::Richling,
+        Paper::Pam,
+        Paper::Dhiman,
+        Paper::Patel,
+    ];
+
+    /// The name `--paper` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Paper::Merkel => "merkel",
+            Paper::Richling => "richling",
+            Paper::Pam => "pam",
+            Paper::Dhiman => "dhiman",
+            Paper::Patel => "patel",
+        }
+    }
+}
+
+impl std::str::FromStr for Paper {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Paper::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| {
+                let valid: Vec<&str> = Paper::ALL.iter().map(|p| p.name()).collect();
+                format!("unknown paper {s:?}; valid: {}", valid.join(", "))
+            })
+    }
+}
+
+/// One group of rows and the paper it checks.
+type RowGroup = (Paper, fn(Observe) -> Result<Vec<Check>, EngineError>);
+
+/// Every group of rows, in the order `validate` prints them.
+const GROUPS: [RowGroup; 17] = [
+    (Paper::Merkel, merkel_fig1),
+    (Paper::Merkel, merkel_table1),
+    (Paper::Merkel, merkel_table2),
+    (Paper::Richling, richling_fig2),
+    (Paper::Richling, richling_table1),
+    (Paper::Pam, pam_checks),
+    (Paper::Pam, pam_predicted),
+    (Paper::Pam, pam_power_cap),
+    (Paper::Dhiman, |_| dhiman_checks()),
+    (Paper::Merkel, merkel_fig5),
+    (Paper::Merkel, merkel_fig6),
+    (Paper::Patel, |_| patel_table4()),
+    (Paper::Patel, |_| patel_tables24_25()),
+    (Paper::Patel, |_| patel_table21()),
+    (Paper::Richling, richling_fig1_ordering),
+    (Paper::Richling, richling_three_quads),
+    (Paper::Merkel, merkel_xnode),
+];
+
+/// Every check.
 pub fn all_checks(o: Observe) -> Result<Vec<Check>, EngineError> {
-    let mut out = merkel_fig1(o)?;
-    out.extend(merkel_table1(o)?);
-    out.extend(merkel_table2(o)?);
-    out.extend(richling_fig2(o)?);
-    out.extend(richling_table1(o)?);
-    out.extend(pam_checks(o)?);
-    out.extend(pam_predicted(o)?);
-    out.extend(pam_power_cap(o)?);
-    out.extend(dhiman_checks()?);
-    out.extend(merkel_fig5(o)?);
-    out.extend(merkel_fig6(o)?);
-    out.extend(patel_table4()?);
-    out.extend(patel_tables24_25()?);
-    out.extend(patel_table21()?);
-    out.extend(richling_fig1_ordering(o)?);
-    out.extend(richling_three_quads(o)?);
-    out.extend(merkel_xnode(o)?);
+    checks_of(&Paper::ALL, o)
+}
+
+/// The checks of the named papers, in `all_checks`'s order.
+pub fn checks_of(papers: &[Paper], o: Observe) -> Result<Vec<Check>, EngineError> {
+    let mut out = Vec::new();
+    for (paper, rows) in GROUPS {
+        if papers.contains(&paper) {
+            out.extend(rows(o)?);
+        }
+    }
     Ok(out)
 }
 

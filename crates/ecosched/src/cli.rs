@@ -250,6 +250,10 @@ pub struct ValidateArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Only this paper's rows (merkel, richling, pam, dhiman, patel);
+    /// repeat for several. Every paper's without it.
+    #[arg(long, value_name = "PAPER")]
+    pub paper: Vec<ecosched_engine::validate::Paper>,
     /// Sensitivity: re-run every row with each calibrated parameter
     /// (machine, workload profile, build) moved by ±PCT % and report which
     /// rows flip (0 < PCT < 100; 34 validation runs, side by side on the

@@ -300,13 +300,19 @@ fn run_validate(args: &ValidateArgs) -> Result<Outcome> {
             anyhow::bail!("--reseed {n}: the number of passes must be 1–{MAX_RESEED}");
         }
     }
-    let checks = validate::all_checks(args.observe).context("running the validation checks")?;
+    let papers = if args.paper.is_empty() {
+        validate::Paper::ALL.to_vec()
+    } else {
+        args.paper.clone()
+    };
+    let checks =
+        validate::checks_of(&papers, args.observe).context("running the validation checks")?;
     let perturbation = match args.perturb {
         Some(pct) => Some(
             ecosched_engine::fidelity::perturb(
                 &checks,
                 pct,
-                || validate::all_checks(args.observe),
+                || validate::checks_of(&papers, args.observe),
                 &mut |done, of| {
                     bar.stage(&format!("perturbed passes (±{pct} %): {done} of {of} done"))
                 },
@@ -320,7 +326,7 @@ fn run_validate(args: &ValidateArgs) -> Result<Outcome> {
             ecosched_engine::fidelity::reseed(
                 &checks,
                 n,
-                || validate::all_checks(args.observe),
+                || validate::checks_of(&papers, args.observe),
                 &mut |done, of| bar.stage(&format!("reseeded passes: {done} of {of} done")),
             )
             .context("running the reseeded validation checks")?,

@@ -433,6 +433,25 @@ fn validate_refuses_bad_perturb_and_reseed_values() {
         .stderr(predicate::str::contains("--perturb 100"));
 }
 
+/// `--paper` runs one paper's rows alone and names the valid papers when
+/// given another.
+#[test]
+fn validate_runs_one_paper_alone() {
+    let report = json(&["validate", "--paper", "pam", "--json"]);
+    let checks = report["checks"].as_array().unwrap();
+    assert!(!checks.is_empty());
+    assert!(checks
+        .iter()
+        .all(|c| c["source"].as_str().unwrap().starts_with("Banikazemi")));
+    ecosched()
+        .args(["validate", "--paper", "nope"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "valid: merkel, richling, pam, dhiman, patel",
+        ));
+}
+
 #[test]
 fn missing_subcommand_is_a_usage_error() {
     ecosched().assert().code(2);
