@@ -277,7 +277,7 @@ where
 }
 
 /// How far apart the seed sets of two reseeded passes lie: rows that
-/// average over seeds 1–12 (Patel) still draw from disjoint sets.
+/// average over seeds 1–36 (Patel) still draw from disjoint sets.
 pub const SEED_STRIDE: u64 = 1000;
 
 /// The rows one reseeded pass flips.

@@ -1207,10 +1207,12 @@ fn patel_measurement() -> SimOptions {
 
 /// Seeds 1..=N every Patel row averages over. One run's counts swing with
 /// the seed by as much as the differences the thesis reports (algorithm
-/// 4's migration cut against algorithm 2: −62 % to +36 % over these
-/// seeds; Task 1's performance +5.2 to +7.5 %), so one seed cannot decide
-/// a row.
-pub const PATEL_SEEDS: u64 = 12;
+/// 4's migration cut against algorithm 2: −62 % to +36 % over seeds 1–12;
+/// Task 1's performance +5.2 to +7.5 %), so one seed cannot decide a row,
+/// and twelve left Table 25's migration cut passing on some seed sets and
+/// failing on others (`validate --reseed 5`); 36 shrink the standard
+/// error by √3.
+pub const PATEL_SEEDS: u64 = 36;
 
 /// The runs of `policies` on `scenario` (in that order), once per seed
 /// 1..=[`PATEL_SEEDS`].
@@ -1595,7 +1597,12 @@ pub fn patel_tables24_25() -> Result<Vec<Check>, EngineError> {
                  (thesis 2.02 %) and algorithm 4 against algorithm 2 {mig42:.1} % (thesis \
                  22.59 %). Under the count-based balancer with wake-ups on the least loaded CPU \
                  this mean was 51.7 % (sd 6.4 %), a known miss. Control's ondemand follows the \
-                 same kernel (95 % up-threshold, 3-point down-differential, 100 ms)",
+                 same kernel (95 % up-threshold, 3-point down-differential, 100 ms). A known miss \
+                 at the band's upper edge (standard error {:.1} %): over seeds 1–12, the set this \
+                 row had before the solver became fast enough for 36, it was 24.8 %, a pass, but \
+                 29.1–31.5 % on three of five other 12-seed sets (`validate --reseed 5`), and \
+                 `--perturb 10` moved it out with five of the six profile knobs and the balance \
+                 interval",
                 mig4s.std,
                 moved(0, |m| m.balance),
                 moved(0, |m| m.idle_pull),
@@ -1604,9 +1611,11 @@ pub fn patel_tables24_25() -> Result<Vec<Check>, EngineError> {
                 total(1),
                 moved(1, |m| m.idle_pull),
                 moved(1, |m| m.affinity),
+                mig4s.std / (PATEL_SEEDS as f64).sqrt(),
             ),
         )
-        .predicted(),
+        .predicted()
+        .known_miss(),
         Check::new(
             "Task 4 dyn: algorithm 2 cuts migrations against control (%)",
             PATEL_T25,
@@ -1745,7 +1754,7 @@ pub fn patel_table21() -> Result<Vec<Check>, EngineError> {
              not on frequency. The effect went with sjeng's curve: since the compute-bound class \
              curves are continuous at their working set (profiles.toml), sjeng misses 1.8× its \
              alone ratio at a quarter of the 5 MiB L3 instead of 2.5×; with sjeng's old curve \
-             (and every other change kept) the 12 seeds give +0.88 % (sd 1.26 %; lower on 10 of \
+             (and every other change kept) seeds 1–12 gave +0.88 % (sd 1.26 %; lower on 10 of \
              12), the weak pass this row had before",
             rs.std,
             2.0 * stderr
