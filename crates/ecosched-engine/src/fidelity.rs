@@ -234,10 +234,13 @@ where
 
 /// Run `pass` on every item, on as many threads as this process may use
 /// (`std::thread::available_parallelism`), and return the results in the
-/// items' order, or the first error. Each validation pass is a whole,
-/// single-threaded run of every row whose override (perturbation, seed
-/// shift) is per thread, so passes cannot see each other's; `progress`
-/// is told, on the calling thread, each time one more has finished.
+/// items' order, or the first error in the items' order among the passes
+/// that ran. Once a pass fails no thread starts another, since the caller
+/// only reports the error and a `--perturb` pass takes minutes. Each
+/// validation pass is a whole, single-threaded run of every row whose
+/// override (perturbation, seed shift) is per thread, so passes cannot see
+/// each other's; `progress` is told, on the calling thread, each time one
+/// more has finished.
 fn side_by_side<J, F>(
     items: &[J],
     pass: F,
@@ -247,21 +250,29 @@ where
     J: Sync,
     F: Fn(&J) -> Result<Vec<Check>, crate::EngineError> + Sync,
 {
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     let workers = std::thread::available_parallelism()
         .map_or(1, usize::from)
         .min(items.len());
     let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
     let (tx, rx) = std::sync::mpsc::channel();
     let mut finished = Vec::with_capacity(items.len());
     std::thread::scope(|scope| {
         for _ in 0..workers {
             let tx = tx.clone();
-            let (next, pass) = (&next, &pass);
+            let (next, failed, pass) = (&next, &failed, &pass);
             scope.spawn(move || loop {
+                if failed.load(Ordering::Relaxed) {
+                    break;
+                }
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(item) = items.get(i) else { break };
-                if tx.send((i, pass(item))).is_err() {
+                let rows = pass(item);
+                if rows.is_err() {
+                    failed.store(true, Ordering::Relaxed);
+                }
+                if tx.send((i, rows)).is_err() {
                     break;
                 }
             });
@@ -423,6 +434,24 @@ mod reseed_tests {
         let names: Vec<&str> = rows.iter().map(|r| r[0].name.as_str()).collect();
         assert_eq!((names, told), (vec!["60", "0", "30", "0"], 4));
         assert!(side_by_side(&[0, 99, 0], pass, &mut |_, _| {}).is_err());
+        // After a failure no thread starts another pass: at most the one
+        // each other thread had already begun.
+        let runs = std::sync::atomic::AtomicUsize::new(0);
+        let counted = |ms: &u64| {
+            runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            pass(ms)
+        };
+        let threads = std::thread::available_parallelism().map_or(1, usize::from);
+        assert!(side_by_side(
+            &[99, 20, 20, 20, 20, 20, 20, 20, 20, 20],
+            counted,
+            &mut |_, _| {}
+        )
+        .is_err());
+        assert!(
+            runs.into_inner() <= threads.min(10),
+            "passes ran after the failure"
+        );
     }
 
     #[test]
