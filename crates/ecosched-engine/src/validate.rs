@@ -274,14 +274,19 @@ pub fn merkel_table1(o: Observe) -> Result<Vec<Check>, EngineError> {
     let t = mean_runtime(&lo, "aluadd") / mean_runtime(&hi, "aluadd");
     let e = mean_energy(&lo, "aluadd") / mean_energy(&hi, "aluadd");
     let note = "4 × aluadd, processor energy, 1.6 vs 2.4 GHz";
-    checks.push(Check::new(
-        "4 aluadd: time ratio",
-        TAB1,
-        1.49,
-        t,
-        0.03,
-        note,
-    ));
+    // Nothing was set from either time ratio: aluadd runs at the clock's
+    // ratio whatever its profile, and stream's at its bus.
+    checks.push(
+        Check::new(
+            "4 aluadd: time ratio",
+            TAB1,
+            1.49,
+            t,
+            0.03,
+            "4 × aluadd, processor energy, 1.6 vs 2.4 GHz. Predicted: a task that only computes runs at the clock's ratio, 1.5",
+        )
+        .predicted(),
+    );
     checks.push(Check::new(
         "4 aluadd: energy ratio",
         TAB1,
@@ -300,14 +305,22 @@ pub fn merkel_table1(o: Observe) -> Result<Vec<Check>, EngineError> {
     ));
     let (lo, hi) = ratio("merkel-4-stream")?;
     let note = "4 × stream, processor energy, 1.6 vs 2.4 GHz";
-    checks.push(Check::new(
-        "4 stream: time ratio",
-        TAB1,
-        1.04,
-        mean_runtime(&lo, "stream") / mean_runtime(&hi, "stream"),
-        0.05,
-        note,
-    ));
+    checks.push(
+        Check::new(
+            "4 stream: time ratio",
+            TAB1,
+            1.04,
+            mean_runtime(&lo, "stream") / mean_runtime(&hi, "stream"),
+            0.02,
+            "4 × stream, processor energy, 1.6 vs 2.4 GHz; 1.02–1.06 accepted (half the 4 % effect, so no slowdown fails; it was ±0.05, which passed 1.00). \
+             A known miss: the model gives exactly 1. Four instances ask the front-side bus for more than it carries at either clock, and past \
+             rho_max the model's bus is a wall (q6600.toml: bandwidth_gbs and rho_max, both set on 'stream: 4 instances vs alone', where one instance \
+             alone fills 98 % of it): the memory latency rises until their traffic is exactly the bus's, whatever the clock. The paper's 4 % needs a \
+             bus that saturates gradually, so that a slower clock asks less of it and gets less. Predicted: nothing was set from it",
+        )
+        .predicted()
+        .known_miss(),
+    );
     checks.push(Check::new(
         "4 stream: energy ratio",
         TAB1,
