@@ -116,6 +116,41 @@ impl Check {
         )
     }
 
+    /// Why this row would pass with no effect at all, if it would: a row
+    /// stating an effect must fail when the effect vanishes (issue #17).
+    /// The figure of no effect is read from the row's name: 1 for a ratio,
+    /// 0 for a per-cent figure, a difference, a gain, a cut, a reduction
+    /// or a saving; other rows (watts, counts) have none. A row whose
+    /// paper figure is that one claims no effect and is not a problem, nor
+    /// is one whose band
+    /// only ends at that figure claims at most a slight effect (Fig. 1's
+    /// "little interference", 1.00–1.10) and is not a problem; one that
+    /// holds it inside was ('4 stream: time ratio', 0.99–1.09, until
+    /// 2026-11-25).
+    pub fn no_effect_problem(&self) -> Option<String> {
+        let name = self.name.as_str();
+        let none = if name.contains("ratio") {
+            1.0
+        } else if ["(%)", "minus", "gain", " cut", "reduction", "saves"]
+            .iter()
+            .any(|w| name.contains(w))
+        {
+            0.0
+        } else {
+            return None;
+        };
+        let (lo, hi) = (self.paper - self.tolerance, self.paper + self.tolerance);
+        let claims_an_effect = (self.paper - none).abs() > 1e-9;
+        (self.rel_error.is_some() && claims_an_effect && lo + 1e-9 < none && none < hi - 1e-9).then(
+            || {
+                format!(
+                    "{} ({}): {lo}–{hi} accepts {none}, no effect",
+                    self.name, self.source
+                )
+            },
+        )
+    }
+
     /// Mark the row as a figure the model is known not to reach: it is
     /// still shown (as a miss, with its honest tolerance) but does not fail
     /// `ecosched validate`; its test fails once the row passes, so that it
@@ -2671,4 +2706,51 @@ pub fn merkel_xnode(o: Observe) -> Result<Vec<Check>, EngineError> {
         )
         .predicted(),
     ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Check;
+
+    #[test]
+    fn a_band_holding_no_effect_inside_is_a_problem() {
+        let row = |name: &str, paper: f64, tolerance: f64| {
+            Check::new(name, "test", paper, paper, tolerance, "").no_effect_problem()
+        };
+        // Table 1's stream row as it was, and as it is.
+        assert!(row("4 stream: time ratio", 1.04, 0.05).is_some());
+        assert!(row("4 stream: time ratio", 1.04, 0.02).is_none());
+        // A per-cent effect whose band reaches past 0, and one that does not.
+        assert!(row(
+            "Task 2: algorithm 1 saves power against control (loaded, %)",
+            1.0,
+            1.5
+        )
+        .is_some());
+        assert!(row(
+            "Task 2: algorithm 1 saves power against control (loaded, %)",
+            8.28,
+            1.242
+        )
+        .is_none());
+        // Claims of no effect, and of at most a slight one.
+        assert!(row(
+            "-j1 high/low + spare vs performance (run time ratio)",
+            1.0,
+            0.02
+        )
+        .is_none());
+        assert!(row(
+            "stream-fit2: 2 instances sharing an L2 vs alone (ratio)",
+            1.05,
+            0.05
+        )
+        .is_none());
+        // Watts have no figure of no effect.
+        assert!(row("-j1 all cores low: average power (W)", 79.0, 100.0).is_none());
+        // An ordering has no band.
+        assert!(Check::ordering("a ratio holds", "test", true, "")
+            .no_effect_problem()
+            .is_none());
+    }
 }

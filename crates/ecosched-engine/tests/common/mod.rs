@@ -1,7 +1,7 @@
 //! What every validation test does with its rows: print each simulated
 //! figure next to the paper's, then fail naming the rows outside their
-//! tolerance, the rows whose tolerance is wider than issue #17 allows, and
-//! the known misses that now pass (so they are promoted, not forgotten).
+//! tolerance, the rows whose tolerance is wider than issue #17 allows or
+//! accepts no effect at all, and the known misses that now pass (so they are promoted, not forgotten).
 //! Shared by `validation.rs`, `pam.rs` and `hilo.rs`.
 
 use ecosched_engine::validate::Check;
@@ -46,4 +46,12 @@ pub fn report(checks: &[Check]) {
         .filter_map(|c| c.tolerance_problem())
         .collect();
     assert!(wide.is_empty(), "tolerances too wide: {wide:?}");
+    let vanishing: Vec<String> = checks
+        .iter()
+        .filter_map(|c| c.no_effect_problem())
+        .collect();
+    assert!(
+        vanishing.is_empty(),
+        "tolerances that pass no effect: {vanishing:?}"
+    );
 }
