@@ -346,8 +346,8 @@ pub fn merkel_table1(o: Observe) -> Result<Vec<Check>, EngineError> {
             TAB1,
             1.04,
             mean_runtime(&lo, "stream") / mean_runtime(&hi, "stream"),
-            0.02,
-            "4 × stream, processor energy, 1.6 vs 2.4 GHz; 1.02–1.06 accepted (half the 4 % effect, so no slowdown fails; it was ±0.05, which passed 1.00). \
+            0.03,
+            "4 × stream, processor energy, 1.6 vs 2.4 GHz; 1.01–1.07 accepted (three quarters of the 4 % effect, as for the mixes, so no slowdown fails; it was ±0.05, which passed 1.00). \
              A known miss: the model gives exactly 1. Four instances ask the front-side bus for more than it carries at either clock, and past \
              rho_max the model's bus is a wall (q6600.toml: bandwidth_gbs and rho_max, both set on 'stream: 4 instances vs alone', where one instance \
              alone fills 98 % of it): the memory latency rises until their traffic is exactly the bus's, whatever the clock. The paper's 4 % needs a \
@@ -378,6 +378,14 @@ pub fn merkel_table1(o: Observe) -> Result<Vec<Check>, EngineError> {
         ("merkel-3stream-1alu", 1.13, "3 stream + 1 aluadd"),
     ] {
         let (lo, hi) = ratio(scenario)?;
+        for &(_, who, figure, paper, miss) in TAB1_COLUMNS.iter().filter(|c| c.0 == label) {
+            let of = |m: &RunMetrics| match figure {
+                "time" => mean_runtime(m, who),
+                _ => mean_energy(m, who),
+            };
+            let row = mixed_column(label, who, figure, paper, of(&lo) / of(&hi), miss);
+            checks.push(row);
+        }
         let per_task: Vec<f64> = hi
             .tasks
             .iter()
@@ -399,6 +407,99 @@ pub fn merkel_table1(o: Observe) -> Result<Vec<Check>, EngineError> {
         .predicted());
     }
     Ok(checks)
+}
+
+/// Why the model misses a stream time column: the bus wall.
+const BUS_WALL: &str = "two or more stream instances ask the front-side bus for more than it carries at either clock, and past rho_max the \
+     model's bus is a wall (q6600.toml: bandwidth_gbs and rho_max, both set on 'stream: 4 instances vs alone', where one instance alone fills \
+     98 % of it): the memory latency rises until their traffic is exactly the bus's, whatever the clock, so the model gives exactly 1. The \
+     paper's slowdown needs a bus that saturates gradually, so that a slower clock asks less of it and gets less; one instance, below the \
+     wall, passes (1 stream + 3 aluadd)";
+
+/// Why the model misses an aluadd energy column: power adds over cores.
+const MIX_POWER: &str = "the paper's figures for this mix put the processor's power at 1.6 GHz at ×0.72–0.74 of 2.4 GHz's (energy over \
+     time, from either benchmark's column), below both like-with-like rows (4 aluadd ×0.778, 4 stream ×0.769). Every core runs at one clock and \
+     voltage and power adds over cores and the uncore, so if each benchmark's cores fall as in its like-with-like row a mix falls between \
+     the two (a weighted mediant); the model's mixes do (×0.781–0.793 against its ×0.776 and ×0.799), and nothing in the paper says why \
+     a mix would fall further";
+
+/// Table 1's per-benchmark columns of the mixed rows, at 1.6 against
+/// 2.4 GHz: (mix, benchmark, figure, paper, why the model misses it if it
+/// does). The EDP columns are the product of these two (within the
+/// paper's rounding) and the mix's average EDP is a row of its own.
+const TAB1_COLUMNS: [(&str, &str, &str, f64, Option<&str>); 12] = [
+    ("1 stream + 3 aluadd", "stream", "time", 1.13, None),
+    ("1 stream + 3 aluadd", "stream", "energy", 0.83, None),
+    ("1 stream + 3 aluadd", "aluadd", "time", 1.49, None),
+    (
+        "1 stream + 3 aluadd",
+        "aluadd",
+        "energy",
+        1.08,
+        Some(MIX_POWER),
+    ),
+    (
+        "2 stream + 2 aluadd",
+        "stream",
+        "time",
+        1.07,
+        Some(BUS_WALL),
+    ),
+    ("2 stream + 2 aluadd", "stream", "energy", 0.77, None),
+    ("2 stream + 2 aluadd", "aluadd", "time", 1.49, None),
+    (
+        "2 stream + 2 aluadd",
+        "aluadd",
+        "energy",
+        1.10,
+        Some(MIX_POWER),
+    ),
+    (
+        "3 stream + 1 aluadd",
+        "stream",
+        "time",
+        1.09,
+        Some(BUS_WALL),
+    ),
+    ("3 stream + 1 aluadd", "stream", "energy", 0.85, None),
+    ("3 stream + 1 aluadd", "aluadd", "time", 1.49, None),
+    ("3 stream + 1 aluadd", "aluadd", "energy", 1.13, None),
+];
+
+/// One benchmark's column of one of Table 1's mixed rows: its time or its
+/// energy (the processor's, attributed by running time) at 1.6 against
+/// 2.4 GHz. Predicted: the Q6600's power and both profiles were set on the
+/// 4 × rows and Fig. 1. The band is 15 % of the paper's figure at most and
+/// three quarters of its effect (its distance from 1), as for the mixes'
+/// average EDP, so that no effect fails.
+fn mixed_column(
+    mix: &str,
+    who: &str,
+    figure: &str,
+    paper: f64,
+    simulated: f64,
+    miss: Option<&str>,
+) -> Check {
+    let tolerance = (MAX_REL_TOLERANCE * paper).min(0.75 * (paper - 1.0).abs());
+    let (lo, hi) = (paper - tolerance, paper + tolerance);
+    let row = Check::new(
+        &format!("{mix}: {who} {figure} ratio"),
+        TAB1,
+        paper,
+        simulated,
+        tolerance,
+        &format!(
+            "{who}'s {figure} at 1.6 against 2.4 GHz in this mix; {lo:.3}–{hi:.3} accepted (15 % at most, and three quarters of the effect). \
+             Predicted: the Q6600's power and the two profiles were set from the 4 × rows and Fig. 1 only{}",
+            miss.map_or(String::new(), |why| format!(". A known miss: {why}"))
+        ),
+    )
+    .predicted();
+    if miss.is_some() {
+        row.known_miss()
+    } else {
+        row
+    }
 }
 
 /// Merkel Table 2: hmmer and soplex, like-with-like at each type's best
