@@ -1024,6 +1024,8 @@ pub fn pam_checks(o: Observe) -> Result<Vec<Check>, EngineError> {
         - 1.0;
     let base = &report.results[0];
     let pam = &report.results[1];
+    let moves =
+        |m: &crate::report::SimReport| -> u64 { m.tasks.iter().filter_map(|t| t.migrations).sum() };
     let best_single = pam
         .tasks
         .iter()
@@ -1074,6 +1076,18 @@ pub fn pam_checks(o: Observe) -> Result<Vec<Check>, EngineError> {
             0.049,
             "the paper: 'as much as 33 % for individual threads'; 0.28–0.38 accepted (15 %). Calibrated with the row above: the two figures together say that libquantum loses when paired with itself ('Libq suffers a bit', §V-C; ≈ 15 % if both come from this mix), which the model gives by libquantum's miss curve",
         ),
+        Check::ordering(
+            "4 libquantum + 4 xalancbmk: PAM moves the processes more often than Linux (1 = holds)",
+            PAM_GAIN,
+            moves(pam) > moves(base),
+            &format!(
+                "§V-C, Fig. 6: without PAM a process, once placed, is rarely moved; with PAM there are more changes. \
+                 CPU migrations over the run: Linux {}, PAM {}. Predicted: nothing was set from them",
+                moves(base),
+                moves(pam)
+            ),
+        )
+        .predicted(),
     ])
 }
 
