@@ -120,13 +120,11 @@ impl Check {
     /// stating an effect must fail when the effect vanishes (issue #17).
     /// The figure of no effect is read from the row's name: 1 for a ratio,
     /// 0 for a per-cent figure, a difference, a gain, a cut, a reduction
-    /// or a saving; other rows (watts, counts) have none. A row whose
-    /// paper figure is that one claims no effect and is not a problem, nor
-    /// is one whose band
-    /// only ends at that figure claims at most a slight effect (Fig. 1's
-    /// "little interference", 1.00–1.10) and is not a problem; one that
-    /// holds it inside was ('4 stream: time ratio', 0.99–1.09, until
-    /// 2026-11-25).
+    /// or a saving; other rows (watts, counts) have none. Not a problem: a
+    /// row whose paper figure is that one (it claims no effect), and one
+    /// whose band only ends there (it claims at most a slight effect, like
+    /// Fig. 1's "little interference", 1.00–1.10). One that held it inside
+    /// was '4 stream: time ratio' (0.99–1.09, until 2026-11-25).
     pub fn no_effect_problem(&self) -> Option<String> {
         let name = self.name.as_str();
         let none = if name.contains("ratio") {
