@@ -371,9 +371,9 @@ pub fn merkel_table1(o: Observe) -> Result<Vec<Check>, EngineError> {
         note,
     ));
     for (scenario, paper, label) in [
-        ("merkel-1stream-3alu", 1.45, "1 stream + 3 aluadd"),
-        ("merkel-2stream-2alu", 1.23, "2 stream + 2 aluadd"),
-        ("merkel-3stream-1alu", 1.13, "3 stream + 1 aluadd"),
+        ("merkel-1stream-3alu", 1.45, MIX13),
+        ("merkel-2stream-2alu", 1.23, MIX22),
+        ("merkel-3stream-1alu", 1.13, MIX31),
     ] {
         let (lo, hi) = ratio(scenario)?;
         for &(_, who, figure, paper, miss) in TAB1_COLUMNS.iter().filter(|c| c.0 == label) {
@@ -427,43 +427,22 @@ const MIX_POWER: &str = "the paper's figures for this mix put the processor's po
 /// (aluadd's 1.63, 1.60 and 1.73 against 1.61, 1.64 and 1.68) and the
 /// mix's average EDP is a row of its own, so they add no row.
 const TAB1_COLUMNS: [(&str, &str, &str, f64, Option<&str>); 12] = [
-    ("1 stream + 3 aluadd", "stream", "time", 1.13, None),
-    ("1 stream + 3 aluadd", "stream", "energy", 0.83, None),
-    ("1 stream + 3 aluadd", "aluadd", "time", 1.49, None),
-    (
-        "1 stream + 3 aluadd",
-        "aluadd",
-        "energy",
-        1.08,
-        Some(MIX_POWER),
-    ),
-    (
-        "2 stream + 2 aluadd",
-        "stream",
-        "time",
-        1.07,
-        Some(BUS_WALL),
-    ),
-    ("2 stream + 2 aluadd", "stream", "energy", 0.77, None),
-    ("2 stream + 2 aluadd", "aluadd", "time", 1.49, None),
-    (
-        "2 stream + 2 aluadd",
-        "aluadd",
-        "energy",
-        1.10,
-        Some(MIX_POWER),
-    ),
-    (
-        "3 stream + 1 aluadd",
-        "stream",
-        "time",
-        1.09,
-        Some(BUS_WALL),
-    ),
-    ("3 stream + 1 aluadd", "stream", "energy", 0.85, None),
-    ("3 stream + 1 aluadd", "aluadd", "time", 1.49, None),
-    ("3 stream + 1 aluadd", "aluadd", "energy", 1.13, None),
+    (MIX13, "stream", "time", 1.13, None),
+    (MIX13, "stream", "energy", 0.83, None),
+    (MIX13, "aluadd", "time", 1.49, None),
+    (MIX13, "aluadd", "energy", 1.08, Some(MIX_POWER)),
+    (MIX22, "stream", "time", 1.07, Some(BUS_WALL)),
+    (MIX22, "stream", "energy", 0.77, None),
+    (MIX22, "aluadd", "time", 1.49, None),
+    (MIX22, "aluadd", "energy", 1.10, Some(MIX_POWER)),
+    (MIX31, "stream", "time", 1.09, Some(BUS_WALL)),
+    (MIX31, "stream", "energy", 0.85, None),
+    (MIX31, "aluadd", "time", 1.49, None),
+    (MIX31, "aluadd", "energy", 1.13, None),
 ];
+const MIX13: &str = "1 stream + 3 aluadd";
+const MIX22: &str = "2 stream + 2 aluadd";
+const MIX31: &str = "3 stream + 1 aluadd";
 
 /// One benchmark's column of one of Table 1's mixed rows: its time or its
 /// energy (the processor's, attributed by running time) at 1.6 against
