@@ -12,8 +12,9 @@
 //!
 //! The shares and miss ratios are found by damped fixed-point iteration —
 //! the same shape as PAM's Algorithm 1 — and for fixed miss ratios each
-//! memory domain's latency is found exactly by bisection (traffic falls
-//! monotonically as latency rises, so the root is unique).
+//! memory domain's latency is found exactly by regula falsi in a bracket
+//! (traffic falls monotonically as latency rises, so the root is unique;
+//! `rising_root`).
 
 use crate::machine::Machine;
 use crate::profile::Phase;
@@ -90,34 +91,8 @@ pub fn solve(machine: &Machine, demands: &[Demand<'_>]) -> Solution {
     let line = f64::from(mem.line_bytes);
     let l0 = mem.latency_ns;
     let bandwidth = mem.bandwidth_gbs; // GB/s = bytes/ns
-    let llc_size = |i: usize| machine.llc[machine.llc_of[demands[i].cpu]].0;
-    let llc_count = |i: usize| {
-        let c = machine.llc_of[demands[i].cpu];
-        demands
-            .iter()
-            .filter(|d| machine.llc_of[d.cpu] == c)
-            .count() as f64
-    };
-    let compute_ns: Vec<f64> = demands
-        .iter()
-        .map(|d| d.phase.cpi_core * d.cpi_factor / d.freq_ghz)
-        .collect();
-    let mut share: Vec<f64> = (0..n).map(|i| llc_size(i) / llc_count(i)).collect();
-    let mut miss = vec![0.0; n];
-    let mut latency = vec![l0; machine.mem_domains];
-    let mut step: f64 = 0.5;
-    let mut last_residual = f64::INFINITY;
-    let mut converged = false;
-    let tpi = |i: usize, m: f64, lat: &[f64]| {
-        compute_ns[i]
-            + demands[i].phase.api
-                * m
-                * (1.0 - demands[i].phase.prefetch_coverage)
-                * lat[machine.mem_of[demands[i].cpu]]
-                / demands[i].phase.mlp
-    };
-    // Who shares which memory domain and which cache does not change
-    // within a solve: list them once.
+                                       // Who shares which memory domain and which cache does not change
+                                       // within a solve: list them once.
     let mem_members: Vec<Vec<usize>> = (0..machine.mem_domains)
         .map(|d| {
             (0..n)
@@ -132,12 +107,37 @@ pub fn solve(machine: &Machine, demands: &[Demand<'_>]) -> Solution {
                 .collect()
         })
         .collect();
+    let compute_ns: Vec<f64> = demands
+        .iter()
+        .map(|d| d.phase.cpi_core * d.cpi_factor / d.freq_ghz)
+        .collect();
+    // An even split of each cache to start from.
+    let mut share: Vec<f64> = (0..n)
+        .map(|i| {
+            let c = machine.llc_of[demands[i].cpu];
+            machine.llc[c].0 / llc_members[c].len() as f64
+        })
+        .collect();
+    let mut miss = vec![0.0; n];
+    let mut latency = vec![l0; machine.mem_domains];
+    let mut step: f64 = 0.5;
+    let mut last_residual = f64::INFINITY;
+    let mut converged = false;
+    let tpi = |i: usize, m: f64, lat: &[f64]| {
+        compute_ns[i]
+            + demands[i].phase.api
+                * m
+                * (1.0 - demands[i].phase.prefetch_coverage)
+                * lat[machine.mem_of[demands[i].cpu]]
+                / demands[i].phase.mlp
+    };
     // Per member of a domain, the parts of its traffic that do not depend
     // on the latency, so the latency's root finder evaluates only
     // `line_rate / (compute + stall · l / mlp)` (the same operations, in
     // the same order, as writing it out).
     let mut terms: Vec<(f64, f64, f64, f64)> = Vec::with_capacity(n);
     let mut target = share.clone();
+    let mut w = vec![0.0; n];
     for _ in 0..MAX_ITERATIONS {
         for i in 0..n {
             miss[i] = miss_ratio(demands[i].phase, share[i]);
@@ -165,9 +165,9 @@ pub fn solve(machine: &Machine, demands: &[Demand<'_>]) -> Solution {
             *lat = memory_latency(l0, bandwidth, mem.rho_max, traffic);
         }
         // New shares from insertion rates, per cache instance.
-        let w: Vec<f64> = (0..n)
-            .map(|i| demands[i].phase.api * miss[i] / tpi(i, miss[i], &latency))
-            .collect();
+        for (i, w) in w.iter_mut().enumerate() {
+            *w = demands[i].phase.api * miss[i] / tpi(i, miss[i], &latency);
+        }
         let mut residual: f64 = 0.0;
         target.copy_from_slice(&share);
         for (members, (size, _)) in llc_members.iter().zip(&machine.llc) {
