@@ -270,7 +270,9 @@ pub fn merkel_fig1(o: Observe) -> Result<Vec<Check>, EngineError> {
             2.0,
             slowdown("merkel-2-stream-fit1-shared", "merkel-1-stream-fit1", "stream-fit1")?,
             0.3,
-            "fits the L2 once: slows markedly when sharing it (\"considerably\", ≈ 2 in Fig. 1); 1.7–2.3 accepted. \
+            "fits the L2 once: slows markedly when sharing it (§3.1: \"increases considerably\"; Fig. 1's bar is not \
+             in the text, and 2.0 is not a reading of it but the midpoint of the 1.3–2.7 this row was first written \
+             with, commit c913a66); 1.7–2.3 accepted. \
              Calibrated: set by the miss curve, not the bus. Sharing, each instance keeps 2 MiB of its \
              3.5 MiB working set; the curve's steepness below it (α) was set from this row: α = 3 / 3.5 / 4 / 6 \
              give 1.48× / 1.63× / 1.99× / 5.80×, and α = 4 is used (a known miss at 1.48 until issue #17's last \
@@ -674,12 +676,31 @@ const RFIG: &str = "Richling et al. §II Fig. 1, §V Fig. 2";
 const RTAB1: &str = "Richling et al. §V-D, Table I";
 const RSEC2: &str = "Richling et al. §II, §V-E";
 
+/// How far apart two run times must be for Richling's words "clearly",
+/// "significantly" and "a significant improvement" to hold, as a fraction:
+/// §V-C calls the 5 % that experiment C leaves "the gap to the optimum"
+/// while counting C as a success, so a difference the text stresses must
+/// be larger than that.
+pub const RICHLING_CLEAR: f64 = 0.05;
+
 /// Richling Fig. 1–2: `make -jN` on the dual Opteron 2352 under the
 /// performance and ondemand governors and the high/low variants.
+///
+/// Neither figure's values are in the text, so only what the text says
+/// of them is checked: ondemand "clearly" slower for N < 8 (§II), its loss
+/// largest at small N (§II), variant A "significantly better" than
+/// ondemand at small N (§V-A), C's "significant improvement" over B for
+/// N = 2 … 6 (§V-C), and C within 5 % of performance (§V-C). Until
+/// 2026-11-26 the first, third and fourth were compared with 1.54, 0.725
+/// and 1.06, and the second with a -j1 − -j7 gap of 0.5: the midpoints of
+/// the bands the rows were first written with (1.08–2.0, 0.5–0.95,
+/// 1.00–1.12 and 0.05–0.95, commit 7013fcb), which issue #17 then read as
+/// published figures.
 pub fn richling_fig2(o: Observe) -> Result<Vec<Check>, EngineError> {
     let mut checks = Vec::new();
     let mut ondemand_slowdown = Vec::new();
     let mut b_over_c = Vec::new();
+    let mut a_over_ondemand_6_7 = Vec::new();
     for n in 1..=8u32 {
         let scenario = format!("richling-make-j{n}");
         let time = |policy: &str, hint: Option<u32>| -> Result<f64, EngineError> {
@@ -689,28 +710,18 @@ pub fn richling_fig2(o: Observe) -> Result<Vec<Check>, EngineError> {
         let ondemand = time("ondemand", None)? / perf;
         ondemand_slowdown.push(ondemand);
         if n < 8 {
-            let row = Check::new(
-                &format!("make -j{n}: ondemand vs performance (run time ratio)"),
+            checks.push(Check::ordering(
+                &format!("make -j{n}: ondemand clearly slower than performance (1 = holds)"),
                 RFIG,
-                1.54,
-                ondemand,
-                0.23,
-                "Fig. 1 is not in the text: \"clearly slower\" for N < 8, read as 1.54; 1.31–1.77 accepted (15 %)",
-            );
-            // -j5 … -j7 are known misses: at five to seven jobs on eight
-            // cores most cores carry a job through most 200 ms samples,
-            // stay above 2.6.25's step-down point (70 % load, to
-            // cur·load/0.7: with two P-states, below 35 %) and keep
-            // 2.1 GHz, so the model's slowdown falls to 1.1–1.3 where the
-            // reading of Fig. 1 stays at 1.54. -j5 joined them when the
-            // samples became deferrable (governor.rs): a woken core now
-            // waits half a period on average, not one to two. Intermediate
-            // P-states (1.4 and 1.7 GHz, which K10 parts may have) were
-            // tried: ondemand's proportional step-down then parks part-loaded
-            // cores below 2.1 GHz, but -j7 only rose from 1.160 to 1.180.
-            // Waking `make` on its exiting child's CPU (see the Table I
-            // -j1 row) moves -j5/-j6/-j7 to 1.299/1.184/1.130: no help.
-            checks.push(if n >= 5 { row.known_miss() } else { row });
+                ondemand > 1.0 + RICHLING_CLEAR,
+                &format!(
+                    "§II: Fig. 1 (its values are not in the text) 'clearly shows the \
+                     performance degrading effect' for N < 8; held when ondemand's run time \
+                     exceeds performance's by more than {:.0} % (RICHLING_CLEAR); simulated \
+                     {ondemand:.3}×",
+                    RICHLING_CLEAR * 100.0
+                ),
+            ));
         }
         let spare = time("hilo", Some(n))?;
         checks.push(Check::new(
@@ -732,55 +743,79 @@ pub fn richling_fig2(o: Observe) -> Result<Vec<Check>, EngineError> {
         if (2..=6).contains(&n) {
             b_over_c.push(time("hilo-nospare", Some(n))? / spare);
         }
+        if (6..=7).contains(&n) {
+            a_over_ondemand_6_7.push(time("hilo-ondemand", Some(n))? / perf / ondemand);
+        }
         if n == 2 {
-            checks.push(Check::new(
-                "make -j2: variant A (H by affinity, ondemand) vs plain ondemand (run time ratio)",
+            let a = time("hilo-ondemand", Some(n))? / perf / ondemand;
+            checks.push(Check::ordering(
+                "make -j2: variant A (H by affinity, ondemand) clearly faster than plain ondemand (1 = holds)",
                 RFIG,
-                0.725,
-                time("hilo-ondemand", Some(n))? / perf / ondemand,
-                0.105,
-                "§V-A: \"significantly better than the original on-demand approach for small parallelisms\", read as 0.725; 0.62–0.83 accepted (15 %)",
+                a < 1.0 - RICHLING_CLEAR,
+                &format!(
+                    "§V-A: 'significantly better than the original on-demand approach for small \
+                     parallelisms' (Fig. 2's values are not in the text); held when A's run time \
+                     is more than {:.0} % below ondemand's; simulated {a:.3}×",
+                    RICHLING_CLEAR * 100.0
+                ),
             ));
         }
     }
-    checks.push(
-        Check::new(
-            "ondemand's slowdown at -j1 minus at -j7",
-            RFIG,
-            0.5,
-            ondemand_slowdown[0] - ondemand_slowdown[6],
-            0.075,
-            &format!(
-                "the gap is largest at small N (§II), read as 0.5; 0.425–0.575 accepted (15 %). \
-                 A known miss since ondemand's samples are deferrable (2.6.22 on, governor.rs): a \
-                 core woken from idle takes its overdue sample at once and the next one on the \
-                 200 ms grid finds it fully loaded, so a new job waits half a period on average \
-                 at 1.05 GHz instead of one to two; that shortens -j1 most ({:.3}) and -j7 \
-                 least ({:.3}). With -j1 within 15 % of 1.54 (≤ 1.77), a 0.5 gap needs -j7 ≤ \
-                 1.27, below the 1.31 the -j7 row accepts: the two readings of Fig. 1 barely \
-                 agree with each other",
-                ondemand_slowdown[0], ondemand_slowdown[6]
-            ),
-        )
-        .known_miss(),
-    );
     checks.push(Check::ordering(
         "ondemand's slowdown at -j1 larger than at -j7 (1 = holds)",
         RFIG,
         ondemand_slowdown[0] > ondemand_slowdown[6],
         &format!(
-            "§II: the gap is largest at small N; simulated -j1 {:.3}×, -j7 {:.3}×",
+            "§II: the effect is 'more pronounced if there is a large distance between the number \
+             of available cores and the parallelism' (no figure); simulated -j1 {:.3}×, -j7 {:.3}×",
             ondemand_slowdown[0], ondemand_slowdown[6]
         ),
     ));
-    checks.push(Check::new(
-        "-j2 … -j6: variant B (no spare) vs C (with spare), mean run time ratio",
-        RFIG,
-        1.06,
-        mean(b_over_c.into_iter()),
-        0.04,
-        "§V-B/C: without the spare, make competes with the jobs for H; Fig. 2's values are not in the text, read as 1.06; 1.02–1.10 accepted (narrower than the effect, so equal run times fail)",
-    ));
+    checks.push(
+        Check::ordering(
+            "make -j6 and -j7: variant A slower than plain ondemand (1 = holds)",
+            RFIG,
+            a_over_ondemand_6_7.iter().all(|&r| r > 1.0),
+            &format!(
+                "§V-A: 'For parallelisms between 6 and 7, it is a little worse than the on-demand \
+                 approach without core restrictions', which the paper puts down to make competing \
+                 with the jobs in too small an H; simulated A/ondemand -j6 {:.3}, -j7 {:.3}. A \
+                 known miss with the same cause as the B-against-C row: the model's make costs \
+                 little (make_ms 3.3 ms a job, an estimate), so confining it with the jobs to H \
+                 costs less than the cold starts on idle cores that A avoids",
+                a_over_ondemand_6_7[0], a_over_ondemand_6_7[1]
+            ),
+        )
+        .predicted()
+        .known_miss(),
+    );
+    let b_over_c_mean = mean(b_over_c.iter().copied());
+    let b_over_c_list = (2..=6)
+        .zip(&b_over_c)
+        .map(|(n, r)| format!("-j{n} {r:.3}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    checks.push(
+        Check::ordering(
+            "-j2 … -j6: variant C (with spare) clearly faster than B (no spare) (1 = holds)",
+            RFIG,
+            b_over_c_mean > 1.0 + RICHLING_CLEAR,
+            &format!(
+            "§V-C: for N = 2 … 6 'a significant improvement is achieved' over experiments A and \
+             B (without the spare, make competes with the jobs for H); held when B's run time \
+             exceeds C's by more than {:.0} % on average; simulated B/C {b_over_c_mean:.3} \
+             ({b_over_c_list}). A known miss: without the spare only make's bookkeeping \
+             (make_ms, 3.3 ms a job, an estimate) and the helpers beside each compiler \
+             (helper_share 0.02, set from Table I's 1.9 % for high/low without a spare at -j1) \
+             compete with the jobs for H, so B loses about what Table I shows at -j1 at every N; \
+             the model has nothing that makes the missing spare cost more at -j2 … -j6. Until \
+             2026-11-26 this row passed a 1.02–1.10 band around 1.06, which is not a figure of the \
+             paper",
+            RICHLING_CLEAR * 100.0
+        ),
+        )
+        .known_miss(),
+    );
     Ok(checks)
 }
 
@@ -1306,18 +1341,33 @@ pub fn pam_power_cap(o: Observe) -> Result<Vec<Check>, EngineError> {
             .with("power_cap_w", 260),
     )?;
     let cap = cap_figures(&trace, 260.0);
-    Ok(vec![Check::new(
-        "CINT2006-like suite under a 260 W cap: mean CPUs in use",
+    let intervals: usize = cap.intervals_by_cpus.iter().sum();
+    let four_or_five = cap.intervals_by_cpus.iter().skip(4).take(2).sum::<usize>() as f64
+        / intervals.max(1) as f64;
+    let counts = cap
+        .intervals_by_cpus
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n > 0)
+        .map(|(k, n)| format!("{k} CPUs: {n}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Ok(vec![Check::ordering(
+        "CINT2006-like suite under a 260 W cap: four or five CPUs in use in most intervals (1 = holds)",
         PAM_CAP,
-        4.5,
-        cap.mean_cpus,
-        0.675,
-        "'in most cases four or five CPUs are used'; CPUs allowed by the cap, mean over intervals",
+        four_or_five > 0.5,
+        &format!(
+            "§V-G: 'in most cases four or five CPUs are used' (no mean is given; until 2026-11-26 \
+             this row compared the mean with 4.5, the midpoint of the two counts); CPUs allowed by \
+             the cap per interval: {counts} ({:.0} % with four or five; mean {:.2})",
+            four_or_five * 100.0,
+            cap.mean_cpus
+        ),
     )])
 }
 
 /// How well a run held a power cap.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CapFigures {
     /// Fraction of intervals whose mean power exceeded the cap.
     pub fraction_above: f64,
@@ -1330,6 +1380,9 @@ pub struct CapFigures {
     pub mean_power_w: f64,
     /// Mean number of CPUs the managed tasks were allowed, over intervals.
     pub mean_cpus: f64,
+    /// Intervals by the number of CPUs the managed tasks were allowed:
+    /// `intervals_by_cpus[k]` counts the intervals with `k` CPUs.
+    pub intervals_by_cpus: Vec<usize>,
 }
 
 /// Cap-holding figures from a trace (system meter, or package if absent).
@@ -1343,6 +1396,7 @@ pub fn cap_figures(trace: &Trace, cap_w: f64) -> CapFigures {
     let (mut above, mut n, mut worst, mut power_sum, mut cpu_sum) =
         (0usize, 0usize, 0.0f64, 0.0, 0.0);
     let mut worst_later = 0.0f64;
+    let mut intervals_by_cpus = vec![0; all as usize + 1];
     for step in &trace.steps {
         let p = &step.snapshot.power;
         if let Some(j) = p.system_j.or(p.package_j) {
@@ -1350,6 +1404,7 @@ pub fn cap_figures(trace: &Trace, cap_w: f64) -> CapFigures {
             n += 1;
             power_sum += w;
             cpu_sum += allowed;
+            intervals_by_cpus[(allowed as usize).min(all as usize)] += 1;
             if w > cap_w {
                 above += 1;
                 worst = worst.max(w - cap_w);
@@ -1369,6 +1424,7 @@ pub fn cap_figures(trace: &Trace, cap_w: f64) -> CapFigures {
         worst_overshoot_after_first_w: worst_later,
         mean_power_w: power_sum / n_f,
         mean_cpus: cpu_sum / n_f,
+        intervals_by_cpus,
     }
 }
 
@@ -2424,6 +2480,11 @@ pub fn dhiman_checks() -> Result<Vec<Check>, EngineError> {
     let wca_mig = mean(&|m| mig(&m.wca));
     let def_sd = mean(&|m| sd(&m.default));
     let wca_sd = mean(&|m| sd(&m.wca));
+    // Table 2's "Reduction (%)" columns are per mix, and its Average row
+    // averages them (the paper's std-dev cuts average 89 %, where
+    // 1 − 2 / 30 of its averaged std-devs would be 93 %).
+    let mig_cut = mean(&|m| 1.0 - mig(&m.wca) / mig(&m.default));
+    let sd_cut = mean(&|m| 1.0 - sd(&m.wca) / sd(&m.default));
     let per_mix: Vec<String> = mixes
         .iter()
         .map(|m| {
@@ -2475,18 +2536,18 @@ pub fn dhiman_checks() -> Result<Vec<Check>, EngineError> {
             "Table 2 mixes: migrations cut default → WCA",
             DHIMAN_T2,
             0.91,
-            1.0 - wca_mig / def_mig,
+            mig_cut,
             0.09,
-            "1 − mean WCA / mean default; fails below 0.82 (the issue asks ≥ 0.80)",
+            "1 − WCA / default per mix, then the mean of the 8, as Table 2's Average row; fails below 0.82 (the issue asks ≥ 0.80)",
         )
         .predicted(),
         Check::new(
             "Table 2 mixes: run-time std-dev cut default → WCA",
             DHIMAN_T2,
             0.89,
-            1.0 - wca_sd / def_sd,
+            sd_cut,
             0.11,
-            &format!("1 − mean WCA / mean default of (std/mean of run time over 10 seeds); fails below 0.78 or if WCA varies more. The magnitudes are the next two rows: default {def_sd:.1} % (paper 30 %), WCA {wca_sd:.2} % (paper 2 %)"),
+            &format!("1 − WCA / default of (std/mean of run time over 10 seeds) per mix, then the mean of the 8, as Table 2's Average row (until 2026-11-26 the row took 1 − mean WCA / mean default, which on the paper's own columns gives 0.93, not its 0.89); fails below 0.78 or if WCA varies more. The magnitudes are the next two rows: default {def_sd:.1} % (paper 30 %), WCA {wca_sd:.2} % (paper 2 %)"),
         )
         .predicted(),
         Check::new(
