@@ -1839,16 +1839,22 @@ pub fn patel_table4() -> Result<Vec<Check>, EngineError> {
                 perf,
                 band(p_perf),
                 &format!(
-                    "the mean over processes of instructions over completion time (§9.2); \
-                     simulated {perf:.1} %, thesis {p_perf:.2} % (15 %). A known miss ({}): \
-                     {perf_cause}",
+                    "the mean over processes of instructions over completion time (§9.2), its \
+                     change over the larger of the two as the thesis computes Table 4 \
+                     (PatelComparison); simulated {perf:.1} %, thesis {p_perf:.2} % (15 %). A \
+                     known miss ({}): {perf_cause}",
                     sign(perf, p_perf)
                 ),
             )
             .predicted()
             .known_miss(),
         );
-        checks.push(
+        let ppw_miss = format!(
+            "{}; it compounds the two rows above (performance {perf:.1} %, thesis \
+             {p_perf:+.2} %; power saved {average:.1} % over the run, thesis {p_power:.2} %)",
+            sign(ppw, p_ppw)
+        );
+        checks.push(missed_if(
             Check::new(
                 &format!("Task {task}: algorithm 1 against control, performance per watt (%)"),
                 PATEL_T4,
@@ -1856,16 +1862,20 @@ pub fn patel_table4() -> Result<Vec<Check>, EngineError> {
                 ppw,
                 band(p_ppw),
                 &format!(
-                    "(ins/s per run-average watt) against control's; simulated {ppw:.1} %, \
-                     thesis {p_ppw:+.2} % (15 %). A known miss ({}): it compounds the two rows \
-                     above (performance {perf:.1} %, thesis {p_perf:+.2} %; power saved \
-                     {average:.1} % over the run, thesis {p_power:.2} %)",
-                    sign(ppw, p_ppw)
+                    "(ins/s per run-average watt) against control's, over the larger of the two \
+                     as the thesis computes Table 4 (PatelComparison); simulated {ppw:.1} %, \
+                     thesis {p_ppw:+.2} % (15 %){}",
+                    if task == 1 {
+                        "; a known miss at 15.8 % until 2026-11-26, when the figure was taken \
+                         over control's"
+                    } else {
+                        ""
+                    }
                 ),
             )
-            .predicted()
-            .known_miss(),
-        );
+            .predicted(),
+            (task != 1).then_some(ppw_miss.as_str()),
+        ));
     }
     let saving = |task: u32| savings.get(&task).copied().unwrap_or(f64::NAN);
     let reversed: Vec<String> = [3, 4]
