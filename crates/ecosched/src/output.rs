@@ -360,7 +360,7 @@ fn patel_table(r: &CompareReport) -> String {
         ]);
     }
     format!(
-        "Patel ch. 9 metrics (per program: all its runs; % against the baseline, positive = better; loaded = while every program still runs)\n\n{}",
+        "Patel ch. 9 metrics (per program: all its runs; % against the baseline as his Table 4 computes them, the difference over the larger of the two, positive = better; loaded = while every program still runs)\n\n{}",
         t.render()
     )
 }
