@@ -472,9 +472,11 @@ pub struct Comparison {
 /// twelve of Table 4's improvements from Table 3 (Task 1's performance
 /// (1.518 − 1.441) / 1.518 = 5.07 %, printed 5.08; Task 2's (1.233 −
 /// 1.313) / 1.313 = −6.09 %, printed −6.10; Task 3's execution time · watt
-/// (21.579 − 27.875) / 27.875 = −22.59 %), and Table 24's from Table 23,
-/// where dividing by the control would give 5.34 %, 14.06 % (printed
-/// 12.33) and −29.18 %.
+/// (21.579 − 27.875) / 27.875 = −22.59 %), where dividing by the control
+/// gives 5.34 %, 14.06 % (printed 12.33) and −29.18 %; and Table 24's
+/// from Table 23 to the rounding of its two-digit figures (15.2 and
+/// 33.0 % against the printed 15.34 and 33.02; over control 17.9 and
+/// 49.2 %).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PatelComparison {
     /// Average power saved: `(baseline − run) / max(run, baseline) × 100`.
