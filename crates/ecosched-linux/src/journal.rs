@@ -37,7 +37,7 @@ use crate::journal_safety::{self, AllowedPaths};
 use crate::{affinity, gang};
 use ecosched_model::CpuSet;
 use serde::{Deserialize, Serialize};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -227,6 +227,8 @@ pub struct Journal {
     file: Option<File>,
     changes: Vec<Change>,
     seen: HashSet<String>,
+    /// Each thread's journalled original affinity, by (tid, start ticks).
+    affinity: HashMap<(u32, u64), CpuSet>,
 }
 
 fn io_err(path: &Path, e: std::io::Error) -> LinuxError {
@@ -291,6 +293,7 @@ impl Journal {
             file: Some(file),
             changes: Vec::new(),
             seen: HashSet::new(),
+            affinity: HashMap::new(),
         })
     }
 
@@ -321,8 +324,27 @@ impl Journal {
         let line = serde_json::to_string(&change).map_err(|e| io_err(&path, e.into()))?;
         writeln!(file, "{line}").map_err(|e| io_err(&path, e))?;
         file.sync_data().map_err(|e| io_err(&path, e))?;
+        if let Change::Affinity {
+            tid,
+            start_ticks,
+            before,
+        } = &change
+        {
+            self.affinity.insert((*tid, *start_ticks), before.clone());
+        }
         self.changes.push(change);
         Ok(())
+    }
+
+    /// The original affinity journalled for thread `tid` started at
+    /// `start_ticks`, if ecosched has changed it.
+    pub fn affinity_before(&self, tid: u32, start_ticks: u64) -> Option<&CpuSet> {
+        self.affinity.get(&(tid, start_ticks))
+    }
+
+    /// Whether ecosched has changed any thread's affinity.
+    pub fn changed_affinity(&self) -> bool {
+        !self.affinity.is_empty()
     }
 
     /// Write `value` to the kernel file `rel`, journalling its old contents.
@@ -352,6 +374,7 @@ impl Journal {
             };
         }
         let changes = std::mem::take(&mut self.changes);
+        self.affinity.clear();
         let report = undo_changes(&self.root, &self.path, &changes);
         self.file = None;
         if report.failed.is_empty() {

@@ -804,6 +804,7 @@ impl LinuxPlatform {
             if let Some(p) = self.reader.process_of(&id) {
                 self.processes.insert(id, p);
             }
+            self.journal_inherited_affinity(id);
             if self.gang.active() {
                 let process = self.processes.get(&id).copied();
                 match self.gang.adopt(&mut self.journal, id, process) {
@@ -829,6 +830,41 @@ impl LinuxPlatform {
                     )),
                 }
             }
+        }
+    }
+
+    /// A thread or process born of one whose affinity ecosched changed
+    /// starts with the changed mask, and undoing only the changes ecosched
+    /// made would leave it there (a Slurm job's worker forked after its
+    /// parent was confined kept the confined CPUs after `job-end`). So its
+    /// creator's journalled original is journalled for it, before anything
+    /// else is done to it: the creator is its process's leader for a
+    /// thread, its parent for a process. A task that set its own affinity
+    /// between birth and discovery gets its creator's original back too.
+    fn journal_inherited_affinity(&mut self, id: TaskId) {
+        if !self.journal.changed_affinity() {
+            return;
+        }
+        let creator = match self.processes.get(&id) {
+            Some(p) if p.tgid != id.pid => Some(TaskId {
+                pid: p.tgid,
+                start_ticks: p.start_ticks,
+            }),
+            _ => self.reader.parent_of(id.pid),
+        };
+        let Some(before) = creator
+            .and_then(|c| self.journal.affinity_before(c.pid, c.start_ticks))
+            .cloned()
+        else {
+            return;
+        };
+        if let Err(e) = self.journal.record(Change::Affinity {
+            tid: id.pid,
+            start_ticks: id.start_ticks,
+            before,
+        }) {
+            self.notices
+                .push(format!("task {id} could not be journalled: {e}"));
         }
     }
 

@@ -857,6 +857,17 @@ impl TaskReader {
             .map_err(|e| LinuxError::parse(&self.root.path(rel), &text, e.reason))
     }
 
+    /// The process that forked process `pid` (its `ppid`, with that
+    /// process's start time), or `None` when either is gone.
+    pub fn parent_of(&self, pid: u32) -> Option<TaskId> {
+        let ppid = self.process_stat(pid).ok()?.ppid;
+        let start_ticks = self.process_stat(ppid).ok()?.start_ticks;
+        Some(TaskId {
+            pid: ppid,
+            start_ticks,
+        })
+    }
+
     /// `stat` of process `pid`'s leader thread (its ppid and start time are
     /// the process's), or `Gone`. Read as `/proc/<pid>/task/<pid>/stat`:
     /// the thread-group view `/proc/<pid>/stat` sums CPU times over every

@@ -54,6 +54,58 @@ fn a_panic_mid_run_still_puts_affinity_back() {
     std::thread::sleep(Duration::from_millis(50));
 }
 
+/// A child forked after its parent was pinned starts pinned; the undo
+/// gives it its parent's original CPUs, not the pin it inherited (a Slurm
+/// job's worker kept its confined CPUs after `job-end` this way).
+#[test]
+fn a_child_born_under_a_pin_gets_the_original_cpus_back() {
+    let state = tempfile::tempdir().unwrap();
+    let mut platform = python_run(
+        state.path(),
+        "import subprocess, time\n\
+         time.sleep(0.5)\n\
+         subprocess.Popen(['sleep', '5']).wait()",
+    );
+    let pid = platform.child_pid().unwrap();
+    let original = allowed_list(pid);
+    let snapshot = platform.observe().unwrap();
+    let parent = snapshot.tasks.iter().find(|t| t.id.pid == pid).unwrap().id;
+    let plan = Plan {
+        task_cpus: [(parent, CpuSet::single(CpuId(0)))].into(),
+        ..Plan::default()
+    };
+    platform.apply(&plan).unwrap();
+    // The child is born pinned and seen by the next observation.
+    let mut child = None;
+    for _ in 0..40 {
+        std::thread::sleep(Duration::from_millis(50));
+        let snapshot = platform.observe().unwrap();
+        // `python3` may be a shim whose helpers come and go: the child is
+        // the one running `sleep`.
+        child = snapshot.tasks.iter().map(|t| t.id.pid).find(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == "sleep")
+        });
+        if child.is_some() {
+            break;
+        }
+    }
+    let child = child.expect("the python parent forks a child");
+    assert_eq!(allowed_list(child), "0", "inherited the pin");
+    drop(platform);
+    assert_eq!(
+        allowed_list(child),
+        original,
+        "the undo gave the child its CPUs back"
+    );
+    for p in [child, pid] {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(p as i32),
+            nix::sys::signal::SIGKILL,
+        );
+    }
+    std::thread::sleep(Duration::from_millis(50));
+}
+
 #[test]
 fn a_plan_naming_a_task_that_is_not_managed_is_refused() {
     let state = tempfile::tempdir().unwrap();
