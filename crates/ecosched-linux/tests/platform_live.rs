@@ -17,14 +17,8 @@ fn allowed_list(pid: u32) -> String {
         .to_string()
 }
 
-#[test]
-fn a_panic_mid_run_still_puts_affinity_back() {
-    let state = tempfile::tempdir().unwrap();
-    let options = options_in(state.path());
-    let mut platform = LinuxPlatform::prepare(&options).unwrap();
-    platform.start(&["sleep".into(), "5".into()]).unwrap();
-    let pid = platform.child_pid().unwrap();
-    let original = allowed_list(pid);
+/// Pin process `pid`'s task to CPU 0 by a plan, as a policy would.
+fn pin_to_cpu0(platform: &mut LinuxPlatform, pid: u32) {
     let snapshot = platform.observe().unwrap();
     let task = snapshot.tasks.iter().find(|t| t.id.pid == pid).unwrap().id;
     let plan = Plan {
@@ -33,6 +27,17 @@ fn a_panic_mid_run_still_puts_affinity_back() {
     };
     let report = platform.apply(&plan).unwrap();
     assert!(report.vanished.is_empty());
+}
+
+#[test]
+fn a_panic_mid_run_still_puts_affinity_back() {
+    let state = tempfile::tempdir().unwrap();
+    let options = options_in(state.path());
+    let mut platform = LinuxPlatform::prepare(&options).unwrap();
+    platform.start(&["sleep".into(), "5".into()]).unwrap();
+    let pid = platform.child_pid().unwrap();
+    let original = allowed_list(pid);
+    pin_to_cpu0(&mut platform, pid);
     assert_eq!(allowed_list(pid), "0");
 
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
@@ -68,13 +73,7 @@ fn a_child_born_under_a_pin_gets_the_original_cpus_back() {
     );
     let pid = platform.child_pid().unwrap();
     let original = allowed_list(pid);
-    let snapshot = platform.observe().unwrap();
-    let parent = snapshot.tasks.iter().find(|t| t.id.pid == pid).unwrap().id;
-    let plan = Plan {
-        task_cpus: [(parent, CpuSet::single(CpuId(0)))].into(),
-        ..Plan::default()
-    };
-    platform.apply(&plan).unwrap();
+    pin_to_cpu0(&mut platform, pid);
     // The child is born pinned and seen by the next observation.
     let mut child = None;
     for _ in 0..40 {
