@@ -19,6 +19,14 @@
 //! value. Undoing skips tasks that have exited (or whose PID now names a
 //! different task), which is normal, not a failure.
 //!
+//! A daemon changes the affinity of every task it adopts, and over weeks
+//! most of those exit. So that neither the journal nor its file grows with
+//! the run's length, the records of exited tasks are dropped whenever the
+//! records have doubled since the last such pass (at least
+//! [`COMPACT_AT_LEAST`]): the kept ones are written to a new file, synced,
+//! and renamed over the old, so a kill at any point leaves one whole
+//! journal. Memory and file follow the tasks alive, amortised O(1) a record.
+//!
 //! `ecosched restore` usually runs as root, so a journal is untrusted input
 //! that could turn into a root file write. Hence (see [`crate::journal_safety`]):
 //! the state directory is made 0700 and refused when others may write to
@@ -48,6 +56,9 @@ use std::path::{Path, PathBuf};
 pub const DEFAULT_STATE_DIR: &str = "/run/ecosched";
 
 const VERSION: u32 = 1;
+
+/// The fewest records a journal holds before it drops exited tasks'.
+pub const COMPACT_AT_LEAST: usize = 64;
 
 /// One change, with what undoes it. Paths are relative to the root.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -229,6 +240,10 @@ pub struct Journal {
     seen: HashSet<String>,
     /// Each thread's journalled original affinity, by (tid, start ticks).
     affinity: HashMap<(u32, u64), CpuSet>,
+    /// The header line, written again when the file is compacted.
+    header: String,
+    /// How many records trigger the next compaction.
+    compact_at: usize,
 }
 
 fn io_err(path: &Path, e: std::io::Error) -> LinuxError {
@@ -294,6 +309,8 @@ impl Journal {
             changes: Vec::new(),
             seen: HashSet::new(),
             affinity: HashMap::new(),
+            header: line,
+            compact_at: COMPACT_AT_LEAST,
         })
     }
 
@@ -311,9 +328,13 @@ impl Journal {
     /// already recorded is not written again: the first record holds the
     /// original value.
     pub fn record(&mut self, change: Change) -> Result<(), LinuxError> {
-        if !self.seen.insert(change.key()) {
+        if self.seen.contains(&change.key()) {
             return Ok(());
         }
+        if self.changes.len() >= self.compact_at {
+            self.compact()?;
+        }
+        self.seen.insert(change.key());
         let path = self.path.clone();
         let Some(file) = self.file.as_mut() else {
             return Err(io_err(
@@ -333,6 +354,70 @@ impl Journal {
             self.affinity.insert((*tid, *start_ticks), before.clone());
         }
         self.changes.push(change);
+        Ok(())
+    }
+
+    /// How many records the journal holds (in memory and on disk).
+    pub fn len(&self) -> usize {
+        self.changes.len()
+    }
+
+    /// Whether the journal holds no record.
+    pub fn is_empty(&self) -> bool {
+        self.changes.is_empty()
+    }
+
+    /// Drop the records of tasks that have exited (nothing is left to undo
+    /// for them) and rewrite the file with the rest. The new file is
+    /// complete and synced before it replaces the old one, so `ecosched
+    /// restore` after a kill finds one or the other, never a part. Its name
+    /// starts with a dot, which restore does not read.
+    fn compact(&mut self) -> Result<(), LinuxError> {
+        let root = &self.root;
+        self.changes
+            .retain(|c| matches!(c, Change::CgroupCreated { .. }) || still_in_place(root, c));
+        self.seen = self.changes.iter().map(Change::key).collect();
+        self.affinity = self
+            .changes
+            .iter()
+            .filter_map(|c| match c {
+                Change::Affinity {
+                    tid,
+                    start_ticks,
+                    before,
+                } => Some(((*tid, *start_ticks), before.clone())),
+                _ => None,
+            })
+            .collect();
+        self.compact_at = COMPACT_AT_LEAST.max(2 * self.changes.len());
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        let name = self
+            .path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("journal");
+        let tmp = dir.join(format!(".{name}.compacting"));
+        let _ = std::fs::remove_file(&tmp);
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&tmp)
+            .map_err(|e| io_err(&tmp, e))?;
+        let mut text = format!("{}\n", self.header);
+        for change in &self.changes {
+            let line = serde_json::to_string(change).map_err(|e| io_err(&tmp, e.into()))?;
+            text.push_str(&line);
+            text.push('\n');
+        }
+        file.write_all(text.as_bytes())
+            .and_then(|()| file.sync_all())
+            .map_err(|e| io_err(&tmp, e))?;
+        std::fs::rename(&tmp, &self.path).map_err(|e| io_err(&self.path, e))?;
+        File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| io_err(dir, e))?;
+        self.file = Some(file);
         Ok(())
     }
 
@@ -747,6 +832,59 @@ mod tests {
         assert_eq!(root.read(GOV, "").unwrap(), "ondemand");
         assert!(!j.path().exists(), "a fully undone journal is removed");
         assert_eq!(j.undo().undone, 0, "undo is idempotent");
+    }
+
+    #[test]
+    fn exited_tasks_records_are_dropped_so_the_journal_follows_the_tasks_alive() {
+        let (dir, root) = fixture();
+        // This process is the one live task of the fixture.
+        let pid = std::process::id();
+        let proc_dir = dir.path().join(format!("proc/{pid}"));
+        std::fs::create_dir_all(&proc_dir).unwrap();
+        std::fs::copy("/proc/self/stat", proc_dir.join("stat")).unwrap();
+        let before = affinity::get(pid).unwrap();
+        let state = tempfile::tempdir().unwrap();
+        let mut j = Journal::create(state.path(), root.clone()).unwrap();
+        j.write_file(GOV, "performance", "root").unwrap();
+        j.record(Change::Affinity {
+            tid: pid,
+            start_ticks: start_ticks(&root, pid).unwrap(),
+            before: before.clone(),
+        })
+        .unwrap();
+        let exited = 10 * COMPACT_AT_LEAST as u32;
+        for tid in 0..exited {
+            j.record(Change::Affinity {
+                tid: 4_000_000 + tid,
+                start_ticks: 1,
+                before: CpuSet::single(ecosched_model::CpuId(0)),
+            })
+            .unwrap();
+            assert!(j.len() <= COMPACT_AT_LEAST, "{} records", j.len());
+        }
+        let parsed = parse(&std::fs::read_to_string(j.path()).unwrap()).unwrap();
+        assert_eq!(parsed.changes.len(), j.len(), "the file is the journal");
+        assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
+        assert!(
+            parsed.changes.len() < COMPACT_AT_LEAST,
+            "{} of {exited} exited tasks' records kept",
+            parsed.changes.len()
+        );
+        // The file change and the live task's record survive every pass.
+        assert!(matches!(parsed.changes[0].1, Change::File { .. }));
+        assert!(j
+            .affinity_before(pid, start_ticks(&root, pid).unwrap())
+            .is_some());
+        assert!(state.path().read_dir().unwrap().all(|e| !e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .starts_with('.')));
+        let report = j.undo();
+        assert_eq!(report.failed, Vec::<String>::new());
+        assert_eq!(report.undone, 2, "{report:?}");
+        assert_eq!(root.read(GOV, "").unwrap(), "ondemand");
+        assert_eq!(affinity::get(pid).unwrap(), before);
     }
 
     #[test]

@@ -641,6 +641,7 @@ impl LinuxPlatform {
             ("exited", self.exited.len()),
             ("exit_reported", self.exit_reported.len()),
             ("gang", self.gang.tracked()),
+            ("journal", self.journal.len()),
         ];
         v.extend(self.reader.map_sizes());
         v

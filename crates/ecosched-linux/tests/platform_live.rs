@@ -265,6 +265,44 @@ fn state_stays_bounded_over_many_short_lived_children() {
     platform.finish(false).unwrap();
 }
 
+/// A daemon pins long-lived parents whose children come and go: each child
+/// is journalled (it inherits the pin), and the journal must drop them as
+/// they exit rather than grow with the run.
+#[test]
+fn the_journal_stays_bounded_while_a_pinned_parent_forks_many_children() {
+    use ecosched_linux::journal::COMPACT_AT_LEAST;
+    let state = tempfile::tempdir().unwrap();
+    let mut platform = platform_in(state.path());
+    platform
+        .start(&[
+            "sh".into(),
+            "-c".into(),
+            "sleep 0.3; for i in $(seq 500); do sleep 0.002; done".into(),
+        ])
+        .unwrap();
+    let pid = platform.child_pid().unwrap();
+    pin_to_cpu0(&mut platform, pid);
+    let (mut exited, mut largest) = (0, 0);
+    while !platform.finished() {
+        platform.advance(Duration::from_millis(2)).unwrap();
+        exited += exits(&platform.observe().unwrap()).count();
+        let journal = platform
+            .state_sizes()
+            .into_iter()
+            .find(|(k, _)| *k == "journal");
+        largest = largest.max(journal.unwrap().1);
+    }
+    assert!(
+        exited >= 3 * COMPACT_AT_LEAST,
+        "only {exited} children seen: too few for growth to show"
+    );
+    assert!(
+        largest <= COMPACT_AT_LEAST,
+        "the journal grew to {largest} records over {exited} exited children"
+    );
+    platform.finish(false).unwrap();
+}
+
 #[test]
 fn a_preset_pmu_reaches_the_capabilities_only_on_its_own_cpu() {
     use ecosched_linux::perf::FakePerf;
