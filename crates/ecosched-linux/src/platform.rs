@@ -872,7 +872,8 @@ impl LinuxPlatform {
     /// Whether no managed task can have run since the last full read: the
     /// activity cgroup's CPU time has not moved (running, forking and
     /// exiting all take CPU time in the task's own cgroup), ecosched changed
-    /// nothing a read would show, and no gang schedule is switching groups.
+    /// nothing a read would show, no gang schedule is switching groups, and
+    /// no zombie was reaped (its reaper's time is not the task's).
     /// A task that waits runnable for the whole gap without running would
     /// show its wait late, at the next read after it runs.
     fn nothing_ran(&mut self) -> bool {
@@ -880,8 +881,11 @@ impl LinuxPlatform {
             return false;
         };
         let usage = cg.usage_ns(&self.root).ok();
-        let idle =
-            usage.is_some() && usage == self.activity_ns && !self.changed && !self.gang.active();
+        let idle = usage.is_some()
+            && usage == self.activity_ns
+            && !self.changed
+            && !self.gang.active()
+            && !self.a_zombie_vanished();
         if !idle {
             // Taken before the reads, so a task that runs during them is
             // caught by the next look.
@@ -889,6 +893,17 @@ impl LinuxPlatform {
             self.changed = false;
         }
         idle
+    }
+
+    /// Whether a task last read as a zombie has since been reaped. Its
+    /// reaping need not show in the activity cgroup's CPU time (a parent
+    /// outside it, or time booked before the last read), and until a read
+    /// finds it gone it stays listed. Zombies are few and short-lived, so
+    /// this costs a `stat` or two.
+    fn a_zombie_vanished(&self) -> bool {
+        self.exit_reported
+            .iter()
+            .any(|id| !same_task(&self.root, id.pid, id.start_ticks))
     }
 
     /// Read every live task's counters and fold them into what the next

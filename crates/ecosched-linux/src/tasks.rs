@@ -421,11 +421,16 @@ impl Tracked {
         // its perf counters stop (`perf_event_exit_task`) and its last
         // `schedstat` may be booked before it turns zombie, so neither
         // shortcut may stand in for a fresh `stat` (CI once never saw a
-        // finished command exit, its last reading `R`).
-        let last_running = self.last_stat.as_ref().is_some_and(|s| s.state == 'R');
+        // finished command exit, its last reading `R`). A zombie never
+        // runs again, so the shortcuts would hold its last reading even
+        // after it is reaped: only `stat` finds it gone.
+        let must_stat = self
+            .last_stat
+            .as_ref()
+            .is_some_and(|s| matches!(s.state, 'R' | 'Z' | 'X'));
         let settled = skip_unchanged
             && !self.first
-            && !last_running
+            && !must_stat
             && self.last_stat.is_some()
             && self
                 .last_allowed
@@ -465,7 +470,7 @@ impl Tracked {
             && self.prev_sched.is_some_and(|p| {
                 sched.is_some_and(|n| n.on_cpu_ns == p.on_cpu_ns && n.timeslices == p.timeslices)
             });
-        let stat = match (&self.last_stat, idle && !last_running) {
+        let stat = match (&self.last_stat, idle && !must_stat) {
             (Some(last), true) => last.clone(),
             _ => {
                 let stat = self.stat(id)?;

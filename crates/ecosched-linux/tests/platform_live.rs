@@ -230,6 +230,25 @@ fn snapshots_carry_the_load_average() {
     platform.finish(true).unwrap();
 }
 
+/// Observe every `step_ms` until the command ends: how many exits were
+/// seen, and the largest size each of the platform's per-task maps reached.
+fn largest_state_until_done(
+    platform: &mut LinuxPlatform,
+    step_ms: u64,
+) -> (usize, std::collections::BTreeMap<&'static str, usize>) {
+    let mut largest = std::collections::BTreeMap::new();
+    let mut exited = 0;
+    while !platform.finished() {
+        platform.advance(Duration::from_millis(step_ms)).unwrap();
+        exited += exits(&platform.observe().unwrap()).count();
+        for (k, n) in platform.state_sizes() {
+            let e = largest.entry(k).or_default();
+            *e = n.max(*e);
+        }
+    }
+    (exited, largest)
+}
+
 #[test]
 fn state_stays_bounded_over_many_short_lived_children() {
     let state = tempfile::tempdir().unwrap();
@@ -241,19 +260,8 @@ fn state_stays_bounded_over_many_short_lived_children() {
             "for i in $(seq 150); do sleep 0.01; done".into(),
         ])
         .unwrap();
-    let mut largest: std::collections::BTreeMap<&str, usize> = Default::default();
-    let mut exited = 0;
-    while !platform.finished() {
-        platform.advance(Duration::from_millis(5)).unwrap();
-        let s = platform.observe().unwrap();
-        exited += exits(&s).count();
-        for (k, n) in platform.state_sizes() {
-            let e = largest.entry(k).or_default();
-            *e = (*e).max(n);
-        }
-    }
-    let s = platform.observe().unwrap();
-    exited += exits(&s).count();
+    let (mut exited, largest) = largest_state_until_done(&mut platform, 5);
+    exited += exits(&platform.observe().unwrap()).count();
     // Enough children were seen for unbounded maps to show.
     assert!(exited >= 50, "only {exited} exits seen");
     for (k, n) in &largest {
@@ -263,6 +271,67 @@ fn state_stays_bounded_over_many_short_lived_children() {
         assert!(n <= 2, "{k} holds {n} after the run");
     }
     platform.finish(false).unwrap();
+}
+
+/// A daemon group's process whose parent is outside the group (systemd,
+/// say) is reaped at no CPU cost to the group: the platform, which skips
+/// reading a group none of whose tasks ran, must still see it go rather
+/// than list the zombie forever.
+#[test]
+fn a_group_member_reaped_from_outside_is_forgotten() {
+    let acct = [
+        "sys/fs/cgroup/cpuacct",
+        "sys/fs/cgroup/cpu,cpuacct",
+        "sys/fs/cgroup/unified",
+    ]
+    .iter()
+    .map(|d| std::path::Path::new("/").join(d))
+    .find(|d| d.join("cgroup.procs").exists())
+    .expect("a cgroup hierarchy that accounts CPU time");
+    let state = tempfile::tempdir().unwrap();
+    let dir = acct.join(format!("ecosched-zombie-{}", std::process::id()));
+    std::fs::create_dir(&dir).unwrap();
+    // Spawned by this test, outside the group, then moved into it.
+    let mut member = std::process::Command::new("sleep")
+        .arg("0.3")
+        .spawn()
+        .unwrap();
+    let pid = member.id();
+    std::fs::write(dir.join("cgroup.procs"), pid.to_string()).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut platform = LinuxPlatform::attach(
+        &options_in(state.path()),
+        "zombie",
+        Box::new(ecosched_linux::perf::SystemPerf),
+        Box::new(move || vec![pid]),
+        stop,
+    )
+    .unwrap();
+    assert!(
+        platform.follow_cgroup(&dir),
+        "{} accounts CPU time",
+        dir.display()
+    );
+    assert_eq!(platform.observe().unwrap().tasks.len(), 1);
+    // It exits; unreaped, it is a zombie, and is read as exited.
+    let zombie = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            s.rsplit_once(") ")
+                .is_some_and(|(_, rest)| rest.starts_with('Z'))
+        })
+    };
+    while !zombie() {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let seen = platform.observe().unwrap();
+    assert!(exits(&seen).any(|t| t.id.pid == pid), "{:?}", seen.tasks);
+    // Reaped by its parent, this test: no CPU time in the group.
+    member.wait().unwrap();
+    platform.observe().unwrap();
+    let left = platform.task_count();
+    let _ = platform.release();
+    let _ = std::fs::remove_dir(&dir);
+    assert_eq!(left, 0, "the reaped member is still listed");
 }
 
 /// A daemon pins long-lived parents whose children come and go: each child
@@ -282,16 +351,8 @@ fn the_journal_stays_bounded_while_a_pinned_parent_forks_many_children() {
         .unwrap();
     let pid = platform.child_pid().unwrap();
     pin_to_cpu0(&mut platform, pid);
-    let (mut exited, mut largest) = (0, 0);
-    while !platform.finished() {
-        platform.advance(Duration::from_millis(2)).unwrap();
-        exited += exits(&platform.observe().unwrap()).count();
-        let journal = platform
-            .state_sizes()
-            .into_iter()
-            .find(|(k, _)| *k == "journal");
-        largest = largest.max(journal.unwrap().1);
-    }
+    let (exited, sizes) = largest_state_until_done(&mut platform, 2);
+    let largest = sizes["journal"];
     assert!(
         exited >= 3 * COMPACT_AT_LEAST,
         "only {exited} children seen: too few for growth to show"
