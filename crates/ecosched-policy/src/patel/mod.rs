@@ -133,6 +133,9 @@ struct Process {
     /// Threads wanting a CPU over the last interval (on-CPU + run-queue
     /// time / interval, or runnable threads when those are not measured).
     demand: f64,
+    /// The signals of its last closed window: step 7 ranks by them, since
+    /// the window just reopened has no samples yet.
+    last: Option<Signals>,
 }
 
 /// The per-process signals of §5.1, means over threads.
@@ -156,6 +159,21 @@ fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
 }
 
 impl Process {
+    /// End the current window at `time_s`, keeping its signals.
+    fn close_window(&mut self, time_s: f64) {
+        if !self.threads.is_empty() {
+            self.last = Some(self.signals());
+        }
+        self.window_start_s = time_s;
+        self.threads.clear();
+    }
+
+    /// The signals to rank it by: its last whole window's, or the current
+    /// one's before any window has closed.
+    fn settled_signals(&self) -> Signals {
+        self.last.unwrap_or_else(|| self.signals())
+    }
+
     fn signals(&self) -> Signals {
         let threads: Vec<&ThreadWindow> = self.threads.values().collect();
         let ipc = mean(
@@ -427,7 +445,7 @@ impl Patel {
                         && occ[to] + p.demand / width <= 1.0 + 1e-9
                 })
                 .map(|(id, p)| {
-                    let s = p.signals();
+                    let s = p.settled_signals();
                     let rank = if prio {
                         0.5 * s.cpu_intensity + 0.5 * f64::from(19 - p.nice) / 39.0
                     } else {
@@ -538,6 +556,7 @@ impl Patel {
                     threads: BTreeMap::new(),
                     nice,
                     demand: d,
+                    last: None,
                 },
             );
             self.stats.placed += 1;
@@ -657,8 +676,7 @@ impl Policy for Patel {
                 self.move_process(id, to, &mut occ);
             }
             if let Some(p) = self.procs.get_mut(&id) {
-                p.window_start_s = snapshot.time_s;
-                p.threads.clear();
+                p.close_window(snapshot.time_s);
             }
         }
         self.fill(&mut occ);
