@@ -230,6 +230,15 @@ fn snapshots_carry_the_load_average() {
     platform.finish(true).unwrap();
 }
 
+/// A platform running `sh -c script`.
+fn shell_run(state: &std::path::Path, script: &str) -> LinuxPlatform {
+    let mut platform = platform_in(state);
+    platform
+        .start(&["sh".into(), "-c".into(), script.into()])
+        .unwrap();
+    platform
+}
+
 /// Observe every `step_ms` until the command ends: how many exits were
 /// seen, and the largest size each of the platform's per-task maps reached.
 fn largest_state_until_done(
@@ -252,14 +261,7 @@ fn largest_state_until_done(
 #[test]
 fn state_stays_bounded_over_many_short_lived_children() {
     let state = tempfile::tempdir().unwrap();
-    let mut platform = platform_in(state.path());
-    platform
-        .start(&[
-            "sh".into(),
-            "-c".into(),
-            "for i in $(seq 150); do sleep 0.01; done".into(),
-        ])
-        .unwrap();
+    let mut platform = shell_run(state.path(), "for i in $(seq 150); do sleep 0.01; done");
     let (mut exited, largest) = largest_state_until_done(&mut platform, 5);
     exited += exits(&platform.observe().unwrap()).count();
     // Enough children were seen for unbounded maps to show.
@@ -341,14 +343,10 @@ fn a_group_member_reaped_from_outside_is_forgotten() {
 fn the_journal_stays_bounded_while_a_pinned_parent_forks_many_children() {
     use ecosched_linux::journal::COMPACT_AT_LEAST;
     let state = tempfile::tempdir().unwrap();
-    let mut platform = platform_in(state.path());
-    platform
-        .start(&[
-            "sh".into(),
-            "-c".into(),
-            "sleep 0.3; for i in $(seq 500); do sleep 0.002; done".into(),
-        ])
-        .unwrap();
+    let mut platform = shell_run(
+        state.path(),
+        "sleep 0.3; for i in $(seq 500); do sleep 0.002; done",
+    );
     let pid = platform.child_pid().unwrap();
     pin_to_cpu0(&mut platform, pid);
     let (exited, sizes) = largest_state_until_done(&mut platform, 2);

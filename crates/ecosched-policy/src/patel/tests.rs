@@ -497,6 +497,11 @@ fn empty_queue_fill_takes_the_most_cpu_intensive_waiting_process() {
             },
         );
     }
+    // Their windows close in one decision, as `decide` does before step 7:
+    // the fill ranks by the closed windows, not the empty reopened ones.
+    for n in 1..=6 {
+        p.procs.get_mut(&pid(n)).unwrap().close_window(1.0);
+    }
     let mut occ = p.occupancy();
     p.fill(&mut occ);
     // The fastest set is filled first, by the most intensive (6, then 5).
@@ -504,33 +509,6 @@ fn empty_queue_fill_takes_the_most_cpu_intensive_waiting_process() {
     assert_eq!(p.procs[&pid(5)].set, MID);
     assert_eq!(p.procs[&pid(1)].set, SLOW);
     assert_eq!(p.notes()["empty_queue_fills"], "2");
-}
-
-#[test]
-fn empty_queue_fill_ranks_by_the_window_that_just_closed() {
-    let mut p = policy("patel1", Params::default());
-    // Two processes on the slow set; the higher pid is the more intensive.
-    for (n, util) in [(1, 0.6), (2, 0.9)] {
-        seed(
-            &mut p,
-            n,
-            SLOW,
-            Behaviour {
-                util,
-                ipc: 2.0,
-                ..CPU_BOUND_SLOWED
-            },
-        );
-    }
-    // Both windows close in one decision, as `decide` does before step 7:
-    // the reopened windows hold nothing yet.
-    for n in [1, 2] {
-        p.procs.get_mut(&pid(n)).unwrap().close_window(1.0);
-    }
-    let mut occ = p.occupancy();
-    p.fill(&mut occ);
-    assert_eq!(p.procs[&pid(2)].set, FAST, "the more intensive goes first");
-    assert_eq!(p.procs[&pid(1)].set, MID);
 }
 
 /// A snapshot at `time_s` (0.5 s interval) of processes `(pid, cpu, nice)`,
