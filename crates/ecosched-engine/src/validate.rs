@@ -412,9 +412,12 @@ pub fn merkel_table1(o: Observe) -> Result<Vec<Check>, EngineError> {
 /// Why the model misses a stream time column: the bus wall.
 const BUS_WALL: &str = "two or more stream instances ask the front-side bus for more than it carries at either clock, and past rho_max the \
      model's bus is a wall (q6600.toml: bandwidth_gbs and rho_max, both set on 'stream: 4 instances vs alone', where one instance alone fills \
-     98 % of it): the memory latency rises until their traffic is exactly the bus's, whatever the clock, so the model gives exactly 1. The \
-     paper's slowdown needs a bus that saturates gradually, so that a slower clock asks less of it and gets less; one instance, below the \
-     wall, passes (1 stream + 3 aluadd)";
+     98 % of it): the memory latency rises until their traffic is exactly the bus's, whatever the clock, so the model gives exactly 1. A \
+     bus that saturates gradually would not do: one stream alone takes 3.9/4 ≈ 97 % of what four get (Fig. 1's 3.9×) and at 1.6 GHz \
+     still 1/1.13 of its own 2.4 GHz rate (1 stream + 3 aluadd, a pass), so two or more at 1.6 GHz still ask more than any bus of \
+     fixed capacity carries (a closed queue solved exactly, its compute time and memory parallelism fitted to those two figures, gives \
+     1.000 for two to four streams). The paper's 1.04–1.09 need a bus that carries less when the cores run slower, about 4 % at \
+     1.6 GHz, and no source we hold says the Q6600's front-side bus does";
 
 /// Why the model misses an aluadd energy column: power adds over cores.
 const MIX_POWER: &str = "the paper's figures for this mix put the processor's power at 1.6 GHz at ×0.72–0.74 of 2.4 GHz's (energy over \
@@ -955,12 +958,15 @@ pub fn richling_table1(o: Observe) -> Result<Vec<Check>, EngineError> {
             "Table I: 79 W; 67.2–90.8 W accepted (15 %). A known miss: the model drops 136 → \
              121 W for three idle cores at 1.2 GHz (the row the idle ceff was set on) but only \
              to about 108 W with every core at 1.2 GHz and the plane at the estimated 1.05 V, \
-             where the paper's machine lost 57 W. Candidates: leakage, modelled as linear in \
-             the voltage (power.rs: leak · V, 4 W/V a core, [estimate]) where silicon's grows \
-             much faster with it, so the model saves about 2.5 W of it going 1.25 → 1.05 V; and the \
-             plane's voltage at 1.2 GHz ([estimate]; AMD's per-part VIDs are not published). \
-             A steeper leakage law would move every preset's power rows, so it is left for a \
-             pass of its own",
+             where the paper's machine lost 57 W. Neither leakage nor the plane's voltage can \
+             close it: the preset's power that follows no core (base_w 68.6, set so that \
+             performance draws 136 W, + uncore 12 + idle memory 5 = 85.6 W) is above 79 W \
+             already. Under power.rs's law, 136 and 79 W together (121 W holds whatever the \
+             split) need ceff ≈ 14.9, a busy core drawing about 56 W of dynamic power at the \
+             wall at 2.4 GHz and 1.25 V, and base_w ≈ 24 W; the preset's ceff is 2.9 \
+             ([estimate], the Opteron 2352's K10 core: 11 W), and one core of a 95 W \
+             quad-core cannot draw 56 W even counting the supply's losses (a quarter of the \
+             part is 24 W), so the row stays a miss (arithmetic of 2026-11-27)",
         )
         .predicted()
         .known_miss(),
