@@ -345,13 +345,8 @@ impl Journal {
         let line = serde_json::to_string(&change).map_err(|e| io_err(&path, e.into()))?;
         writeln!(file, "{line}").map_err(|e| io_err(&path, e))?;
         file.sync_data().map_err(|e| io_err(&path, e))?;
-        if let Change::Affinity {
-            tid,
-            start_ticks,
-            before,
-        } = &change
-        {
-            self.affinity.insert((*tid, *start_ticks), before.clone());
+        if let Some((task, before)) = affinity_of(&change) {
+            self.affinity.insert(task, before);
         }
         self.changes.push(change);
         Ok(())
@@ -377,18 +372,7 @@ impl Journal {
         self.changes
             .retain(|c| matches!(c, Change::CgroupCreated { .. }) || still_in_place(root, c));
         self.seen = self.changes.iter().map(Change::key).collect();
-        self.affinity = self
-            .changes
-            .iter()
-            .filter_map(|c| match c {
-                Change::Affinity {
-                    tid,
-                    start_ticks,
-                    before,
-                } => Some(((*tid, *start_ticks), before.clone())),
-                _ => None,
-            })
-            .collect();
+        self.affinity = self.changes.iter().filter_map(affinity_of).collect();
         self.compact_at = COMPACT_AT_LEAST.max(2 * self.changes.len());
         let dir = self.path.parent().unwrap_or(Path::new("."));
         let name = self
@@ -466,6 +450,19 @@ impl Journal {
             let _ = std::fs::remove_file(&self.path);
         }
         report
+    }
+}
+
+/// The thread and original CPUs of an affinity change, for the index
+/// [`Journal::affinity_before`] reads.
+fn affinity_of(change: &Change) -> Option<((u32, u64), CpuSet)> {
+    match change {
+        Change::Affinity {
+            tid,
+            start_ticks,
+            before,
+        } => Some(((*tid, *start_ticks), before.clone())),
+        _ => None,
     }
 }
 
