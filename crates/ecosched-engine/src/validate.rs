@@ -291,7 +291,7 @@ pub fn merkel_fig1(o: Observe) -> Result<Vec<Check>, EngineError> {
         Check::new(
             "stream: 4 instances vs alone",
             FIG1,
-            3.9,
+            3.87,
             slowdown("merkel-4-stream", "merkel-1-stream", "stream")?,
             0.3,
             "the front-side bus saturates (§3.3 gives the 3.9 figure)",
@@ -2018,7 +2018,7 @@ pub fn patel_tables24_25() -> Result<Vec<Check>, EngineError> {
             3.9,
             &format!(
                 "simulated {cs42:.1} % fewer (mean over seeds 1–{PATEL_SEEDS}, sd {:.1} %, fewer \
-                 on {cs42_up} of them), thesis 25.82 %; 21.9–29.7 % accepted (15 %). A known \
+                 on {cs42_up} of them), thesis 25.82 %; 21.95–29.69 % accepted (15 %). A known \
                  miss, because the index vetoes keep more programs in the crowded 0.8 GHz cpuset: \
                  the index (17 switches and migrations per CPU second) vetoes up-moves algorithm \
                  2 would make (`sim --json`, policy_notes: `vetoed_by_cs_mig_index`; algorithm 4 \
