@@ -148,17 +148,7 @@ impl Policy for FixedConfig {
         Ok(plan)
     }
     fn decide(&mut self, snapshot: &Snapshot) -> Plan {
-        let mut plan = Plan::default();
-        let live: BTreeSet<TaskId> = snapshot.live_managed().map(|t| t.id).collect();
-        self.pinned.retain(|id| live.contains(id));
-        for task in snapshot.live_managed() {
-            if let Some(cpu) = self.task_cpu.get(&task.name) {
-                if self.pinned.insert(task.id) {
-                    plan.task_cpus.insert(task.id, CpuSet::single(*cpu));
-                }
-            }
-        }
-        plan
+        crate::placed::pin_new_tasks(&self.task_cpu, &mut self.pinned, snapshot)
     }
 }
 

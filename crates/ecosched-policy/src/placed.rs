@@ -111,18 +111,30 @@ impl Policy for Placed {
         Ok(Plan::default())
     }
     fn decide(&mut self, snapshot: &Snapshot) -> Plan {
-        let mut plan = Plan::default();
-        let live: BTreeSet<TaskId> = snapshot.live_managed().map(|t| t.id).collect();
-        self.pinned.retain(|id| live.contains(id));
-        for task in snapshot.live_managed() {
-            if let Some(cpu) = self.map.get(&task.name) {
-                if self.pinned.insert(task.id) {
-                    plan.task_cpus.insert(task.id, CpuSet::single(*cpu));
-                }
+        pin_new_tasks(&self.map, &mut self.pinned, snapshot)
+    }
+}
+
+/// A plan pinning each live managed task named in `map` to its CPU, once:
+/// `pinned` remembers the tasks already pinned (and forgets the ones that
+/// ended), so a task the kernel or the user moves later is left alone and
+/// a restart under the same name is a new task, pinned again.
+pub(crate) fn pin_new_tasks(
+    map: &BTreeMap<String, CpuId>,
+    pinned: &mut BTreeSet<TaskId>,
+    snapshot: &Snapshot,
+) -> Plan {
+    let mut plan = Plan::default();
+    let live: BTreeSet<TaskId> = snapshot.live_managed().map(|t| t.id).collect();
+    pinned.retain(|id| live.contains(id));
+    for task in snapshot.live_managed() {
+        if let Some(cpu) = map.get(&task.name) {
+            if pinned.insert(task.id) {
+                plan.task_cpus.insert(task.id, CpuSet::single(*cpu));
             }
         }
-        plan
     }
+    plan
 }
 
 #[cfg(test)]
