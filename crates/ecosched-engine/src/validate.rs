@@ -980,13 +980,12 @@ pub fn richling_table1(o: Observe) -> Result<Vec<Check>, EngineError> {
             &format!(
                 "14.64 vs 13.77 Wh; 1.033–1.093 accepted (half the 6.3 % effect, so equal energy \
                  fails). A known miss: it compounds two rows that each pass inside their own \
-                 bands, both on the high side: the build runs {:.3}× performance's time (paper \
-                 1.275×) at {:.1} W (paper 113 W), and the ratio is {:.3} × {:.1} W / {:.1} W",
-                t(&ondemand),
-                w(&ondemand),
-                t(&ondemand),
-                w(&ondemand),
-                w(&perf)
+                 bands, both on the high side: the build runs {od_time:.3}× performance's time \
+                 (paper 1.275×) at {od_w:.1} W (paper 113 W), and the ratio is {od_time:.3} × \
+                 {od_w:.1} W / {:.1} W",
+                w(&perf),
+                od_time = t(&ondemand),
+                od_w = w(&ondemand),
             ),
         )
         .predicted()
@@ -2844,8 +2843,9 @@ fn over_performance(
     policy: &str,
     hint: Option<u32>,
 ) -> Result<f64, EngineError> {
-    let r = per_seed_over_performance(o, scenario, policy, hint)?;
-    Ok(r.iter().sum::<f64>() / r.len() as f64)
+    Ok(mean(
+        per_seed_over_performance(o, scenario, policy, hint)?.into_iter(),
+    ))
 }
 
 /// Predicted rows for the three single-socket quad-cores of Richling §II
@@ -2868,8 +2868,7 @@ pub fn richling_three_quads(o: Observe) -> Result<Vec<Check>, EngineError> {
         let mut machine = (*s.machine).clone();
         machine.spec.governor.sampling_ms = 200.0;
         s.machine = Arc::new(machine);
-        let r = per_seed_ratio(o, &s, "ondemand")?;
-        (r.iter().sum::<f64>() / r.len() as f64 - 1.0) * 100.0
+        (mean(per_seed_ratio(o, &s, "ondemand")?.into_iter()) - 1.0) * 100.0
     };
     let phenom = slowdown_pct("richling-phenom-j1")?;
     let phenom2 = slowdown_pct("richling-phenom2-j1")?;
