@@ -1,5 +1,5 @@
 //! Topology discovery against every machine recorded in hwloc's test suite
-//! (`../shared/fixtures/hwloc-linux/`, see its README.md): each tarball is
+//! (`tests/data/hwloc-linux/`, see its README.md): each tarball is
 //! unpacked into a temporary directory, [`topology::discover`] runs on it,
 //! and the answer is compared with hwloc's expected `lstopo` output for
 //! that machine (`NAME.console`, `lstopo -v` text, or `NAME.xml`).
@@ -71,12 +71,8 @@ const EXCEPTIONS: &[(&str, Aspect, &str)] = &[
 ];
 
 fn fixtures_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures/hwloc-linux");
-    assert!(
-        dir.is_dir(),
-        "hwloc fixtures not found at {} (expected the project's shared/fixtures/hwloc-linux next to the repository)",
-        dir.display()
-    );
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hwloc-linux");
+    assert!(dir.is_dir(), "hwloc fixtures not found at {}", dir.display());
     dir
 }
 
