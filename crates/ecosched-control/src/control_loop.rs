@@ -157,7 +157,11 @@ impl Session {
             platform.apply(&plan)?;
             plan
         };
-        let step = Step { snapshot, plan };
+        let step = Step {
+            snapshot,
+            plan,
+            stats: policy.stats(),
+        };
         sink.step(&step).map_err(ControlError::Sink)?;
         Ok(step.snapshot)
     }

@@ -10,7 +10,6 @@
 use crate::EngineError;
 use ecosched_control::run;
 use ecosched_model::trace::NullSink;
-use ecosched_policy::pam::search::SearchConfig;
 use ecosched_policy::pam::{bench_decide, bench_instance, BENCH_SEED};
 use ecosched_policy::{build, Params, PolicyError};
 use ecosched_sim::{Scenario, SimPlatform};
@@ -106,7 +105,7 @@ pub fn bench_pam(cpus: usize) -> Result<PamBenchReport, EngineError> {
         }));
     }
     let (layout, slots, current) = bench_instance(cpus, BENCH_SEED);
-    let config = SearchConfig::default();
+    let config = ecosched_policy::pam::PamConfig::default().search;
     // One untimed call warms caches and tells which search runs.
     let kind = bench_decide(&layout, &slots, &current, &config);
     let start = Instant::now();

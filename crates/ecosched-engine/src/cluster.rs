@@ -23,18 +23,22 @@ use crate::EngineError;
 use ecosched_control::{ControlError, Session};
 use ecosched_model::metrics::MetricsAccumulator;
 use ecosched_model::trace::NullSink;
-use ecosched_model::{Comparison, Platform, RunMetrics, TaskId, TaskMetrics, Topology};
-use ecosched_policy::av::AvConfig;
-use ecosched_policy::xnode::{Xnode, XnodeConfig};
-use ecosched_policy::{build, Params, Policy};
+use ecosched_model::{
+    Comparison, Platform, PolicyStats, RunMetrics, TaskId, TaskMetrics, Topology,
+};
+use ecosched_policy::xnode::{node_bus_event, Xnode, XnodeConfig, NODE_POLICY};
+use ecosched_policy::{build, Params, Policy, PolicyKind};
 use ecosched_sim::cluster::{Cluster, MigrationCost};
 use ecosched_sim::{Observe, SimPlatform};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-/// The policy that balances across nodes; on each node it runs `av`.
-pub const XNODE_POLICY: &str = "av-xnode";
+/// Whether `policy` balances across the nodes of a cluster (each node then
+/// runs [`NODE_POLICY`], and a coordinator moves tasks between them).
+pub fn is_cross_node(policy: &str) -> Result<bool, EngineError> {
+    Ok(ecosched_policy::find(policy)?.0.kind == PolicyKind::Cluster)
+}
 
 /// Pid numbering of node i starts at `PID_BASE + i × PID_STRIDE`, so that
 /// no two tasks of a cluster share an id.
@@ -64,9 +68,9 @@ pub struct NodeReport {
     pub migration_energy_j: f64,
     /// Per task, the instances that finished here.
     pub tasks: Vec<TaskMetrics>,
-    /// What its node policy reported.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub policy_notes: BTreeMap<String, String>,
+    /// Its node policy's statistics at the end.
+    #[serde(skip_serializing_if = "PolicyStats::is_empty")]
+    pub policy_stats: PolicyStats,
 }
 
 /// One swap the coordinator made.
@@ -139,10 +143,10 @@ pub fn simulate_cluster(
     progress: &mut dyn FnMut(f64),
 ) -> Result<ClusterRun, EngineError> {
     let seed = crate::experiment::run_seed(options.seed, cluster.spec.seed);
-    let (node_policy, node_params, xnode) = if policy == XNODE_POLICY {
+    let (node_policy, node_params, xnode) = if is_cross_node(policy)? {
         let (config, rest) = XnodeConfig::split(params)?;
-        let bus = AvConfig::from_params("av", &rest, true)?.bus_event;
-        ("av", rest, Some((config, bus)))
+        let bus = node_bus_event(&rest)?;
+        (NODE_POLICY, rest, Some((config, bus)))
     } else {
         (policy, params.clone(), None)
     };
@@ -260,7 +264,7 @@ pub fn simulate_cluster(
     let mut node_reports = Vec::new();
     let mut header = None;
     for (i, n) in nodes.into_iter().enumerate() {
-        let notes = n.policy.notes();
+        let stats = n.policy.stats();
         let tasks_at_end = n.running.iter().map(|(_, name)| name.clone()).collect();
         let outcome = n.session.finish(&mut NullSink)?;
         let m = &outcome.metrics;
@@ -280,7 +284,7 @@ pub fn simulate_cluster(
                 .filter(|t| t.completions > 0)
                 .cloned()
                 .collect(),
-            policy_notes: notes,
+            policy_stats: stats,
         });
         header.get_or_insert(outcome.header);
     }
@@ -298,10 +302,8 @@ pub fn simulate_cluster(
         .join(" ");
     let mut totals_report = SimReport::new(&cluster.spec.name, &header, &metrics, seed);
     totals_report.observe = Some(options.observe);
-    if coordinator.is_some() {
-        totals_report
-            .policy_notes
-            .insert("swaps".into(), swaps.len().to_string());
+    if let Some(x) = &coordinator {
+        totals_report.policy_stats = x.stats();
     }
     let migration_energy_j = cost.energy_j * 2.0 * swaps.len() as f64;
     Ok(ClusterRun {
@@ -403,8 +405,8 @@ pub fn compare_cluster(
         )?);
     }
     // Alone, a task meets no other node: av-xnode is av there.
-    let (alone_policy, alone_params) = if baseline == XNODE_POLICY {
-        ("av", XnodeConfig::split(base_params)?.1)
+    let (alone_policy, alone_params) = if is_cross_node(baseline)? {
+        (NODE_POLICY, XnodeConfig::split(base_params)?.1)
     } else {
         (baseline, base_params.clone())
     };

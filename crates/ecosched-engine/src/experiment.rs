@@ -117,7 +117,7 @@ pub fn simulate_policy_into(
     let mut report = SimReport::new(&scenario.spec.name, &outcome.header, &outcome.metrics, seed);
     report.observe = Some(options.observe);
     report.migrations_by_cause = Some(platform.stats().migrations);
-    report.policy_notes = policy.notes();
+    report.policy_stats = policy.stats();
     Ok(SimRun {
         metrics: outcome.metrics,
         report,
@@ -248,7 +248,7 @@ fn compare_impl(
             )),
         ));
     };
-    if baseline == "oracle" {
+    if is_search(baseline)? {
         return Err(EngineError::from(
             ecosched_policy::PolicyError::Incompatible(
                 "the oracle cannot be the baseline: give another policy as --baseline; every policy is also reported as a ratio to the oracle".into(),
@@ -258,7 +258,7 @@ fn compare_impl(
     let mut runs = Vec::new();
     let mut oracle_search = None;
     for (i, (name, params)) in policies.iter().enumerate() {
-        if name == "oracle" {
+        if is_search(name)? {
             let objective = ecosched_policy::oracle::Objective::from_params(params)?;
             let (run, found) = oracle::search(scenario, objective, options, &mut |done, total| {
                 progress(
@@ -277,7 +277,7 @@ fn compare_impl(
                     &mut |_| {},
                 )?;
                 let mut s = sink.into_series();
-                s.policy = "oracle".into();
+                s.policy = name.clone();
                 out.push(s);
             }
             oracle_search = Some(found);
@@ -300,7 +300,13 @@ fn compare_impl(
     let alone = alone_times(scenario, baseline, base_params, options)?;
     let metrics: Vec<&RunMetrics> = runs.iter().map(|r| &r.metrics).collect();
     let ratios = comparisons(policies, &metrics, baseline, &alone).unwrap_or_default();
-    let ratios_to_oracle = comparisons(policies, &metrics, "oracle", &alone).unwrap_or_default();
+    let searched = oracle_search
+        .as_ref()
+        .and_then(|_| policies.iter().find(|(n, _)| is_search(n).unwrap_or(false)))
+        .map(|(n, _)| n.as_str());
+    let ratios_to_oracle = searched
+        .and_then(|o| comparisons(policies, &metrics, o, &alone))
+        .unwrap_or_default();
     let reports: Vec<SimReport> = runs.into_iter().map(|r| r.report).collect();
     let refs: Vec<&SimReport> = reports.iter().collect();
     let norm = normalise::normalisation(scenario, &refs);
@@ -312,7 +318,10 @@ fn compare_impl(
             .collect(),
         None => BTreeMap::new(),
     };
-    let work_ratios_to_oracle = match work.get("oracle").filter(|_| !ratios_to_oracle.is_empty()) {
+    let work_ratios_to_oracle = match searched
+        .and_then(|o| work.get(o))
+        .filter(|_| !ratios_to_oracle.is_empty())
+    {
         Some(o) => work
             .iter()
             .map(|(name, w)| (name.clone(), normalise::work_ratios(w, o)))
@@ -333,4 +342,9 @@ fn compare_impl(
         ratios_to_oracle,
         work_ratios_to_oracle,
     })
+}
+/// Whether `policy` is a search over the simulator (the oracle) rather than
+/// a policy that decides from snapshots.
+pub fn is_search(policy: &str) -> Result<bool, EngineError> {
+    Ok(ecosched_policy::find(policy)?.0.kind == ecosched_policy::PolicyKind::Search)
 }

@@ -198,7 +198,7 @@ mod tests {
             }],
             unfinished_tasks: unfinished,
             patel: PatelMetrics::default(),
-            policy_notes: BTreeMap::new(),
+            policy_stats: ecosched_model::PolicyStats::default(),
         }
     }
 

@@ -31,8 +31,8 @@
 use crate::experiment::{simulate_policy_into, SimOptions, SimRun};
 use crate::EngineError;
 use ecosched_model::trace::NullSink;
-use ecosched_model::{CounterKind, CpuId, CpuSet, FreqDomainId};
-use ecosched_policy::oracle::{FixedConfig, Objective};
+use ecosched_model::{CounterKind, CpuId, CpuSet, FreqDomainId, TypedStats};
+use ecosched_policy::oracle::{FixedConfig, Objective, OracleStats};
 use ecosched_policy::PolicyError;
 use ecosched_sim::Scenario;
 use serde::Serialize;
@@ -492,13 +492,12 @@ pub fn search(
             objective.name()
         )));
     };
-    run.report
-        .policy_notes
-        .insert("choice".into(), choice.label());
-    run.report.policy_notes.insert(
-        "evaluated".into(),
-        format!("{total} of {raw} configurations"),
-    );
+    run.report.policy_stats = OracleStats {
+        choice: choice.label(),
+        evaluated: total as u64,
+        configurations: raw,
+    }
+    .to_stats();
     Ok((
         run,
         OracleSearch {

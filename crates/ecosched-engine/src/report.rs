@@ -6,7 +6,8 @@ use crate::normalise::{Normalisation, WorkFigures, WorkRatios};
 use crate::oracle::OracleSearch;
 use ecosched_control::RunOutcome;
 use ecosched_model::{
-    Comparison, Counters, Meter, PatelMetrics, PowerSource, RunMetrics, TaskMetrics, TraceHeader,
+    Comparison, Counters, Meter, PatelMetrics, PolicyStats, PowerSource, RunMetrics, TaskMetrics,
+    TraceHeader,
 };
 use ecosched_sim::{MigrationCauses, Observe};
 use serde::Serialize;
@@ -62,10 +63,10 @@ pub struct SimReport {
     pub unfinished_tasks: u32,
     /// Patel's ch. 9 figures (POLICIES.md §5.7).
     pub patel: PatelMetrics,
-    /// What the policy reported about its run (e.g. PAM's search kind);
-    /// omitted when it reports nothing.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub policy_notes: BTreeMap<String, String>,
+    /// The policy's statistics at the end of the run (its family's typed
+    /// statistics); omitted when it keeps none.
+    #[serde(skip_serializing_if = "PolicyStats::is_empty")]
+    pub policy_stats: PolicyStats,
 }
 
 impl SimReport {
@@ -92,7 +93,7 @@ impl SimReport {
             tasks: m.tasks.clone(),
             unfinished_tasks: m.unfinished_tasks,
             patel: m.patel.clone(),
-            policy_notes: BTreeMap::new(),
+            policy_stats: PolicyStats::default(),
         }
     }
 }
@@ -189,10 +190,10 @@ pub struct RunReport {
     pub task_counters: Vec<TaskCounters>,
     /// What the machine lacked (counters, frequency control, power meter).
     pub notices: Vec<String>,
-    /// What the policy says about its decisions (`Policy::notes`): e.g.
-    /// the tasks `av` only balances because they block, or that `patel*`
-    /// under `confine_only` set no frequency.
-    pub policy_notes: BTreeMap<String, String>,
+    /// The policy's statistics at the end of the run (`Policy::stats`):
+    /// e.g. the tasks `av` only balances because they block, or that
+    /// `patel*` under `confine_only` set no frequency.
+    pub policy_stats: PolicyStats,
 }
 
 /// The parts of a [`RunReport`] that come from outside the trace.
@@ -210,8 +211,8 @@ pub struct RunContext {
     pub frequency_control: String,
     /// What the machine lacked.
     pub notices: Vec<String>,
-    /// The policy's notes at the end of the run.
-    pub policy_notes: BTreeMap<String, String>,
+    /// The policy's statistics at the end of the run.
+    pub policy_stats: PolicyStats,
 }
 
 impl RunReport {
@@ -254,7 +255,7 @@ impl RunReport {
             tasks: m.tasks,
             task_counters,
             notices: context.notices,
-            policy_notes: context.policy_notes,
+            policy_stats: context.policy_stats,
         }
     }
 }

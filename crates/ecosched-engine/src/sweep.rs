@@ -109,7 +109,7 @@ pub fn sweep(
     options: &SimOptions,
     progress: &mut dyn FnMut(usize, f64),
 ) -> Result<SweepReport, EngineError> {
-    if policy == "oracle" {
+    if crate::experiment::is_search(policy)? {
         return Err(EngineError::from(PolicyError::Incompatible(
             "the oracle has no parameter to sweep but its objective: compare it instead".into(),
         )));

@@ -2029,7 +2029,7 @@ pub fn patel_tables24_25() -> Result<Vec<Check>, EngineError> {
                  on {cs42_up} of them), thesis 25.82 %; 21.95–29.69 % accepted (15 %). A known \
                  miss, because the index vetoes keep more programs in the crowded 0.8 GHz cpuset: \
                  the index (17 switches and migrations per CPU second) vetoes up-moves algorithm \
-                 2 would make (`sim --json`, policy_notes: `vetoed_by_cs_mig_index`; algorithm 4 \
+                 2 would make (`sim --json`, policy_stats: `vetoed_by_cs_mig_index`; algorithm 4 \
                  against 2 on migrations: simulated {mig42:.1} %, thesis 22.59 %). \
                  Against control the model also misses: algorithm 4 {cs4:.1} % and algorithm 2 \
                  {cs2:.1} % (thesis 52.19 / 35.55 %), because crowding 24 programs into the faster \
@@ -2269,12 +2269,12 @@ pub fn patel_table21() -> Result<Vec<Check>, EngineError> {
 const FIG5: &str = "Merkel et al. EuroSys'10 §8.1, Fig. 5";
 const FIG6: &str = "Merkel et al. EuroSys'10 §8.2, Fig. 6";
 
-/// One run of `policy` with its notes.
+/// One run of `policy` with its statistics.
 fn run_noted(
     o: Observe,
     scenario: &str,
     policy: &str,
-) -> Result<(RunMetrics, std::collections::BTreeMap<String, String>), EngineError> {
+) -> Result<(RunMetrics, ecosched_model::PolicyStats), EngineError> {
     let s = Scenario::load(scenario)?;
     // The memory-bus component from the Q6600's bus-transaction event, as
     // the paper counted it (§4: "bus transactions"); perf's generic LLC
@@ -2285,7 +2285,7 @@ fn run_noted(
         Params::default()
     };
     let run = simulate(&s, policy, &params, &SimOptions::observing(o), &mut |_| {})?;
-    Ok((run.metrics, run.report.policy_notes))
+    Ok((run.metrics, run.report.policy_stats))
 }
 
 /// "Average EDP relative to Linux" (Fig. 6) as Table 1 averages EDP: the
@@ -2415,11 +2415,12 @@ pub fn merkel_fig6(o: Observe) -> Result<Vec<Check>, EngineError> {
         let (sorted, _) = run_noted(o, &scenario, "av-sort")?;
         let (av, notes) = run_noted(o, &scenario, "av")?;
         rel.push((avg_edp_ratio(&sorted, &linux), avg_edp_ratio(&av, &linux)));
+        // The share as the report prints it, to three decimals.
         low.push(
             notes
                 .get("low_frequency_share")
-                .and_then(|v| v.parse::<f64>().ok())
-                .unwrap_or(f64::NAN),
+                .and_then(ecosched_model::StatValue::as_f64)
+                .map_or(f64::NAN, |v| (v * 1000.0).round() / 1000.0),
         );
     }
     let fig = |i: usize| {

@@ -193,7 +193,7 @@ fn wrong_model_costs_at_most_m_of_every_n_intervals() {
         t2: 3.43,
         t3: -110.0,
     };
-    let mut pam = Pam::new(config);
+    let mut pam = Pam::with_config(config);
     let mut platform = SimPlatform::new(&scenario, seed).unwrap();
     let metrics = run(
         &mut platform,
@@ -207,7 +207,7 @@ fn wrong_model_costs_at_most_m_of_every_n_intervals() {
     .metrics;
     let ratio = throughput_ratio(&metrics, &base.metrics);
     let bound = f64::from(n - m) / f64::from(n);
-    let stats = pam.stats();
+    let stats = pam.history();
     println!(
         "wrong model: throughput {ratio:.3} of Default (bound (N−M)/N = {bound:.3}); {} plans, {} failed, {} of {} intervals in Good",
         stats.plans, stats.failed, stats.good_intervals, stats.intervals
@@ -312,7 +312,7 @@ fn model_predicts_co_run_cpis_on_scenarios_it_was_not_fitted_on() {
     ] {
         let scenario = Scenario::load(name).unwrap();
         let seed = scenario.spec.seed;
-        let mut pam = Pam::new(PamConfig::default());
+        let mut pam = Pam::with_config(PamConfig::default());
         let mut platform = SimPlatform::new(&scenario, seed).unwrap();
         let mut sink = MemorySink::default();
         run(
@@ -325,7 +325,7 @@ fn model_predicts_co_run_cpis_on_scenarios_it_was_not_fitted_on() {
         )
         .unwrap();
         let trace = sink.trace.unwrap();
-        let (interval, predicted) = pam.stats().predictions.first().cloned().unwrap();
+        let (interval, predicted) = pam.history().predictions.first().cloned().unwrap();
         // The plan is applied after step `interval − 1`; its second full
         // interval (after the migration's refill) is step `interval + 1`.
         let measured = cpis(&trace, interval as usize + 1);
@@ -424,7 +424,7 @@ impl ecosched_model::Platform for NoPmu {
 fn engine_refuses_pam_without_a_pmu_naming_the_events() {
     let scenario = Scenario::load("pam-libq-xalancbmk").unwrap();
     let mut platform = NoPmu(SimPlatform::new(&scenario, 1).unwrap());
-    let mut pam = Pam::new(PamConfig::default());
+    let mut pam = Pam::with_config(PamConfig::default());
     let err = run(
         &mut platform,
         &mut pam,

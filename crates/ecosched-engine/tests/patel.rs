@@ -144,9 +144,12 @@ fn patel_runs_on_linux_observations_and_refuses_a_machine_without_its_events() {
         &mut |_| {},
     )
     .unwrap();
-    let notes = &run.report.policy_notes;
+    let stats = &run.report.policy_stats;
     assert_eq!(
-        notes["cpusets"],
+        stats
+            .get("cpusets")
+            .map(ToString::to_string)
+            .unwrap_or_default(),
         "4@800 MHz (CPUs 0-3), 2@1400 MHz (CPUs 4-5), 2@2300 MHz (CPUs 6-7)"
     );
     assert!(run.metrics.patel.mean_ips.is_some());

@@ -24,6 +24,7 @@ pub mod platform;
 pub mod pmu;
 pub mod sample;
 pub mod snapshot;
+pub mod stats;
 pub mod task;
 pub mod topology;
 pub mod trace;
@@ -39,6 +40,7 @@ pub use sample::{
     CounterKind, Counters, CpuSample, LoadAvg, Meter, PowerSample, PowerSource, TaskSample,
 };
 pub use snapshot::Snapshot;
+pub use stats::{PolicyStats, StatKind, StatSpec, StatValue, TypedStats};
 pub use task::{ProcessId, TaskId, TaskState};
 pub use topology::{FreqDomainId, Topology};
 pub use trace::{Step, Trace, TraceHeader};

@@ -11,6 +11,7 @@
 use crate::plan::Plan;
 use crate::sample::Meter;
 use crate::snapshot::Snapshot;
+use crate::stats::PolicyStats;
 use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -41,6 +42,9 @@ pub struct Step {
     pub snapshot: Snapshot,
     /// The decision taken after it (empty on the last step).
     pub plan: Plan,
+    /// The policy's statistics after deciding.
+    #[serde(default, skip_serializing_if = "PolicyStats::is_empty")]
+    pub stats: PolicyStats,
 }
 
 /// A whole run.
@@ -66,7 +70,11 @@ impl Trace {
 
     /// Append an observation and the plan made from it.
     pub fn record(&mut self, snapshot: Snapshot, plan: Plan) {
-        self.steps.push(Step { snapshot, plan });
+        self.steps.push(Step {
+            snapshot,
+            plan,
+            stats: PolicyStats::default(),
+        });
     }
 
     /// Seconds from the start to the last observation.

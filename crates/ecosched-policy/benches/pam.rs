@@ -7,14 +7,13 @@
 #![allow(clippy::unwrap_used, missing_docs)]
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use ecosched_policy::pam::search::SearchConfig;
 use ecosched_policy::pam::{bench_decide, bench_instance, BENCH_SEED};
 
 fn decision(c: &mut Criterion) {
     let mut group = c.benchmark_group("pam decision");
     for cpus in [8usize, 16, 64, 256] {
         let (layout, slots, current) = bench_instance(cpus, BENCH_SEED);
-        let config = SearchConfig::default();
+        let config = ecosched_policy::pam::PamConfig::default().search;
         let kind = bench_decide(&layout, &slots, &current, &config);
         group.bench_with_input(BenchmarkId::new(kind.name(), cpus), &cpus, |b, _| {
             b.iter(|| bench_decide(&layout, &slots, &current, &config))

@@ -57,7 +57,7 @@
 //! - **Tasks that block** (§5.3: sorting "does not make sense" for I/O
 //!   bound tasks): a task observed sleeping in more than `block_ratio` of
 //!   its observations is left out of the gang cycle (never frozen) and
-//!   only balanced; `policy_notes` names it.
+//!   only balanced; its statistics name it.
 //! - **Frequency heuristic** (§6, eq. 5), in `av` only: at every slot
 //!   start the policy knows exactly which tasks run next, so "no sibling
 //!   switch imminent" always holds; it averages `EDP_factor(x)` over them
@@ -71,63 +71,64 @@
 //! - `av-sort` is `av` without the heuristic (Fig. 6); `balance=false`,
 //!   `sort=false` and `freq=false` switch each part off.
 
-use crate::params::{ParamSpec, Params};
 use crate::{Policy, PolicyError};
 use ecosched_model::calibration::{ActivityCalibration, EdpFactor};
 use ecosched_model::{
     CounterKind, CpuId, CpuSet, FreqDomainId, FreqSetting, GangGroup, GangSchedule, GangSlot, Plan,
-    Requirements, Snapshot, TaskId, TaskSample, TaskState, Topology,
+    PolicyStats, Requirements, Snapshot, TaskId, TaskSample, TaskState, Topology, TypedStats,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-/// Parameters of `av` and `av-sort`.
-pub const AV_PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        key: "timeslice_ms",
-        help: "timeslice of sorted co-scheduling, ms; epoch = timeslice × longest queue (default 100, Linux 2.6.22's default slice; ≥ 20)",
-    },
-    ParamSpec {
-        key: "balance",
-        help: "true: vector balancing by varsum (default true)",
-    },
-    ParamSpec {
-        key: "sort",
-        help: "true: sorted co-scheduling when a CPU has more than one task (default true)",
-    },
-    ParamSpec {
-        key: "freq",
-        help: "true: the frequency heuristic (default true for av, false for av-sort)",
-    },
-    ParamSpec {
-        key: "critical",
-        help: "component runs queues are sorted by: bus | cache | core (default bus)",
-    },
-    ParamSpec {
-        key: "bus_event",
-        help: "memory-bus counter: llc_misses | mem_transactions (the preset's raw bus event; default llc_misses)",
-    },
-    ParamSpec {
-        key: "balance_ms",
-        help: "period of varsum balancing and re-sorting, ms (default 1000)",
-    },
-    ParamSpec {
-        key: "varsum_threshold",
-        help: "largest minus smallest varsum from which a balancing pass starts (default 0.01)",
-    },
-    ParamSpec {
-        key: "min_gain",
-        help: "smallest rise of min(varsum) a migration must bring (default 0.01)",
-    },
-    ParamSpec {
-        key: "smoothing",
-        help: "weight of a new sample in a task's vector, (0, 1] (default 0.5)",
-    },
-    ParamSpec {
-        key: "block_ratio",
-        help: "fraction of observations asleep above which a task is left out of the gang cycle (default 0.2)",
-    },
-];
+crate::typed_params! {
+    /// Parameters of `av` and `av-sort`.
+    pub struct AvParams {
+        /// Timeslice of sorted co-scheduling, ms; epoch = timeslice × longest
+        /// queue (Linux 2.6.22's default slice; half a timeslice is a gang
+        /// slot, and slots must be ≥ 10 ms).
+        timeslice_ms: u64 = int(20, 3_600_000).default("100").source("§5.3"),
+        /// Vector balancing by varsum.
+        balance: bool = flag().default("true").source("§5.1"),
+        /// Sorted co-scheduling when a CPU has more than one task.
+        sort: bool = flag().default("true").source("§5.3"),
+        /// The frequency heuristic.
+        freq: bool = flag().default("true").source("§6"),
+        /// The component run queues are sorted by.
+        critical: String = choice(&["bus", "cache", "core"]).default("bus").source("§5.3"),
+        /// Memory-bus counter: LLC misses, or the PMU's raw bus event.
+        bus_event: String = choice(&["llc_misses", "mem_transactions"]).default("llc_misses").source("§4.1"),
+        /// Period of varsum balancing and re-sorting, ms.
+        balance_ms: u64 = int(1, 3_600_000).default("1000"),
+        /// Largest minus smallest varsum from which a balancing pass starts.
+        varsum_threshold: f64 = real().at_least(0.0).default("0.01"),
+        /// Smallest rise of min(varsum) a migration must bring.
+        min_gain: f64 = real().at_least(0.0).default("0.01"),
+        /// Weight of a new sample in a task's vector.
+        smoothing: f64 = real().above(0.0).at_most(1.0).default("0.5"),
+        /// Fraction of observations asleep above which a task is left out of
+        /// the gang cycle.
+        block_ratio: f64 = real().at_least(0.0).at_most(1.0).default("0.2").source("§5.3"),
+    }
+}
+
+ecosched_model::policy_stats! {
+    /// What an activity-vector policy has done.
+    pub struct AvStats {
+        /// Tasks moved between run queues (an exchange moves two).
+        migrations: u64 => counter,
+        /// Load-balancing moves refused because they would lower min(varsum).
+        load_moves_refused_for_varsum: u64 => counter,
+        /// Gang cycles handed to the platform.
+        gang_schedules: u64 => counter,
+        /// Share of gang slots run at the lowest frequency (0 without the
+        /// heuristic).
+        low_frequency_share: f64 => gauge,
+        /// Tasks that block too often to be gang-scheduled, only balanced.
+        balanced_only_blocking_tasks: String => info,
+        /// Each task's activity vector (bus, cache, core).
+        activity_vectors: String => info,
+    }
+}
 
 /// Number of activity-vector components.
 const DIMS: usize = 3;
@@ -184,79 +185,28 @@ pub struct AvConfig {
 }
 
 impl AvConfig {
-    /// Read parameters; `freq_default` is the heuristic's default.
-    pub fn from_params(name: &str, p: &Params, freq_default: bool) -> Result<Self, PolicyError> {
-        p.check_keys(name, AV_PARAMS)?;
-        let bad = |key: &str, value: String, reason: &str| PolicyError::BadParam {
-            key: key.into(),
-            value,
-            reason: reason.into(),
-        };
-        let timeslice_ms: u64 = p.get("timeslice_ms")?.unwrap_or(100);
-        if timeslice_ms < 20 {
-            // Half a slice is a gang slot; Linux slots must be ≥ 10 ms.
-            return Err(bad(
-                "timeslice_ms",
-                timeslice_ms.to_string(),
-                "must be at least 20 (half a timeslice is a gang slot, and slots must be ≥ 10 ms)",
-            ));
+    /// The configuration from checked parameters.
+    pub fn new(p: AvParams) -> Self {
+        AvConfig {
+            timeslice_us: p.timeslice_ms * 1000,
+            balance: p.balance,
+            sort: p.sort,
+            freq: p.freq,
+            critical: match p.critical.as_str() {
+                "cache" => Component::Cache,
+                "core" => Component::Core,
+                _ => Component::Bus,
+            },
+            bus_event: match p.bus_event.as_str() {
+                "mem_transactions" => CounterKind::MemTransactions,
+                _ => CounterKind::LlcMisses,
+            },
+            balance_us: p.balance_ms * 1000,
+            varsum_threshold: p.varsum_threshold,
+            min_gain: p.min_gain,
+            smoothing: p.smoothing,
+            block_ratio: p.block_ratio,
         }
-        let critical = match p.get::<String>("critical")?.as_deref() {
-            None | Some("bus") => Component::Bus,
-            Some("cache") => Component::Cache,
-            Some("core") => Component::Core,
-            Some(other) => {
-                return Err(bad("critical", other.into(), "expected bus, cache or core"))
-            }
-        };
-        let bus_event = match p.get::<String>("bus_event")?.as_deref() {
-            None | Some("llc_misses") => CounterKind::LlcMisses,
-            Some("mem_transactions") => CounterKind::MemTransactions,
-            Some(other) => {
-                return Err(bad(
-                    "bus_event",
-                    other.into(),
-                    "expected llc_misses or mem_transactions",
-                ))
-            }
-        };
-        let balance_ms: u64 = p.get("balance_ms")?.unwrap_or(1000);
-        if balance_ms == 0 {
-            return Err(bad("balance_ms", "0".into(), "must be positive"));
-        }
-        let smoothing: f64 = p.get("smoothing")?.unwrap_or(0.5);
-        if smoothing.is_nan() || smoothing <= 0.0 || smoothing > 1.0 {
-            return Err(bad("smoothing", smoothing.to_string(), "must be in (0, 1]"));
-        }
-        let block_ratio: f64 = p.get("block_ratio")?.unwrap_or(0.2);
-        if !(0.0..=1.0).contains(&block_ratio) {
-            return Err(bad(
-                "block_ratio",
-                block_ratio.to_string(),
-                "must be in [0, 1]",
-            ));
-        }
-        let nonneg = |key: &str, default: f64| -> Result<f64, PolicyError> {
-            let v: f64 = p.get(key)?.unwrap_or(default);
-            if v.is_finite() && v >= 0.0 {
-                Ok(v)
-            } else {
-                Err(bad(key, v.to_string(), "must be a non-negative number"))
-            }
-        };
-        Ok(AvConfig {
-            timeslice_us: timeslice_ms * 1000,
-            balance: p.get("balance")?.unwrap_or(true),
-            sort: p.get("sort")?.unwrap_or(true),
-            freq: p.get("freq")?.unwrap_or(freq_default),
-            critical,
-            bus_event,
-            balance_us: balance_ms * 1000,
-            varsum_threshold: nonneg("varsum_threshold", 0.01)?,
-            min_gain: nonneg("min_gain", 0.01)?,
-            smoothing,
-            block_ratio,
-        })
     }
 
     /// The decision period: half a timeslice, the gang grid.
@@ -389,8 +339,13 @@ pub struct Av {
 }
 
 impl Av {
+    /// A policy named `name` from its checked parameters.
+    pub fn new(name: &'static str, params: AvParams) -> Result<Self, PolicyError> {
+        Ok(Av::with_config(name, AvConfig::new(params)))
+    }
+
     /// A policy named `name` with `config`.
-    pub fn new(name: &'static str, config: AvConfig) -> Self {
+    pub fn with_config(name: &'static str, config: AvConfig) -> Self {
         Av {
             name,
             config,
@@ -930,31 +885,13 @@ impl Policy for Av {
         plan
     }
 
-    fn notes(&self) -> BTreeMap<String, String> {
-        let mut notes = BTreeMap::new();
-        notes.insert("migrations".into(), self.migrations.to_string());
-        notes.insert(
-            "load_moves_refused_for_varsum".into(),
-            self.load_moves_refused.to_string(),
-        );
-        notes.insert("gang_schedules".into(), self.schedules.to_string());
-        if self.config.freq {
-            let share = if self.units == 0 {
-                0.0
-            } else {
-                self.low_units as f64 / self.units as f64
-            };
-            notes.insert("low_frequency_share".into(), format!("{share:.3}"));
-        }
+    fn stats(&self) -> PolicyStats {
         let blocking: Vec<&str> = self
             .tasks
             .iter()
             .filter(|(id, _)| self.blocks(id))
             .map(|(_, s)| s.name.as_str())
             .collect();
-        if !blocking.is_empty() {
-            notes.insert("balanced_only_blocking_tasks".into(), blocking.join(", "));
-        }
         let vectors: Vec<String> = self
             .tasks
             .values()
@@ -963,14 +900,31 @@ impl Policy for Av {
                 Some(format!("{}=({:.2},{:.2},{:.2})", s.name, v[0], v[1], v[2]))
             })
             .collect();
-        notes.insert("activity_vectors".into(), vectors.join(" "));
-        notes
+        AvStats {
+            migrations: self.migrations,
+            load_moves_refused_for_varsum: self.load_moves_refused,
+            gang_schedules: self.schedules,
+            low_frequency_share: if self.units == 0 {
+                0.0
+            } else {
+                self.low_units as f64 / self.units as f64
+            },
+            balanced_only_blocking_tasks: blocking.join(", "),
+            activity_vectors: vectors.join(" "),
+        }
+        .to_stats()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Params;
+
+    fn from_params(name: &'static str, params: &Params) -> Result<Av, PolicyError> {
+        let (_, variant) = crate::find(name)?;
+        Av::new(name, variant.typed(params)?)
+    }
 
     fn task(pid: u32) -> TaskId {
         TaskId {
@@ -980,10 +934,7 @@ mod tests {
     }
 
     fn policy_with(vectors: &[(u32, Vector, usize)], cpus: usize) -> Av {
-        let mut av = Av::new(
-            "av-sort",
-            AvConfig::from_params("av-sort", &Params::default(), false).unwrap(),
-        );
+        let mut av = from_params("av-sort", &Params::default()).unwrap();
         av.cpus = (0..cpus as u32).map(CpuId).collect();
         av.chip_pos = (0..cpus).collect();
         av.queues = vec![Vec::new(); cpus];
@@ -1080,7 +1031,7 @@ mod tests {
     /// block often, and say which"): a task seen asleep in more than
     /// `block_ratio` of at least five observations falls back to
     /// balancing only (never in a gang slot, so never frozen) and
-    /// `policy_notes` names it; one that sleeps rarely, or has not been
+    /// its statistics name it; one that sleeps rarely, or has not been
     /// seen long enough, stays in the cycle.
     #[test]
     fn tasks_that_block_often_are_only_balanced_and_named() {
@@ -1111,7 +1062,10 @@ mod tests {
         }
         // Still in its run queue: balanced, pinned, just not gang-scheduled.
         assert!(av.queues[0].contains(&task(3)));
-        assert_eq!(av.notes()["balanced_only_blocking_tasks"], "io-loop");
+        assert_eq!(
+            Policy::stats(&av).get("balanced_only_blocking_tasks"),
+            Some(&ecosched_model::StatValue::Text("io-loop".into()))
+        );
     }
 
     /// §6, eq. 5: the chip runs at the lowest P-state when the mean EDP
@@ -1149,8 +1103,9 @@ mod tests {
             ("bus_event", "x"),
             ("smoothing", "0"),
         ] {
-            let err = AvConfig::from_params("av", &Params::default().with(k, v), true)
-                .unwrap_err()
+            let err = from_params("av", &Params::default().with(k, v))
+                .err()
+                .unwrap()
                 .to_string();
             assert!(err.contains(k), "{k}: {err}");
         }
@@ -1158,10 +1113,7 @@ mod tests {
 
     #[test]
     fn refuses_without_activity_calibration() {
-        let mut av = Av::new(
-            "av",
-            AvConfig::from_params("av", &Params::default(), true).unwrap(),
-        );
+        let mut av = from_params("av", &Params::default()).unwrap();
         let err = av.init(&Topology::default()).unwrap_err().to_string();
         assert!(err.contains("calibrate av"), "{err}");
     }

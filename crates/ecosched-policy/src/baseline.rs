@@ -4,7 +4,6 @@
 //! set (`static`, the managed and measured equivalent of `taskset`).
 //! None of them reads counters; they decide once, at `init`.
 
-use crate::params::{ParamSpec, Params};
 use crate::{Policy, PolicyError};
 use ecosched_model::{
     CpuSet, FreqDomainId, FreqSetting, Governor, Plan, Requirements, Snapshot, Topology,
@@ -54,23 +53,33 @@ impl Policy for GovernorPolicy {
     }
 }
 
-/// Parameters of `fixed`.
-pub const FIXED_PARAMS: &[ParamSpec] = &[ParamSpec {
-    key: "freq_mhz",
-    help: "frequency for every domain, in MHz; must be a P-state (required)",
-}];
+crate::typed_params! {
+    /// Parameters of the governors: none.
+    pub struct NoParams {}
+}
 
-/// Parameters of `static`.
-pub const STATIC_PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        key: "cpus",
-        help: "cpulist every managed task is confined to, e.g. 0-3 (required)",
-    },
-    ParamSpec {
-        key: "freq_mhz",
-        help: "optional fixed frequency in MHz for every domain; without it the platform's governor stays",
-    },
-];
+ecosched_model::policy_stats! {
+    /// Statistics of a policy that decides once, at the start: none.
+    pub struct NoStats {}
+}
+
+crate::typed_params! {
+    /// Parameters of `fixed`.
+    pub struct FixedParams {
+        /// Frequency for every domain, MHz; must be one of its P-states.
+        freq_mhz: u64 = int_from(1).required(),
+    }
+}
+
+crate::typed_params! {
+    /// Parameters of `static`.
+    pub struct StaticParams {
+        /// CPUs every managed task is confined to, e.g. 0-3.
+        cpus: String = text("CPU list, e.g. 0-3,8").required(),
+        /// A fixed frequency for every domain, MHz.
+        freq_mhz: Option<u64> = int_from(1).unset("the platform's governor stays"),
+    }
+}
 
 /// Every CPU at one frequency, default scheduler; or, with a CPU set, all
 /// managed tasks confined to it (`static`).
@@ -83,32 +92,17 @@ pub struct StaticPolicy {
 
 impl StaticPolicy {
     /// `fixed`: every domain at `freq_mhz`.
-    pub fn fixed(params: &Params) -> Result<Self, PolicyError> {
-        params.check_keys("fixed", FIXED_PARAMS)?;
-        let freq_mhz = params
-            .get::<u64>("freq_mhz")?
-            .ok_or(PolicyError::MissingParam {
-                policy: "fixed".into(),
-                key: "freq_mhz".into(),
-                help: FIXED_PARAMS[0].help.into(),
-            })?;
-        Ok(StaticPolicy {
+    pub fn fixed(params: FixedParams) -> Self {
+        StaticPolicy {
             name: "fixed",
             cpus: None,
-            freq_mhz: Some(freq_mhz),
-        })
+            freq_mhz: Some(params.freq_mhz),
+        }
     }
 
     /// `static`: managed tasks on `cpus`, optionally at `freq_mhz`.
-    pub fn confined(params: &Params) -> Result<Self, PolicyError> {
-        params.check_keys("static", STATIC_PARAMS)?;
-        let text = params
-            .get::<String>("cpus")?
-            .ok_or(PolicyError::MissingParam {
-                policy: "static".into(),
-                key: "cpus".into(),
-                help: STATIC_PARAMS[0].help.into(),
-            })?;
+    pub fn confined(params: StaticParams) -> Result<Self, PolicyError> {
+        let text = params.cpus;
         let cpus = CpuSet::parse_list(&text).map_err(|e| PolicyError::BadParam {
             key: "cpus".into(),
             value: text.clone(),
@@ -124,7 +118,7 @@ impl StaticPolicy {
         Ok(StaticPolicy {
             name: "static",
             cpus: Some(cpus),
-            freq_mhz: params.get::<u64>("freq_mhz")?,
+            freq_mhz: params.freq_mhz,
         })
     }
 }
@@ -183,5 +177,73 @@ impl Policy for StaticPolicy {
     }
     fn decide(&mut self, _: &Snapshot) -> Plan {
         Plan::unchanged()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{build, Params};
+    use ecosched_model::topology::{Cpu, FreqDomain, PState, VoltageDomain};
+    use ecosched_model::{CpuId, CpuSet, FreqDomainId, FreqSetting, Topology};
+
+    fn machine() -> Topology {
+        Topology {
+            cpus: (0..4)
+                .map(|i| Cpu {
+                    id: CpuId(i),
+                    package: 0,
+                    die: i / 2,
+                    core: i,
+                    numa_node: 0,
+                    online: true,
+                    freq_domain: Some(FreqDomainId(0)),
+                })
+                .collect(),
+            freq_domains: vec![FreqDomain {
+                cpus: CpuSet::first_n(4),
+                pstates: vec![
+                    PState {
+                        freq_khz: 1_600_000,
+                        voltage_mv: Some(1130),
+                    },
+                    PState {
+                        freq_khz: 2_400_000,
+                        voltage_mv: Some(1240),
+                    },
+                ],
+                transition_latency_us: 10,
+                voltage_domain: 0,
+            }],
+            voltage_domains: vec![VoltageDomain {
+                freq_domains: vec![FreqDomainId(0)],
+            }],
+            ..Topology::default()
+        }
+    }
+
+    #[test]
+    fn fixed_sets_every_domain_and_rejects_non_pstates() {
+        let mut p = build("fixed", &Params::default().with("freq_mhz", 1600)).unwrap();
+        let plan = p.init(&machine()).unwrap();
+        assert_eq!(
+            plan.frequency[&FreqDomainId(0)],
+            FreqSetting::Fixed {
+                freq_khz: 1_600_000
+            }
+        );
+        let mut bad = build("fixed", &Params::default().with("freq_mhz", 2000)).unwrap();
+        let err = bad.init(&machine()).unwrap_err().to_string();
+        assert!(err.contains("1600, 2400"), "{err}");
+    }
+
+    #[test]
+    fn static_confines_and_checks_cpus() {
+        let mut p = build("static", &Params::default().with("cpus", "0-1")).unwrap();
+        let plan = p.init(&machine()).unwrap();
+        assert_eq!(plan.managed_cpus.unwrap().to_list(), "0-1");
+        assert!(plan.frequency.is_empty());
+        let mut off = build("static", &Params::default().with("cpus", "0-7")).unwrap();
+        assert!(off.init(&machine()).is_err());
+        assert!(build("static", &Params::default().with("cpus", "3-1")).is_err());
     }
 }

@@ -58,54 +58,57 @@
 //! `hilo-nospare` = B (H/L, |H| = parallelism), `hilo-ondemand` = A (H by
 //! affinity only, every domain left to the ondemand governor, no spare).
 
-use crate::params::{ParamSpec, Params};
 use crate::{Policy, PolicyError};
 use ecosched_model::{
-    CounterKind, CpuId, CpuSet, FreqDomainId, FreqSetting, Governor, Plan, Requirements, Snapshot,
-    TaskId, TaskState, Topology,
+    CounterKind, CpuId, CpuSet, FreqDomainId, FreqSetting, Governor, Plan, PolicyStats,
+    Requirements, Snapshot, TaskId, TaskState, Topology, TypedStats,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-/// Parameters of the `hilo` family.
-pub const HILO_PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        key: "spare",
-        help: "CPUs in H beyond the measured parallelism (default 1 for hilo, 0 for hilo-nospare and hilo-ondemand)",
-    },
-    ParamSpec {
-        key: "spare_with_hint",
-        help: "spare when the application declares its parallelism (default: same as spare; 0 drops it)",
-    },
-    ParamSpec {
-        key: "hold_ms",
-        help: "how long a lower demand must last before H shrinks, ms (default 200)",
-    },
-    ParamSpec {
-        key: "interval_ms",
-        help: "parallelism-tracking period, ms (default 20; 10–50 recommended)",
-    },
-    ParamSpec {
-        key: "spread",
-        help: "true: take CPUs for H from alternate packages instead of filling one cache domain first (default false)",
-    },
-    ParamSpec {
-        key: "rotate_s",
-        help: "shift H by one cache domain every so many seconds, 0 = never (default 0)",
-    },
-    ParamSpec {
-        key: "green",
-        help: "true: memory-bound tasks get a green set at green_mhz (§IV-C; needs counters; default false)",
-    },
-    ParamSpec {
-        key: "green_mpki",
-        help: "shared-cache misses per 1000 instructions from which a task is memory-bound (default 10)",
-    },
-    ParamSpec {
-        key: "green_mhz",
-        help: "frequency of the green set, MHz; the lowest P-state at or above it (default: the lowest P-state)",
-    },
-];
+crate::typed_params! {
+    /// Parameters of the `hilo` family.
+    pub struct HiloParams {
+        /// CPUs in H beyond the measured parallelism.
+        spare: usize = int(0, 4096).default("1").source("§IV-B"),
+        /// Spare when the application declares its parallelism (0 drops it).
+        spare_with_hint: Option<usize> = int(0, 4096).unset("same as spare").source("§IV-B"),
+        /// How long a lower demand must last before H shrinks, ms.
+        hold_ms: f64 = real().at_least(0.0).default("200"),
+        /// Parallelism-tracking period, ms (10–50 recommended).
+        interval_ms: u64 = int(1, 10_000).default("20").source("§IV-B"),
+        /// Take CPUs for H from alternate packages instead of filling one
+        /// cache domain first.
+        spread: bool = flag().default("false").source("§V-F"),
+        /// Shift H by one cache domain every so many seconds (0 = never).
+        rotate_s: f64 = real().at_least(0.0).default("0").source("§IV-A"),
+        /// Memory-bound tasks get a green set at green_mhz (needs counters).
+        green: bool = flag().default("false").source("§IV-C"),
+        /// Shared-cache misses per 1000 instructions from which a task is
+        /// memory-bound.
+        green_mpki: f64 = real().above(0.0).default("10").source("§IV-C"),
+        /// Frequency of the green set, MHz: the lowest P-state at or above it.
+        green_mhz: Option<u64> = int_from(1).unset("the lowest P-state").source("§IV-C"),
+    }
+}
+
+ecosched_model::policy_stats! {
+    /// What a `hilo` policy has done.
+    pub struct HiloStats {
+        /// CPUs in the high set H now.
+        high_cpus: usize => gauge,
+        /// CPUs in the green set now.
+        green_cpus: usize => gauge,
+        /// Managed tasks classified memory-bound now.
+        memory_bound_tasks: usize => gauge,
+        /// Times H grew.
+        grows: u64 => counter,
+        /// Times H shrank after the hold time.
+        shrinks: u64 => counter,
+        /// Frequency settings sent.
+        frequency_changes: u64 => counter,
+    }
+}
 
 /// Settings of the green set (§IV-C).
 #[derive(Debug, Clone, PartialEq)]
@@ -147,63 +150,29 @@ pub struct HiloConfig {
 }
 
 impl HiloConfig {
-    /// Read `params` over the defaults of a variant.
-    pub fn from_params(
-        name: &str,
-        params: &Params,
-        default_spare: usize,
-        mode: FreqMode,
-    ) -> Result<Self, PolicyError> {
-        params.check_keys(name, HILO_PARAMS)?;
-        let bad = |key: &str, value: String, reason: &str| PolicyError::BadParam {
-            key: key.into(),
-            value,
-            reason: reason.into(),
-        };
-        let spare = params.get::<usize>("spare")?.unwrap_or(default_spare);
-        let spare_with_hint = params.get::<usize>("spare_with_hint")?.unwrap_or(spare);
-        let hold_ms = params.get::<f64>("hold_ms")?.unwrap_or(200.0);
-        if !(hold_ms.is_finite() && hold_ms >= 0.0) {
-            return Err(bad("hold_ms", hold_ms.to_string(), "must be ≥ 0"));
-        }
-        let interval_ms = params.get::<u64>("interval_ms")?.unwrap_or(20);
-        if !(1..=10_000).contains(&interval_ms) {
-            return Err(bad(
-                "interval_ms",
-                interval_ms.to_string(),
-                "must be 1–10000 ms",
-            ));
-        }
-        let rotate_s = params.get::<f64>("rotate_s")?.unwrap_or(0.0);
-        if !(rotate_s.is_finite() && rotate_s >= 0.0) {
-            return Err(bad("rotate_s", rotate_s.to_string(), "must be ≥ 0"));
-        }
-        let mpki = params.get::<f64>("green_mpki")?.unwrap_or(10.0);
-        if !(mpki.is_finite() && mpki > 0.0) {
-            return Err(bad("green_mpki", mpki.to_string(), "must be positive"));
-        }
-        let green = params
-            .get::<bool>("green")?
-            .unwrap_or(false)
-            .then_some(GreenConfig {
-                mpki,
-                mhz: params.get::<u64>("green_mhz")?,
-            });
+    /// The settings of a variant: its typed parameters and how it handles
+    /// frequencies.
+    pub fn new(params: HiloParams, mode: FreqMode) -> Result<Self, PolicyError> {
+        let green = params.green.then_some(GreenConfig {
+            mpki: params.green_mpki,
+            mhz: params.green_mhz,
+        });
         if green.is_some() && mode == FreqMode::Ondemand {
-            return Err(bad(
-                "green",
-                "true".into(),
-                "the ondemand variant does not set frequencies, so it has no green set",
-            ));
+            return Err(PolicyError::BadParam {
+                key: "green".into(),
+                value: "true".into(),
+                reason: "the ondemand variant does not set frequencies, so it has no green set"
+                    .into(),
+            });
         }
         Ok(HiloConfig {
             green,
-            spare,
-            spare_with_hint,
-            hold_s: hold_ms / 1000.0,
-            interval: Duration::from_millis(interval_ms),
-            spread: params.get::<bool>("spread")?.unwrap_or(false),
-            rotate_s: (rotate_s > 0.0).then_some(rotate_s),
+            spare: params.spare,
+            spare_with_hint: params.spare_with_hint.unwrap_or(params.spare),
+            hold_s: params.hold_ms / 1000.0,
+            interval: Duration::from_millis(params.interval_ms),
+            spread: params.spread,
+            rotate_s: (params.rotate_s > 0.0).then_some(params.rotate_s),
             mode,
         })
     }
@@ -235,11 +204,22 @@ pub struct Hilo {
     green_size: usize,
     /// Per-task sets last applied (green set only).
     applied_tasks: BTreeMap<TaskId, CpuSet>,
+    /// What it has done.
+    stats: HiloStats,
 }
 
 impl Hilo {
     /// A policy of the family under registry name `name`.
-    pub fn new(name: &'static str, config: HiloConfig) -> Self {
+    pub fn new(
+        name: &'static str,
+        params: HiloParams,
+        mode: FreqMode,
+    ) -> Result<Self, PolicyError> {
+        Ok(Hilo::with_config(name, HiloConfig::new(params, mode)?))
+    }
+
+    /// A policy with settings already checked.
+    pub fn with_config(name: &'static str, config: HiloConfig) -> Self {
         Hilo {
             name,
             config,
@@ -254,6 +234,7 @@ impl Hilo {
             memory_bound: BTreeSet::new(),
             green_size: 0,
             applied_tasks: BTreeMap::new(),
+            stats: HiloStats::default(),
         }
     }
 
@@ -344,6 +325,9 @@ impl Hilo {
     /// Grow at once; shrink after the hold time to the peak of the window.
     fn resize(&mut self, demand: usize, now_s: f64) {
         if demand >= self.size {
+            if demand > self.size {
+                self.stats.grows += 1;
+            }
             self.size = demand;
             self.shrink = None;
             return;
@@ -353,6 +337,9 @@ impl Hilo {
             None => (now_s, demand),
         };
         if now_s - since >= self.config.hold_s {
+            if peak < self.size {
+                self.stats.shrinks += 1;
+            }
             self.size = peak;
             self.shrink = None;
         } else {
@@ -400,6 +387,7 @@ impl Hilo {
                 if self.applied_freq.get(&d) != Some(&setting) {
                     plan.frequency.insert(FreqDomainId(d), setting);
                     self.applied_freq.insert(d, setting);
+                    self.stats.frequency_changes += 1;
                 }
             }
         }
@@ -523,11 +511,21 @@ impl Policy for Hilo {
         self.size = self.size.min((self.total() - self.green_size).max(1));
         self.plan(Some(snapshot))
     }
+    fn stats(&self) -> PolicyStats {
+        HiloStats {
+            high_cpus: self.size,
+            green_cpus: self.green_size,
+            memory_bound_tasks: self.memory_bound.len(),
+            ..self.stats.clone()
+        }
+        .to_stats()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Params;
     use ecosched_model::topology::{CacheDomain, CacheKind, Cpu, FreqDomain, PState};
     use ecosched_model::{Counters, CpuSample, PowerSample, TaskId, TaskSample};
     use std::sync::Arc;
@@ -628,10 +626,8 @@ mod tests {
     }
 
     fn hilo(params: Params) -> Hilo {
-        Hilo::new(
-            "hilo",
-            HiloConfig::from_params("hilo", &params, 1, FreqMode::HighLow).unwrap(),
-        )
+        let (_, variant) = crate::find("hilo").unwrap();
+        Hilo::new("hilo", variant.typed(&params).unwrap(), FreqMode::HighLow).unwrap()
     }
 
     fn high_count(plan_freq: &BTreeMap<FreqDomainId, FreqSetting>) -> usize {
@@ -765,10 +761,9 @@ mod tests {
 
     #[test]
     fn variant_a_hands_frequency_to_ondemand() {
-        let config =
-            HiloConfig::from_params("hilo-ondemand", &Params::default(), 0, FreqMode::Ondemand)
-                .unwrap();
-        let mut p = Hilo::new("hilo-ondemand", config);
+        let (_, variant) = crate::find("hilo-ondemand").unwrap();
+        let params = variant.typed(&Params::default()).unwrap();
+        let mut p = Hilo::new("hilo-ondemand", params, FreqMode::Ondemand).unwrap();
         let plan = p.init(&opteron()).unwrap();
         assert!(plan
             .frequency
@@ -818,22 +813,13 @@ mod tests {
 
     #[test]
     fn rejects_bad_params() {
-        let bad = |k: &str, v: &str| {
-            HiloConfig::from_params("hilo", &Params::default().with(k, v), 1, FreqMode::HighLow)
-                .is_err()
-        };
+        let bad = |k: &str, v: &str| crate::build("hilo", &Params::default().with(k, v)).is_err();
         assert!(bad("interval_ms", "0"));
         assert!(bad("hold_ms", "-1"));
         assert!(bad("spare", "-1"));
         assert!(bad("spread", "maybe"));
         assert!(bad("green", "1"));
         assert!(bad("green_mpki", "0"));
-        assert!(HiloConfig::from_params(
-            "hilo-ondemand",
-            &Params::default().with("green", true),
-            0,
-            FreqMode::Ondemand
-        )
-        .is_err());
+        assert!(crate::build("hilo-ondemand", &Params::default().with("green", true)).is_err());
     }
 }

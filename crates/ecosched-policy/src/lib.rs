@@ -7,29 +7,36 @@
 //! ```
 //! use ecosched_policy::{build, Params};
 //!
-//! let policy = build("ondemand", &Params::default()).unwrap();
-//! assert_eq!(policy.name(), "ondemand");
+//! let policy = build("hilo", &Params::default().with("hold_ms", 300)).unwrap();
+//! assert_eq!(policy.name(), "hilo");
+//! assert!(build("hilo", &Params::default().with("hold_ms", -1)).is_err());
 //! assert!(build("no-such-policy", &Params::default()).is_err());
 //! ```
+//!
+//! Every policy belongs to a family in the [`catalogue`]: one typed
+//! parameter struct (declared with [`typed_params!`]) and one typed
+//! statistics struct (declared with `ecosched_model::policy_stats!`) per
+//! family, from which help, checking, docs and exported series all come.
 
 pub mod av;
 pub mod baseline;
+pub mod catalogue;
+pub mod family;
 pub mod hilo;
 pub mod oracle;
 pub mod pam;
 pub mod params;
 pub mod patel;
 pub mod placed;
-pub mod registry;
 pub mod wca;
 pub mod xnode;
 
-use ecosched_model::{Plan, Requirements, Snapshot, Topology};
-use std::collections::BTreeMap;
+use ecosched_model::{Plan, PolicyStats, Requirements, Snapshot, Topology};
 use std::time::Duration;
 
+pub use catalogue::{build, check, families, find, needs, variants};
+pub use family::{Family, Needs, PolicyKind, Variant};
 pub use params::Params;
-pub use registry::{build, catalogue, PolicyInfo};
 
 /// Why a policy could not be built or started.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -75,6 +82,15 @@ pub enum PolicyError {
     /// The policy cannot run on this machine.
     #[error("{0}")]
     Incompatible(String),
+    /// Not a policy that decides from one machine's snapshots (a search
+    /// over the simulator, a cluster balancer): it runs elsewhere.
+    #[error("{reason}")]
+    Unbuildable {
+        /// The policy.
+        policy: String,
+        /// Where it runs instead.
+        reason: String,
+    },
 }
 
 /// A scheduling policy.
@@ -109,10 +125,11 @@ pub trait Policy {
         let _ = due;
         self.decide(snapshot)
     }
-    /// What the policy reports about its run so far (which search it
-    /// used, how many plans it applied …), for run reports; none by default.
-    fn notes(&self) -> BTreeMap<String, String> {
-        BTreeMap::new()
+    /// What the policy has done so far (plans applied, tasks moved …): its
+    /// family's typed statistics, for the trace, `--json`, reports and the
+    /// exporter. None by default.
+    fn stats(&self) -> PolicyStats {
+        PolicyStats::default()
     }
 }
 
@@ -157,7 +174,7 @@ impl Policy for Retimed {
         let due: Vec<&'static str> = self.inner.periods().iter().map(|p| p.name).collect();
         self.inner.decide_due(snapshot, &due)
     }
-    fn notes(&self) -> BTreeMap<String, String> {
-        self.inner.notes()
+    fn stats(&self) -> PolicyStats {
+        self.inner.stats()
     }
 }

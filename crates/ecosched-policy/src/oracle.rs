@@ -6,7 +6,7 @@
 //! simulator, so it lives in `ecosched-engine` (`oracle.rs`); a policy
 //! never knows which world it runs in.
 
-use crate::params::{ParamSpec, Params};
+use crate::params::{Params, TypedParams};
 use crate::{Policy, PolicyError};
 use ecosched_model::{
     CpuId, CpuSet, FreqDomainId, FreqSetting, Plan, Requirements, Snapshot, TaskId, Topology,
@@ -14,11 +14,26 @@ use ecosched_model::{
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-/// Parameters of `oracle`.
-pub const ORACLE_PARAMS: &[ParamSpec] = &[ParamSpec {
-    key: "objective",
-    help: "what the search minimises: work_energy (default: energy per unit of work), energy, edp or makespan",
-}];
+crate::typed_params! {
+    /// Parameters of `oracle`.
+    pub struct OracleParams {
+        /// What the search minimises: energy per unit of work, energy,
+        /// energy × makespan, or makespan.
+        objective: String = choice(&Objective::NAMES).default("work_energy"),
+    }
+}
+
+ecosched_model::policy_stats! {
+    /// What the oracle's search found.
+    pub struct OracleStats {
+        /// The best configuration: placement and frequency per domain.
+        choice: String => info,
+        /// Configurations simulated (one per symmetry class).
+        evaluated: u64 => counter,
+        /// Configurations before symmetry pruning.
+        configurations: u64 => counter,
+    }
+}
 
 /// What the oracle's search minimises.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -49,33 +64,21 @@ impl Objective {
         }
     }
 
-    /// From `--param objective=…` (default `work_energy`); checks the keys.
+    /// From `--param objective=…`, checked against [`OracleParams`].
     pub fn from_params(params: &Params) -> Result<Self, PolicyError> {
-        params.check_keys("oracle", ORACLE_PARAMS)?;
-        let Some(text) = params.get::<String>("objective")? else {
-            return Ok(Objective::WorkEnergy);
-        };
-        match text.as_str() {
-            "work_energy" => Ok(Objective::WorkEnergy),
-            "energy" => Ok(Objective::Energy),
-            "edp" => Ok(Objective::Edp),
-            "makespan" => Ok(Objective::Makespan),
-            _ => Err(PolicyError::BadParam {
-                key: "objective".into(),
-                value: text,
-                reason: format!("valid: {}", Self::NAMES.join(", ")),
-            }),
-        }
+        let typed = OracleParams::from_resolved(&params.resolve(
+            "oracle",
+            OracleParams::SPEC,
+            &[],
+            &[],
+        )?)?;
+        Ok(match typed.objective.as_str() {
+            "energy" => Objective::Energy,
+            "edp" => Objective::Edp,
+            "makespan" => Objective::Makespan,
+            _ => Objective::WorkEnergy,
+        })
     }
-}
-
-/// The catalogue's builder: the oracle is a search over the simulator, not
-/// a policy that decides from snapshots, so only `compare` can run it.
-pub fn build_refused(params: &Params) -> Result<Box<dyn Policy>, PolicyError> {
-    Objective::from_params(params)?;
-    Err(PolicyError::Incompatible(
-        "oracle searches every static placement and frequency in the simulator: run it with `ecosched compare --policies …,oracle`".into(),
-    ))
 }
 
 /// One static configuration: pinned tasks (or a confining CPU set) and a
@@ -177,7 +180,7 @@ mod tests {
 
     #[test]
     fn the_catalogue_entry_points_to_compare() {
-        let err = build_refused(&Params::default())
+        let err = crate::build("oracle", &Params::default())
             .err()
             .map(|e| e.to_string());
         assert!(err.is_some_and(|e| e.contains("ecosched compare")));

@@ -8,23 +8,30 @@
 //! CPU 0 and so on; tasks not named are left to the kernel. A task that
 //! restarts under the same name is pinned again.
 
-use crate::params::{ParamSpec, Params};
 use crate::{Policy, PolicyError};
-use ecosched_model::{CpuId, CpuSet, Plan, Requirements, Snapshot, TaskId, Topology};
+use ecosched_model::{
+    CpuId, CpuSet, Plan, PolicyStats, Requirements, Snapshot, TaskId, Topology, TypedStats,
+};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-/// Parameters of `placed`.
-pub const PLACED_PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        key: "map",
-        help: "task-name@cpu pairs, comma-separated (required), e.g. art@0,equake#0@2",
-    },
-    ParamSpec {
-        key: "interval_ms",
-        help: "how often new tasks are looked for, ms (default 100)",
-    },
-];
+crate::typed_params! {
+    /// Parameters of `placed`.
+    pub struct PlacedParams {
+        /// Task-name@cpu pairs, comma-separated, e.g. art@0,equake#0@2.
+        map: String = text("name@cpu,…").required(),
+        /// How often new tasks are looked for, ms.
+        interval_ms: u64 = int(1, 3_600_000).default("100"),
+    }
+}
+
+ecosched_model::policy_stats! {
+    /// What `placed` has done.
+    pub struct PlacedStats {
+        /// Live tasks pinned to their named CPU now.
+        pinned_tasks: usize => gauge,
+    }
+}
 
 /// The `placed` policy.
 pub struct Placed {
@@ -34,16 +41,9 @@ pub struct Placed {
 }
 
 impl Placed {
-    /// Built from `--param`s.
-    pub fn from_params(params: &Params) -> Result<Self, PolicyError> {
-        params.check_keys("placed", PLACED_PARAMS)?;
-        let text = params
-            .get::<String>("map")?
-            .ok_or_else(|| PolicyError::MissingParam {
-                policy: "placed".into(),
-                key: "map".into(),
-                help: PLACED_PARAMS[0].help.into(),
-            })?;
+    /// Built from its checked parameters.
+    pub fn new(params: PlacedParams) -> Result<Self, PolicyError> {
+        let text = params.map;
         let mut map = BTreeMap::new();
         for pair in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let bad = |reason: &str| PolicyError::BadParam {
@@ -69,17 +69,9 @@ impl Placed {
                 reason: "names no task".into(),
             });
         }
-        let interval_ms = params.get::<u64>("interval_ms")?.unwrap_or(100);
-        if interval_ms == 0 {
-            return Err(PolicyError::BadParam {
-                key: "interval_ms".into(),
-                value: "0".into(),
-                reason: "must be positive".into(),
-            });
-        }
         Ok(Placed {
             map,
-            interval: Duration::from_millis(interval_ms),
+            interval: Duration::from_millis(params.interval_ms),
             pinned: BTreeSet::new(),
         })
     }
@@ -113,6 +105,12 @@ impl Policy for Placed {
     fn decide(&mut self, snapshot: &Snapshot) -> Plan {
         pin_new_tasks(&self.map, &mut self.pinned, snapshot)
     }
+    fn stats(&self) -> PolicyStats {
+        PlacedStats {
+            pinned_tasks: self.pinned.len(),
+        }
+        .to_stats()
+    }
 }
 
 /// A plan pinning each live managed task named in `map` to its CPU, once:
@@ -140,20 +138,26 @@ pub(crate) fn pin_new_tasks(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Params;
+
+    fn from_params(params: &Params) -> Result<Placed, PolicyError> {
+        let (_, variant) = crate::find("placed")?;
+        Placed::new(variant.typed(params)?)
+    }
 
     #[test]
     fn parses_pairs_and_rejects_bad_ones() {
-        let p = Placed::from_params(&Params::default().with("map", "art@0, equake#0@2")).unwrap();
+        let p = from_params(&Params::default().with("map", "art@0, equake#0@2")).unwrap();
         assert_eq!(p.map["equake#0"], CpuId(2));
         for bad in ["art", "art@x", "@1", "a@1,a@2", ","] {
-            let err = Placed::from_params(&Params::default().with("map", bad)).err();
+            let err = from_params(&Params::default().with("map", bad)).err();
             assert!(
                 err.as_ref().is_some_and(|e| e.to_string().contains("map")),
                 "{bad}: {err:?}"
             );
         }
         assert!(matches!(
-            Placed::from_params(&Params::default()),
+            from_params(&Params::default()),
             Err(PolicyError::MissingParam { .. })
         ));
     }

@@ -40,41 +40,31 @@
 //!   the kernel's own threads are not managed and are kept from disturbing
 //!   the placement by the pinning itself.
 
-use crate::params::{ParamSpec, Params};
 use crate::{Policy, PolicyError};
 use ecosched_model::{
-    CounterKind, CpuId, CpuSet, Plan, Requirements, Snapshot, TaskId, TaskState, Topology,
+    CounterKind, CpuId, CpuSet, Plan, PolicyStats, Requirements, Snapshot, TaskId, TaskState,
+    Topology, TypedStats,
 };
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
-/// Parameters of `wca`, with their defaults.
-pub const WCA_PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        key: "alpha",
-        help: "EWMA weight a of the current interval's IPC and LLCRPI (default 0.5, eq. 1)",
-    },
-    ParamSpec {
-        key: "t_on_tr",
-        help: "transient below this on-CPU share of the history window (default 0.01 = 1 %, §4.1)",
-    },
-    ParamSpec {
-        key: "window_ms",
-        help: "history window of the transience test, ms (default 1000)",
-    },
-    ParamSpec {
-        key: "llcrpi_high",
-        help: "cache weight 2 above this many LLC requests per instruction (default 0.1, §4.2)",
-    },
-    ParamSpec {
-        key: "ipc_high",
-        help: "cache weight 1 above this IPC when LLCRPI is not high (default 1.0, §4.2)",
-    },
-    ParamSpec {
-        key: "interval_ms",
-        help: "sampling and balancing interval, ms (default 100)",
-    },
-];
+crate::typed_params! {
+    /// Parameters of `wca`.
+    pub struct WcaParams {
+        /// EWMA weight a of the current interval's IPC and LLCRPI.
+        alpha: f64 = real().above(0.0).at_most(1.0).default("0.5").source("eq. 1"),
+        /// Transient below this on-CPU share of the history window (0.01 = 1 %).
+        t_on_tr: f64 = real().at_least(0.0).below(1.0).default("0.01").source("§4.1"),
+        /// History window of the transience test, ms (at least interval_ms).
+        window_ms: u64 = int(1, 86_400_000).default("1000"),
+        /// Cache weight 2 above this many LLC requests per instruction.
+        llcrpi_high: f64 = real().at_least(0.0).default("0.1").source("§4.2"),
+        /// Cache weight 1 above this IPC when LLCRPI is not high.
+        ipc_high: f64 = real().at_least(0.0).default("1.0").source("§4.2"),
+        /// Sampling and balancing interval, ms.
+        interval_ms: u64 = int(1, 3_600_000).default("100"),
+    }
+}
 
 /// Everything that configures WCA.
 #[derive(Debug, Clone, PartialEq)]
@@ -93,71 +83,23 @@ pub struct WcaConfig {
     pub interval: Duration,
 }
 
-impl Default for WcaConfig {
-    fn default() -> Self {
-        WcaConfig {
-            alpha: 0.5,
-            t_on_tr: 0.01,
-            window: Duration::from_millis(1000),
-            llcrpi_high: 0.1,
-            ipc_high: 1.0,
-            interval: Duration::from_millis(100),
-        }
-    }
-}
-
-fn bad(key: &str, value: impl ToString, reason: &str) -> PolicyError {
-    PolicyError::BadParam {
-        key: key.into(),
-        value: value.to_string(),
-        reason: reason.into(),
-    }
-}
-
 impl WcaConfig {
-    /// Read and check `--param`s.
-    pub fn from_params(params: &Params) -> Result<Self, PolicyError> {
-        params.check_keys("wca", WCA_PARAMS)?;
-        let d = WcaConfig::default();
-        let alpha = params.get::<f64>("alpha")?.unwrap_or(d.alpha);
-        if !(alpha > 0.0 && alpha <= 1.0) {
-            return Err(bad("alpha", alpha, "must be in (0, 1]"));
-        }
-        let t_on_tr = params.get::<f64>("t_on_tr")?.unwrap_or(d.t_on_tr);
-        if !(0.0..1.0).contains(&t_on_tr) {
-            return Err(bad("t_on_tr", t_on_tr, "must be a share in [0, 1)"));
-        }
-        let llcrpi_high = params.get::<f64>("llcrpi_high")?.unwrap_or(d.llcrpi_high);
-        if !(llcrpi_high.is_finite() && llcrpi_high >= 0.0) {
-            return Err(bad(
-                "llcrpi_high",
-                llcrpi_high,
-                "must be a finite number ≥ 0",
-            ));
-        }
-        let ipc_high = params.get::<f64>("ipc_high")?.unwrap_or(d.ipc_high);
-        if !(ipc_high.is_finite() && ipc_high >= 0.0) {
-            return Err(bad("ipc_high", ipc_high, "must be a finite number ≥ 0"));
-        }
-        let interval_ms = params.get::<u64>("interval_ms")?.unwrap_or(100);
-        if !(1..=3_600_000).contains(&interval_ms) {
-            return Err(bad("interval_ms", interval_ms, "must be 1–3600000 ms"));
-        }
-        let window_ms = params.get::<u64>("window_ms")?.unwrap_or(1000);
-        if window_ms < interval_ms || window_ms > 86_400_000 {
-            return Err(bad(
-                "window_ms",
-                window_ms,
-                "must be at least interval_ms and at most a day",
-            ));
+    /// The configuration from checked parameters.
+    pub fn new(p: WcaParams) -> Result<Self, PolicyError> {
+        if p.window_ms < p.interval_ms {
+            return Err(PolicyError::BadParam {
+                key: "window_ms".into(),
+                value: p.window_ms.to_string(),
+                reason: "must be at least interval_ms and at most a day".into(),
+            });
         }
         Ok(WcaConfig {
-            alpha,
-            t_on_tr,
-            window: Duration::from_millis(window_ms),
-            llcrpi_high,
-            ipc_high,
-            interval: Duration::from_millis(interval_ms),
+            alpha: p.alpha,
+            t_on_tr: p.t_on_tr,
+            window: Duration::from_millis(p.window_ms),
+            llcrpi_high: p.llcrpi_high,
+            ipc_high: p.ipc_high,
+            interval: Duration::from_millis(p.interval_ms),
         })
     }
 }
@@ -183,25 +125,26 @@ impl Thread {
     }
 }
 
-/// Moves made by each stage of Table 1, and other run statistics.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct WcaStats {
-    /// Decisions taken.
-    pub decisions: u64,
-    /// Moves by stage 1 (thread count).
-    pub stage1_moves: u64,
-    /// Moves by stage 2 (cache weight).
-    pub stage2_moves: u64,
-    /// Moves by stage 3 (IPC).
-    pub stage3_moves: u64,
-    /// Affinity changes sent (pins and unpins).
-    pub affinity_changes: u64,
-    /// Threads transient (or not yet characterised) at the last decision.
-    pub transient_now: usize,
-    /// Most threads transient at once.
-    pub transient_max: usize,
-    /// Threads placed (non-transient) at the last decision.
-    pub placed_now: usize,
+ecosched_model::policy_stats! {
+    /// Moves made by each stage of Table 1, and other run statistics.
+    pub struct WcaStats {
+        /// Decisions taken.
+        decisions: u64 => counter,
+        /// Threads transient (or not yet characterised) at the last decision.
+        transient_threads: usize => gauge,
+        /// Most threads transient at once.
+        transient_threads_max: usize => gauge,
+        /// Threads placed (non-transient) at the last decision.
+        placed_threads: usize => gauge,
+        /// Moves by stage 1 (thread count).
+        moves_stage1_count: u64 => counter,
+        /// Moves by stage 2 (cache weight).
+        moves_stage2_cache_weight: u64 => counter,
+        /// Moves by stage 3 (IPC).
+        moves_stage3_ipc: u64 => counter,
+        /// Affinity changes sent (pins and unpins).
+        affinity_changes: u64 => counter,
+    }
 }
 
 /// The WCA policy.
@@ -228,8 +171,13 @@ struct Tuple {
 }
 
 impl Wca {
+    /// WCA from its checked parameters.
+    pub fn new(params: WcaParams) -> Result<Self, PolicyError> {
+        Ok(Wca::with_config(WcaConfig::new(params)?))
+    }
+
     /// WCA with `config`.
-    pub fn new(config: WcaConfig) -> Self {
+    pub fn with_config(config: WcaConfig) -> Self {
         Wca {
             config,
             levels: Vec::new(),
@@ -239,16 +187,6 @@ impl Wca {
             applied: BTreeMap::new(),
             stats: WcaStats::default(),
         }
-    }
-
-    /// Built from `--param`s.
-    pub fn from_params(params: &Params) -> Result<Self, PolicyError> {
-        Ok(Wca::new(WcaConfig::from_params(params)?))
-    }
-
-    /// Statistics so far.
-    pub fn stats(&self) -> &WcaStats {
-        &self.stats
     }
 
     /// A thread's cache weight (§4.2).
@@ -388,9 +326,9 @@ impl Wca {
                         moved.push(id);
                         any = true;
                         match stage {
-                            1 => self.stats.stage1_moves += 1,
-                            2 => self.stats.stage2_moves += 1,
-                            _ => self.stats.stage3_moves += 1,
+                            1 => self.stats.moves_stage1_count += 1,
+                            2 => self.stats.moves_stage2_cache_weight += 1,
+                            _ => self.stats.moves_stage3_ipc += 1,
                         }
                     }
                 }
@@ -515,10 +453,10 @@ impl Policy for Wca {
                 }
             }
         }
-        self.stats.transient_now = transient;
-        self.stats.transient_max = self.stats.transient_max.max(transient);
+        self.stats.transient_threads = transient;
+        self.stats.transient_threads_max = self.stats.transient_threads_max.max(transient);
         self.balance(&allowed);
-        self.stats.placed_now = self.placed.len();
+        self.stats.placed_threads = self.placed.len();
         let mut plan = Plan::default();
         for task in snapshot.live_managed() {
             let want = match self.placed.get(&task.id) {
@@ -539,30 +477,23 @@ impl Policy for Wca {
         }
         plan
     }
-    fn notes(&self) -> BTreeMap<String, String> {
-        let s = &self.stats;
-        [
-            ("decisions", s.decisions.to_string()),
-            ("transient_threads", s.transient_now.to_string()),
-            ("transient_threads_max", s.transient_max.to_string()),
-            ("placed_threads", s.placed_now.to_string()),
-            ("moves_stage1_count", s.stage1_moves.to_string()),
-            ("moves_stage2_cache_weight", s.stage2_moves.to_string()),
-            ("moves_stage3_ipc", s.stage3_moves.to_string()),
-            ("affinity_changes", s.affinity_changes.to_string()),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect()
+    fn stats(&self) -> PolicyStats {
+        self.stats.to_stats()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Params;
     use ecosched_model::topology::{CacheDomain, CacheKind, Cpu};
     use ecosched_model::{Counters, CpuSample, PowerSample, ProcessId, TaskSample};
     use std::sync::Arc;
+
+    fn wca_from(params: &Params) -> Result<Wca, PolicyError> {
+        let (_, variant) = crate::find("wca")?;
+        Wca::new(variant.typed(params)?)
+    }
 
     /// The Xeon E5430 of Fig. 1a: cores 0,1 share one L2, cores 2,3 the other.
     fn e5430() -> Topology {
@@ -647,7 +578,7 @@ mod tests {
     }
 
     fn wca() -> Wca {
-        let mut w = Wca::from_params(&Params::default()).unwrap();
+        let mut w = wca_from(&Params::default()).unwrap();
         w.init(&e5430()).unwrap();
         w
     }
@@ -698,7 +629,7 @@ mod tests {
         w.decide(&snap(0.2, vec![task(1, 0, 100, 1.0, 0.0)]));
         let ipc = w.threads[&id(1)].ipc.unwrap();
         assert!((ipc - 1.5).abs() < 1e-3, "{ipc}");
-        let mut slow = Wca::from_params(&Params::default().with("alpha", 0.25)).unwrap();
+        let mut slow = wca_from(&Params::default().with("alpha", 0.25)).unwrap();
         slow.init(&e5430()).unwrap();
         slow.decide(&snap(0.1, vec![task(1, 0, 100, 2.0, 0.0)]));
         slow.decide(&snap(0.2, vec![task(1, 0, 100, 1.0, 0.0)]));
@@ -725,12 +656,12 @@ mod tests {
         assert_eq!(p[&1], "0");
         assert_eq!(p[&2], "3");
         assert_eq!(p[&3], "2");
-        assert_eq!(w.stats().stage3_moves, 1);
+        assert_eq!(w.stats.moves_stage3_ipc, 1);
         let mut moved = mix();
         moved[1].cpu = Some(CpuId(3));
         let again = w.decide(&snap(0.2, moved));
         assert!(again.task_cpus.is_empty(), "{:?}", again.task_cpus);
-        assert_eq!(w.stats().stage3_moves, 1);
+        assert_eq!(w.stats.moves_stage3_ipc, 1);
     }
 
     /// Stage 2: two cache-heavy threads share a cache while a light one
@@ -747,7 +678,7 @@ mod tests {
                 task(3, 2, 100, 0.5, 0.01),
             ],
         ));
-        assert_eq!(w.stats().stage2_moves, 1);
+        assert_eq!(w.stats.moves_stage2_cache_weight, 1);
         let p = pins(&plan);
         let on_second_cache = [&p[&1], &p[&2]].iter().filter(|c| **c == "3").count();
         assert_eq!(on_second_cache, 1, "{p:?}");
@@ -770,8 +701,8 @@ mod tests {
                 assert!(plan.task_cpus.is_empty(), "{:?}", plan.task_cpus);
             }
         }
-        let s = w.stats();
-        assert_eq!(s.stage2_moves + s.stage3_moves, 0, "{s:?}");
+        let s = &w.stats;
+        assert_eq!(s.moves_stage2_cache_weight + s.moves_stage3_ipc, 0, "{s:?}");
     }
 
     /// Stage 1: two threads on one CPU spread to an idle one.
@@ -782,7 +713,7 @@ mod tests {
             0.1,
             vec![task(1, 0, 50, 0.5, 0.0), task(2, 0, 50, 0.5, 0.0)],
         ));
-        assert!(w.stats().stage1_moves >= 1);
+        assert!(w.stats.moves_stage1_count >= 1);
         let p = pins(&plan);
         assert_ne!(p[&1], p[&2]);
     }
@@ -799,8 +730,8 @@ mod tests {
         let p = pins(&plan);
         assert_eq!(p.get(&1).map(String::as_str), Some("0"));
         assert!(!p.contains_key(&9));
-        assert_eq!(w.stats().transient_now, 1);
-        assert_eq!(w.stats().stage1_moves, 0);
+        assert_eq!(w.stats.transient_threads, 1);
+        assert_eq!(w.stats.moves_stage1_count, 0);
         // Thread 1 goes quiet: after a window of idleness it is unpinned.
         let mut last = Plan::default();
         for k in 2..=12 {
@@ -810,7 +741,10 @@ mod tests {
             }
         }
         assert_eq!(pins(&last)[&1], "0-3");
-        assert_eq!(w.notes()["transient_threads"], "1");
+        assert_eq!(
+            Policy::stats(&w).get("transient_threads"),
+            Some(&ecosched_model::StatValue::Count(1))
+        );
     }
 
     #[test]
@@ -824,13 +758,13 @@ mod tests {
             ("llcrpi_high", "-1"),
             ("ipc_high", "x"),
         ] {
-            let err = Wca::from_params(&Params::default().with(k, v)).err();
+            let err = wca_from(&Params::default().with(k, v)).err();
             assert!(
                 err.as_ref().is_some_and(|e| e.to_string().contains(k)),
                 "{k}={v}: {err:?}"
             );
         }
-        assert!(Wca::from_params(&Params::default().with("nope", 1)).is_err());
+        assert!(wca_from(&Params::default().with("nope", 1)).is_err());
     }
 
     #[test]

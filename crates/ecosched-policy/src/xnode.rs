@@ -20,28 +20,47 @@
 //! none until a full window has passed on its new node). What a move
 //! costs is the caller's to account.
 
-use crate::av::{activity_vector, varsum, Vector};
-use crate::params::{ParamSpec, Params};
+use crate::av::{activity_vector, varsum, AvConfig, AvParams, Vector};
+use crate::params::{Params, TypedParams};
 use crate::PolicyError;
 use ecosched_model::calibration::ActivityCalibration;
-use ecosched_model::{CounterKind, Snapshot, TaskId, Topology};
+use ecosched_model::{CounterKind, PolicyStats, Snapshot, TaskId, Topology, TypedStats};
 use std::collections::BTreeMap;
 
-/// Parameters of the coordinator (`av-xnode` also takes every `av` one).
-pub const XNODE_PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        key: "publish_s",
-        help: "how often each node publishes its tasks' activity vectors, s (default 15, §8.4)",
-    },
-    ParamSpec {
-        key: "swap_s",
-        help: "how often a cross-node swap is considered, s; at most one swap each time (default 600, §8.4)",
-    },
-    ParamSpec {
-        key: "swap_gain",
-        help: "smallest rise of min(varsum) of the two nodes a swap must bring (default 0.01, as av's min_gain: smaller gains are noise, and swapping on them ping-pongs two like tasks)",
-    },
-];
+crate::typed_params! {
+    /// Parameters of the coordinator (`av-xnode` also takes every `av` one).
+    pub struct XnodeParams {
+        /// How often each node publishes its tasks' activity vectors, s.
+        publish_s: f64 = real().above(0.0).default("15").source("§8.4"),
+        /// How often a cross-node swap is considered, s (at least publish_s);
+        /// at most one swap each time.
+        swap_s: f64 = real().above(0.0).default("600").source("§8.4"),
+        /// Smallest rise of min(varsum) of the two nodes a swap must bring
+        /// (as av's min_gain: smaller gains are noise, and swapping on them
+        /// ping-pongs two like tasks).
+        swap_gain: f64 = real().at_least(0.0).default("0.01"),
+    }
+}
+
+ecosched_model::policy_stats! {
+    /// What the cross-node coordinator has done.
+    pub struct XnodeStats {
+        /// Publications of every node's vectors.
+        publications: u64 => counter,
+        /// Swaps of two tasks between two nodes.
+        swaps: u64 => counter,
+    }
+}
+
+/// The policy every node of a cross-node cluster runs.
+pub const NODE_POLICY: &str = "av";
+
+/// The counter the node policy reads as the memory bus, from its
+/// parameters (those the coordinator does not take).
+pub fn node_bus_event(node_params: &Params) -> Result<CounterKind, PolicyError> {
+    let resolved = node_params.resolve(NODE_POLICY, AvParams::SPEC, &[], &[])?;
+    Ok(AvConfig::new(AvParams::from_resolved(&resolved)?).bus_event)
+}
 
 /// Settings of the coordinator.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,52 +74,24 @@ pub struct XnodeConfig {
 }
 
 impl XnodeConfig {
-    /// Take the coordinator's keys out of `params`; the rest are the
-    /// node policy's.
+    /// Take the coordinator's keys out of `params` and check them; the
+    /// rest are the node policy's.
     pub fn split(params: &Params) -> Result<(XnodeConfig, Params), PolicyError> {
-        let mut mine = Params::default();
-        let mut rest = Params::default();
-        for (k, v) in params.iter() {
-            if XNODE_PARAMS.iter().any(|s| s.key == k) {
-                mine = mine.with(k, v);
-            } else {
-                rest = rest.with(k, v);
-            }
-        }
-        let positive = |key: &str, default: f64| -> Result<f64, PolicyError> {
-            let v: f64 = mine.get(key)?.unwrap_or(default);
-            if v.is_finite() && v > 0.0 {
-                Ok(v)
-            } else {
-                Err(PolicyError::BadParam {
-                    key: key.into(),
-                    value: v.to_string(),
-                    reason: "must be a positive number".into(),
-                })
-            }
-        };
-        let publish_s = positive("publish_s", 15.0)?;
-        let swap_s = positive("swap_s", 600.0)?;
-        if swap_s < publish_s {
+        let (mine, rest) = params.split(XnodeParams::SPEC);
+        let p =
+            XnodeParams::from_resolved(&mine.resolve("av-xnode", XnodeParams::SPEC, &[], &[])?)?;
+        if p.swap_s < p.publish_s {
             return Err(PolicyError::BadParam {
                 key: "swap_s".into(),
-                value: swap_s.to_string(),
-                reason: format!("must be at least publish_s ({publish_s})"),
-            });
-        }
-        let swap_gain: f64 = mine.get("swap_gain")?.unwrap_or(0.01);
-        if !(swap_gain.is_finite() && swap_gain >= 0.0) {
-            return Err(PolicyError::BadParam {
-                key: "swap_gain".into(),
-                value: swap_gain.to_string(),
-                reason: "must be a non-negative number".into(),
+                value: p.swap_s.to_string(),
+                reason: format!("must be at least publish_s ({})", p.publish_s),
             });
         }
         Ok((
             XnodeConfig {
-                publish_s,
-                swap_s,
-                swap_gain,
+                publish_s: p.publish_s,
+                swap_s: p.swap_s,
+                swap_gain: p.swap_gain,
             },
             rest,
         ))
@@ -263,6 +254,7 @@ pub struct Xnode {
     latest: Vec<Vec<Published>>,
     next_publish_s: f64,
     next_swap_s: f64,
+    stats: XnodeStats,
 }
 
 impl Xnode {
@@ -282,7 +274,13 @@ impl Xnode {
             latest: vec![Vec::new(); publishers.len()],
             publishers,
             config,
+            stats: XnodeStats::default(),
         })
+    }
+
+    /// What it has done so far.
+    pub fn stats(&self) -> PolicyStats {
+        self.stats.to_stats()
     }
 
     /// Take node `node`'s snapshot into its window.
@@ -309,6 +307,7 @@ impl Xnode {
             while self.next_publish_s <= now_s + 1e-9 {
                 self.next_publish_s += self.config.publish_s;
             }
+            self.stats.publications += 1;
         }
         if now_s + 1e-9 < self.next_swap_s {
             return None;
@@ -334,7 +333,11 @@ impl Xnode {
                 }
             })
             .collect();
-        best_swap(&complete, self.config.swap_gain)
+        let swap = best_swap(&complete, self.config.swap_gain);
+        if swap.is_some() {
+            self.stats.swaps += 1;
+        }
+        swap
     }
 }
 
@@ -396,6 +399,7 @@ mod tests {
             latest: nodes,
             next_publish_s: f64::INFINITY,
             next_swap_s: 600.0,
+            stats: XnodeStats::default(),
         };
         let ids = |r: std::ops::Range<u32>| {
             r.map(|pid| TaskId {

@@ -23,8 +23,10 @@ pub mod config;
 pub mod ctl;
 pub mod daemon;
 pub mod group;
+pub mod labels;
 pub mod membership;
 pub mod metrics;
 pub mod notify;
+pub mod policy_series;
 
 pub use config::{Config, ConfigError};

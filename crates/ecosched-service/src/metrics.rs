@@ -12,6 +12,7 @@
 //! | `ecosched_group_tasks` | group | threads managed now |
 //! | `ecosched_group_llc_misses_total` | group | the group's tasks' shared-cache misses, only where hardware counters are read |
 //! | `ecosched_policy_decisions_total` | group, policy | control steps whose plan changed something |
+//! | `ecosched_<family>_<statistic>` | group | each policy's typed statistics ([`crate::policy_series`]): `ecosched_pam_plans_total`, `ecosched_hilo_high_cpus` … (`ecosched policies` lists them) |
 //! | `ecosched_observation_seconds_total` | – | CPU time the daemon itself has used |
 //! | `ecosched_build_info` | version | – |
 //!
@@ -21,72 +22,23 @@
 //! cardinality grows without bound), and a group's series are removed when
 //! the group ends.
 
+pub use crate::labels::{
+    BuildLabels, CpuLabels, FloatCounter, FloatGauge, GroupLabels, GroupPolicyLabels,
+    GroupSourceLabels, ZoneLabels,
+};
+use crate::policy_series::PolicySeries;
 use ecosched_linux::power::PowerMeter;
 use ecosched_linux::{cpustat::CpuStat, FsRoot, LinuxError};
 use ecosched_model::trace::TraceSink;
 use ecosched_model::{Meter, Plan, PowerSource, Step, TaskState, TraceHeader};
-use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Instant;
-
-/// A counter of a real-valued quantity (joules, seconds).
-pub type FloatCounter = Counter<f64, AtomicU64>;
-/// A gauge of a real-valued quantity (watts, hertz).
-pub type FloatGauge = Gauge<f64, AtomicU64>;
-
-/// One meter zone (`package-0`, `psys`, `package (estimated)`).
-#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct ZoneLabels {
-    /// The zone.
-    pub zone: String,
-    /// `rapl`, `hwmon` or `estimate`.
-    pub source: String,
-}
-
-/// One CPU.
-#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct CpuLabels {
-    /// The kernel's CPU number.
-    pub cpu: String,
-}
-
-/// The build.
-#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct BuildLabels {
-    /// The crate version.
-    pub version: String,
-}
-
-/// One group.
-#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct GroupLabels {
-    /// The group's name.
-    pub group: String,
-}
-
-/// One group's energy, by source.
-#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct GroupSourceLabels {
-    /// The group's name.
-    pub group: String,
-    /// `rapl`, `hwmon` or `estimate`.
-    pub source: String,
-}
-
-/// One group's decisions under one policy.
-#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct GroupPolicyLabels {
-    /// The group's name.
-    pub group: String,
-    /// The policy.
-    pub policy: String,
-}
 
 /// Every series, cheap to clone (the families are shared).
 #[derive(Debug, Clone)]
@@ -110,6 +62,8 @@ pub struct Metrics {
     pub decisions: Family<GroupPolicyLabels, Counter>,
     /// `ecosched_observation_seconds_total`.
     pub observation: FloatCounter,
+    /// Every policy's statistics.
+    pub policies: PolicySeries,
 }
 
 impl Default for Metrics {
@@ -185,6 +139,7 @@ impl Metrics {
             })
             .set(1);
         r.register("ecosched_build_info", "The running ecosched", build);
+        let policies = PolicySeries::register(&mut r);
         Metrics {
             registry: Arc::new(r),
             energy,
@@ -196,6 +151,7 @@ impl Metrics {
             group_llc_misses,
             decisions,
             observation,
+            policies,
         }
     }
 
@@ -231,6 +187,7 @@ impl Metrics {
         for policy in policies {
             self.forget_policy(group, policy);
         }
+        self.policies.forget_group(group);
     }
 
     /// Drop a group's decisions under a policy it no longer runs.
@@ -377,6 +334,10 @@ pub struct GroupSink {
     metrics: Metrics,
     group: String,
     policy: String,
+    /// The policy's family, which names its statistics' series.
+    family: &'static str,
+    /// The counters already published.
+    published: BTreeMap<String, f64>,
     source: &'static str,
     meter: Meter,
 }
@@ -389,6 +350,8 @@ impl GroupSink {
             metrics,
             group: group.to_string(),
             policy: policy.to_string(),
+            family: ecosched_policy::find(policy).map_or("", |(f, _)| f.name),
+            published: BTreeMap::new(),
             source,
             meter: Meter::Package,
         }
@@ -468,6 +431,9 @@ impl TraceSink for GroupSink {
                 })
                 .inc();
         }
+        self.metrics
+            .policies
+            .record(self.family, &self.group, &step.stats, &mut self.published);
         Ok(())
     }
 }

@@ -22,8 +22,9 @@ pub struct Cli {
 pub enum Command {
     /// List the built-in scenarios.
     Scenarios(ListArgs),
-    /// List the policies and their parameters.
-    Policies(ListArgs),
+    /// List the policies by family: what each needs, its parameters and
+    /// statistics.
+    Policies(PoliciesArgs),
     /// Simulate one policy on one scenario.
     Sim(SimArgs),
     /// Simulate several policies on one scenario and compare them with a baseline.
@@ -231,7 +232,20 @@ pub struct ObserveBenchArgs {
     pub json: bool,
 }
 
-/// Flags of the listing commands.
+/// `ecosched policies`.
+#[derive(Debug, Args)]
+pub struct PoliciesArgs {
+    /// Show only the family of this policy (or family) name.
+    pub name: Option<String>,
+    /// Print JSON instead of text.
+    #[arg(long, conflicts_with = "markdown")]
+    pub json: bool,
+    /// Print the policy reference in Markdown (docs/policies.md).
+    #[arg(long)]
+    pub markdown: bool,
+}
+
+/// `ecosched scenarios`.
 #[derive(Debug, Args)]
 pub struct ListArgs {
     /// Print JSON instead of a table.

@@ -4,16 +4,16 @@
 
 use crate::cli::{
     BenchCommand, BenchPamArgs, BenchSimArgs, CalibrateAvArgs, CalibrateCommand, Cli, Command,
-    CompareArgs, ListArgs, SimArgs, ValidateArgs,
+    CompareArgs, ListArgs, PoliciesArgs, SimArgs, ValidateArgs,
 };
 use crate::linux_commands;
-use crate::output::{self, PolicyEntry, ScenarioEntry, ValidateReport};
+use crate::output::{self, ScenarioEntry, ValidateReport};
+use crate::policy_list;
 use crate::progress::{self, Progress};
 use crate::settings::{CompareSettings, SimSettings};
 use crate::topology_view;
 use anyhow::{Context, Result};
 use ecosched_engine::{bench, calibrate, experiment, validate};
-use ecosched_policy::catalogue;
 use ecosched_sim::cluster::{Cluster, Workload};
 
 /// What a command produced.
@@ -76,12 +76,24 @@ fn scenarios(args: &ListArgs) -> Result<Outcome> {
     }))
 }
 
-fn policies(args: &ListArgs) -> Result<Outcome> {
-    let list: Vec<PolicyEntry> = catalogue().iter().map(PolicyEntry::from).collect();
-    Ok(Outcome::ok(if args.json {
-        output::json(&list)?
+fn policies(args: &PoliciesArgs) -> Result<Outcome> {
+    let family = match &args.name {
+        Some(name) => {
+            let Some(family) = policy_list::family_named(name) else {
+                // Not a family's name either: the error lists the policies.
+                ecosched_policy::find(name)?;
+                anyhow::bail!("no policy family is called {name:?}");
+            };
+            Some(family)
+        }
+        None => None,
+    };
+    Ok(Outcome::ok(if args.markdown {
+        policy_list::markdown()
+    } else if args.json {
+        output::json(&policy_list::entries(family))?
     } else {
-        output::policies(&list)
+        policy_list::text(family)
     }))
 }
 

@@ -143,7 +143,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
             power_description,
             frequency_control,
             notices,
-            policy_notes: policy.notes(),
+            policy_stats: policy.stats(),
         },
     );
     let mut summary = run_summary::RunSummary::new(report, &end);
@@ -250,8 +250,8 @@ fn render_run(summary: &run_summary::RunSummary) -> String {
         t.row([k.to_string(), v]);
     }
     t.row(["unobserved tasks".to_string(), unobserved(&r.notices)]);
-    for (k, v) in &r.policy_notes {
-        t.row([format!("policy: {k}"), v.clone()]);
+    for (k, v) in r.policy_stats.iter() {
+        t.row([format!("policy: {k}"), v.to_string()]);
     }
     let header = [
         "task",

@@ -21,6 +21,7 @@ mod glossary;
 mod linux_commands;
 mod output;
 mod perfetto;
+mod policy_list;
 mod power_model;
 mod progress;
 mod report;

@@ -10,7 +10,7 @@ use ecosched_engine::normalise::Normalisation;
 use ecosched_engine::report::{CompareReport, SimReport};
 use ecosched_engine::validate::{Check, RowKind};
 use ecosched_model::Meter;
-use ecosched_policy::{Params, PolicyInfo};
+use ecosched_policy::Params;
 use serde::Serialize;
 
 /// One line of `scenarios --json`.
@@ -20,43 +20,6 @@ pub struct ScenarioEntry {
     pub name: String,
     /// One line.
     pub description: String,
-}
-
-/// One parameter in `policies --json`.
-#[derive(Debug, Serialize)]
-pub struct ParamEntry {
-    /// Key.
-    pub key: String,
-    /// What it means.
-    pub help: String,
-}
-
-/// One line of `policies --json`.
-#[derive(Debug, Serialize)]
-pub struct PolicyEntry {
-    /// Name.
-    pub name: String,
-    /// One line.
-    pub description: String,
-    /// Its parameters.
-    pub params: Vec<ParamEntry>,
-}
-
-impl From<&PolicyInfo> for PolicyEntry {
-    fn from(p: &PolicyInfo) -> Self {
-        PolicyEntry {
-            name: p.name.to_string(),
-            description: p.description.to_string(),
-            params: p
-                .params
-                .iter()
-                .map(|s| ParamEntry {
-                    key: s.key.to_string(),
-                    help: s.help.to_string(),
-                })
-                .collect(),
-        }
-    }
 }
 
 /// `validate --json`.
@@ -139,18 +102,6 @@ pub fn scenarios(list: &[ScenarioEntry]) -> String {
     let mut t = Table::new(&["scenario", "description"], &[]);
     for s in list {
         t.row([s.name.as_str(), s.description.as_str()]);
-    }
-    t.render()
-}
-
-/// `policies`.
-pub fn policies(list: &[PolicyEntry]) -> String {
-    let mut t = Table::new(&["policy", "description"], &[]);
-    for p in list {
-        t.row([p.name.as_str(), p.description.as_str()]);
-        for s in &p.params {
-            t.row([String::new(), format!("--param {}=…  {}", s.key, s.help)]);
-        }
     }
     t.render()
 }

@@ -8,7 +8,7 @@
 
 use crate::cli::{CompareArgs, SimArgs};
 use anyhow::{Context, Result};
-use ecosched_policy::{build, catalogue, Params, PolicyError, PolicyInfo};
+use ecosched_policy::{find, Family, Params, Variant};
 use std::fmt;
 
 /// A mistake in the command line found after clap parsed it. `main` exits
@@ -110,30 +110,14 @@ pub struct CompareSettings {
 
 /// The catalogue entry for `name`, or the library's "unknown policy" error
 /// listing the valid ones.
-fn policy_info(name: &str) -> Result<&'static PolicyInfo> {
-    catalogue().iter().find(|p| p.name == name).ok_or_else(|| {
-        PolicyError::UnknownPolicy {
-            name: name.to_string(),
-            valid: catalogue().iter().map(|p| p.name.to_string()).collect(),
-        }
-        .into()
-    })
+fn policy_info(name: &str) -> Result<(&'static Family, &'static Variant)> {
+    Ok(find(name)?)
 }
 
-/// Build the policy once so that a missing, unknown or malformed parameter
-/// is reported before any simulation starts.
+/// Check the parameters once so that a missing, unknown or malformed one is
+/// reported before any simulation starts.
 fn check_builds(name: &str, params: &Params) -> Result<()> {
-    if name == ecosched_engine::cluster::XNODE_POLICY {
-        // What runs: the coordinator, and av on every node.
-        let (_, node) = ecosched_policy::xnode::XnodeConfig::split(params)
-            .with_context(|| format!("policy {name}"))?;
-        return build("av", &node)
-            .map(drop)
-            .with_context(|| format!("policy {name}"));
-    }
-    build(name, params)
-        .map(drop)
-        .with_context(|| format!("policy {name}"))
+    ecosched_policy::check(name, params).with_context(|| format!("policy {name}"))
 }
 
 impl SimSettings {
@@ -199,7 +183,8 @@ impl CompareSettings {
         for p in parsed.iter().filter(|p| p.scope.is_none()) {
             let mut taken = false;
             for (name, params) in &mut policies {
-                if policy_info(name)?.params.iter().any(|s| s.key == p.key) {
+                let (family, variant) = policy_info(name)?;
+                if variant.takes(family, &p.key) {
                     *params = std::mem::take(params).with(&p.key, &p.value);
                     taken = true;
                 }
@@ -227,14 +212,7 @@ impl CompareSettings {
             *params = std::mem::take(params).with(&p.key, &p.value);
         }
         for (name, params) in &policies {
-            if name == "oracle" {
-                // A search, not a buildable policy: only its objective to check.
-                ecosched_policy::oracle::Objective::from_params(params)
-                    .map(drop)
-                    .context("policy oracle")?;
-            } else {
-                check_builds(name, params)?;
-            }
+            check_builds(name, params)?;
         }
         Ok(CompareSettings {
             scenario: args.scenario.clone(),
@@ -332,10 +310,16 @@ fn describe_params(names: &[String]) -> String {
     names
         .iter()
         .map(|n| {
-            let keys: Vec<&str> = catalogue()
-                .iter()
-                .find(|p| p.name == n)
-                .map(|p| p.params.iter().map(|s| s.key).collect())
+            let keys: Vec<&str> = find(n)
+                .map(|(family, variant)| {
+                    family
+                        .params
+                        .iter()
+                        .flat_map(|g| g.iter())
+                        .map(|s| s.key)
+                        .filter(|k| variant.takes(family, k))
+                        .collect()
+                })
                 .unwrap_or_default();
             if keys.is_empty() {
                 format!("{n} takes none")
@@ -404,7 +388,7 @@ mod tests {
     }
 
     fn value(params: &Params, key: &str) -> Option<String> {
-        params.get::<String>(key).unwrap()
+        params.value(key).map(String::from)
     }
 
     #[test]

@@ -54,15 +54,23 @@ fn scenarios_human_is_a_table() {
 #[test]
 fn policies_json_lists_baselines_with_params() {
     let v = json(&["policies", "--json"]);
-    let list = v.as_array().unwrap();
+    let families = v.as_array().unwrap();
+    let variants: Vec<&serde_json::Value> = families
+        .iter()
+        .flat_map(|f| f["variants"].as_array().unwrap())
+        .collect();
     for want in ["performance", "ondemand", "fixed", "static"] {
         assert!(
-            list.iter().any(|p| p["name"] == want),
+            variants.iter().any(|p| p["name"] == want),
             "{want} missing: {v}"
         );
     }
-    let fixed = list.iter().find(|p| p["name"] == "fixed").unwrap();
-    has_keys(fixed, &["name", "description", "params"], "policy");
+    let fixed = families.iter().find(|p| p["name"] == "fixed").unwrap();
+    has_keys(
+        fixed,
+        &["name", "title", "kind", "variants", "params", "stats"],
+        "family",
+    );
     let params = fixed["params"].as_array().unwrap();
     assert!(
         params

@@ -174,7 +174,7 @@ fn run_exits_with_the_commands_status_and_json_uses_the_sim_field_names() {
         "cpu_s",
         "energy_source",
         "exit_code",
-        "policy_notes",
+        "policy_stats",
     ] {
         assert!(v.get(key).is_some(), "run --json lacks {key}: {v}");
     }
@@ -654,9 +654,10 @@ fn wca_pins_busy_threads_and_leaves_the_transient_shell_alone() {
         original,
         "the transient shell is not pinned"
     );
-    let notes = wca.notes();
-    assert_eq!(notes["placed_threads"], "2", "{notes:?}");
-    assert!(notes["transient_threads"] != "0", "{notes:?}");
+    let notes = wca.stats();
+    let stat = |k: &str| notes.get(k).map(ToString::to_string).unwrap_or_default();
+    assert_eq!(stat("placed_threads"), "2", "{notes:?}");
+    assert!(stat("transient_threads") != "0", "{notes:?}");
     platform.finish(true).unwrap();
     for p in busy.iter().chain([&shell]) {
         let _ = std::process::Command::new("kill")

@@ -154,7 +154,11 @@ fn patel2_cpusets_pin_cpufreq_through_the_journal_on_a_recorded_xeon() {
 
     let mut policy = ecosched_policy::build("patel2", &Params::default()).unwrap();
     let plan = policy.init(&machine.topology).unwrap();
-    let sets = policy.notes()["cpusets"].clone();
+    let sets = policy
+        .stats()
+        .get("cpusets")
+        .map(ToString::to_string)
+        .unwrap_or_default();
     assert!(
         sets.contains("@2000 MHz") && sets.contains("@2333 MHz"),
         "{sets}"

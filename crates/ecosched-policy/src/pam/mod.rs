@@ -28,10 +28,11 @@ pub mod model;
 pub mod search;
 pub mod state;
 
-use crate::params::{ParamSpec, Params};
+use crate::params::{Params, TypedParams};
 use crate::{Policy, PolicyError};
 use ecosched_model::{
-    CounterKind, CpuId, CpuSet, Plan, Requirements, Snapshot, TaskId, TaskState, Topology,
+    CounterKind, CpuId, CpuSet, Plan, PolicyStats, Requirements, Snapshot, TaskId, TaskState,
+    Topology, TypedStats,
 };
 use model::{occupancies, AlphaFit, CpiFit, CpiModel, CpiSample, SlotObs, DEFAULT_ALPHA};
 use search::{decide, Decision, Layout, Problem, SearchConfig, SearchKind};
@@ -39,94 +40,57 @@ use state::{CapController, Goal, Leave, Machine, Measure, State};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-/// Parameters of `pam`, with their defaults.
-pub const PAM_PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        key: "goal",
-        help: "performance | power-cap | energy (default performance)",
-    },
-    ParamSpec {
-        key: "power_cap_w",
-        help: "whole-system power cap in W (required for goal=power-cap)",
-    },
-    ParamSpec {
-        key: "alpha",
-        help: "miss-ratio exponent of eq. 11 (default 0.5, the cache rule of thumb)",
-    },
-    ParamSpec {
-        key: "alpha_fit",
-        help: "fit alpha per task online from two occupancies (default false)",
-    },
-    ParamSpec {
-        key: "t1",
-        help: "CPI model constant t1 (default 0.733, eq. 14)",
-    },
-    ParamSpec {
-        key: "t2",
-        help: "CPI model constant t2 (default 3.43, eq. 14)",
-    },
-    ParamSpec {
-        key: "t3",
-        help: "CPI model constant t3 (default 110, eq. 14)",
-    },
-    ParamSpec {
-        key: "fit_cpi",
-        help: "fit t1..t3 online by least squares over recent samples (default false)",
-    },
-    ParamSpec {
-        key: "fit_window",
-        help: "samples the online CPI fit keeps (default 64)",
-    },
-    ParamSpec {
-        key: "m",
-        help: "intervals between goodness checks in Good (default 3)",
-    },
-    ParamSpec {
-        key: "n",
-        help: "longest stay in Good, intervals (default 30)",
-    },
-    ParamSpec {
-        key: "delta",
-        help: "Algorithm 2's minimum predicted gain (default 0.001 = 0.1 %)",
-    },
-    ParamSpec {
-        key: "max_degradation",
-        help: "lowest predicted per-task speed vs Default a plan may impose (default 0.10)",
-    },
-    ParamSpec {
-        key: "exhaustive_max_cpus",
-        help: "largest CPU count searched exhaustively; above it local search (default 10)",
-    },
-    ParamSpec {
-        key: "restarts",
-        help: "random restarts of the local search (default 8)",
-    },
-    ParamSpec {
-        key: "seed",
-        help: "seed of the local search's restarts (default fixed)",
-    },
-    ParamSpec {
-        key: "search_budget",
-        help:
-            "cache evaluations after which the local search starts no new restart (default 200000)",
-    },
-    ParamSpec {
-        key: "interval_ms",
-        help: "control interval in ms (default 1000, the paper's cycle)",
-    },
-    ParamSpec {
-        key: "cap_step_cpus",
-        help: "CPUs removed per power-cap level (default 1)",
-    },
-    ParamSpec {
-        key: "cap_margin",
-        help: "fraction of the cap kept free before growing back (default 0.02)",
-    },
-    ParamSpec {
-        key: "cap_hold",
-        help: "calm intervals before growing back (default 3)",
-    },
-];
+crate::typed_params! {
+    /// Parameters of `pam`.
+    pub struct PamParams {
+        /// What to optimise.
+        goal: String = choice(&["performance", "power-cap", "energy"]).default("performance"),
+        /// Whole-system power cap, W (required for goal=power-cap).
+        power_cap_w: Option<f64> = real().above(0.0).unset("no cap").source("§V-G"),
+        /// Miss-ratio exponent (the cache rule of thumb).
+        alpha: f64 = real().at_least(0.0).default("0.5").source("eq. 11"),
+        /// Fit alpha per task online from two occupancies.
+        alpha_fit: bool = flag().default("false"),
+        /// CPI model constant t1.
+        t1: f64 = real().default("0.733").source("eq. 14"),
+        /// CPI model constant t2.
+        t2: f64 = real().default("3.43").source("eq. 14"),
+        /// CPI model constant t3 (misses cost time, so ≥ 0).
+        t3: f64 = real().at_least(0.0).default("110").source("eq. 14"),
+        /// Fit t1..t3 online by least squares over recent samples.
+        fit_cpi: bool = flag().default("false"),
+        /// Samples the online CPI fit keeps.
+        fit_window: usize = int(6, 1_000_000).default("64"),
+        /// Intervals between goodness checks in Good.
+        m: u32 = int(1, 1_000_000).default("3").source("§III-B"),
+        /// Longest stay in Good, intervals (at least m; the paper wants N ≫ M).
+        n: Option<u32> = int(1, 1_000_000).unset("30, or m if larger").source("§III-B"),
+        /// Algorithm 2's minimum predicted gain (0.001 = 0.1 %).
+        delta: f64 = real().at_least(0.0).default("0.001").source("Algorithm 2"),
+        /// Lowest predicted per-task speed against Default a plan may impose.
+        max_degradation: f64 = real().at_least(0.0).at_most(1.0).default("0.10"),
+        /// Largest CPU count searched exhaustively; above it, local search.
+        exhaustive_max_cpus: usize = int(0, 1_000_000).default("10"),
+        /// Random restarts of the local search.
+        restarts: usize = int(0, 1_000_000).default("8"),
+        /// Seed of the local search's restarts.
+        seed: u64 = int(0, u64::MAX as i128).default("1592594339"),
+        /// Cache evaluations after which the local search starts no new
+        /// restart.
+        search_budget: usize = int(1, 1 << 40).default("200000"),
+        /// Control interval, ms (the paper's cycle is one second).
+        interval_ms: u64 = int(1, 3_600_000).default("1000"),
+        /// CPUs removed per power-cap level.
+        cap_step_cpus: usize = int(1, 1_000_000).default("1"),
+        /// Fraction of the cap kept free before growing back.
+        cap_margin: f64 = real().at_least(0.0).below(1.0).default("0.02"),
+        /// Calm intervals before growing back.
+        cap_hold: u32 = int(1, 1_000_000).default("3"),
+    }
+}
+
+/// N of the state machine when not given (raised to M when M is larger).
+const DEFAULT_N: u32 = 30;
 
 /// Everything that configures PAM.
 #[derive(Debug, Clone, PartialEq)]
@@ -160,21 +124,15 @@ pub struct PamConfig {
 }
 
 impl Default for PamConfig {
+    /// The configuration every default parameter gives.
     fn default() -> Self {
-        PamConfig {
-            goal: Goal::Performance,
-            alpha: DEFAULT_ALPHA,
-            alpha_fit: false,
-            model: CpiModel::PAPER,
-            fit_cpi: false,
-            fit_window: 64,
-            m: 3,
-            n: 30,
-            search: SearchConfig::default(),
-            interval: Duration::from_secs(1),
-            cap_step_cpus: 1,
-            cap_margin: 0.02,
-            cap_hold: 3,
+        let resolved = Params::default().resolve("pam", PamParams::SPEC, &[], &[]);
+        match resolved.and_then(|r| PamParams::from_resolved(&r)) {
+            Ok(params) => match PamConfig::new(params) {
+                Ok(config) => config,
+                Err(e) => unreachable!("pam's defaults are valid: {e}"),
+            },
+            Err(e) => unreachable!("pam's defaults are valid: {e}"),
         }
     }
 }
@@ -187,169 +145,93 @@ fn bad(key: &str, value: impl ToString, reason: &str) -> PolicyError {
     }
 }
 
-/// A typed parameter that must satisfy `ok`.
-fn checked<T>(
-    params: &Params,
-    key: &str,
-    default: T,
-    ok: fn(&T) -> bool,
-    reason: &str,
-) -> Result<T, PolicyError>
-where
-    T: std::str::FromStr + ToString,
-    T::Err: std::fmt::Display,
-{
-    let v = params.get::<T>(key)?.unwrap_or(default);
-    if ok(&v) {
-        Ok(v)
-    } else {
-        Err(bad(key, v, reason))
-    }
-}
-
 impl PamConfig {
-    /// Read and check `--param`s.
-    pub fn from_params(params: &Params) -> Result<Self, PolicyError> {
-        params.check_keys("pam", PAM_PARAMS)?;
-        let d = PamConfig::default();
-        let goal_name = params
-            .get::<String>("goal")?
-            .unwrap_or_else(|| "performance".into());
-        let cap = params.get::<f64>("power_cap_w")?;
-        let goal = match goal_name.as_str() {
-            "performance" => Goal::Performance,
-            "energy" => Goal::Energy,
-            "power-cap" => {
-                let cap_w = cap.ok_or_else(|| PolicyError::MissingParam {
+    /// The configuration from checked parameters, with the checks that
+    /// involve several of them.
+    pub fn new(p: PamParams) -> Result<Self, PolicyError> {
+        let goal = match p.goal.as_str() {
+            "power-cap" => Goal::PowerCap {
+                cap_w: p.power_cap_w.ok_or_else(|| PolicyError::MissingParam {
                     policy: "pam".into(),
                     key: "power_cap_w".into(),
-                    help: PAM_PARAMS[1].help.into(),
-                })?;
-                if !(cap_w.is_finite() && cap_w > 0.0) {
-                    return Err(bad(
-                        "power_cap_w",
-                        cap_w,
-                        "must be a positive number of watts",
-                    ));
-                }
-                Goal::PowerCap { cap_w }
-            }
-            other => {
-                return Err(bad(
-                    "goal",
-                    other,
-                    "expected performance, power-cap or energy",
-                ))
-            }
+                    help: crate::params::help_of(PamParams::SPEC, "power_cap_w").into(),
+                })?,
+            },
+            "energy" => Goal::Energy,
+            _ => Goal::Performance,
         };
-        if cap.is_some() && !matches!(goal, Goal::PowerCap { .. }) {
+        if let (Some(cap), false) = (p.power_cap_w, matches!(goal, Goal::PowerCap { .. })) {
             return Err(bad(
                 "power_cap_w",
-                cap.unwrap_or_default(),
+                cap,
                 "only meaningful with goal=power-cap",
             ));
         }
-        let finite = |v: &f64| v.is_finite();
-        let model = CpiModel {
-            t1: checked(params, "t1", d.model.t1, finite, "must be a finite number")?,
-            t2: checked(params, "t2", d.model.t2, finite, "must be a finite number")?,
-            t3: checked(
-                params,
-                "t3",
-                d.model.t3,
-                |v| v.is_finite() && *v >= 0.0,
-                "must be ≥ 0 (misses cost time)",
-            )?,
-        };
-        let m = checked(params, "m", d.m, |v| *v >= 1, "must be at least 1")?;
-        let n = params.get::<u32>("n")?.unwrap_or(d.n.max(m));
-        if n < m {
+        let n = p.n.unwrap_or(DEFAULT_N.max(p.m));
+        if n < p.m {
             return Err(bad("n", n, "must be at least m (the paper wants N ≫ M)"));
         }
-        let search = SearchConfig {
-            delta: checked(
-                params,
-                "delta",
-                d.search.delta,
-                |v| v.is_finite() && *v >= 0.0,
-                "must be ≥ 0",
-            )?,
-            floor: checked(
-                params,
-                "max_degradation",
-                d.search.floor,
-                |v| (0.0..=1.0).contains(v),
-                "must lie in [0, 1]",
-            )?,
-            exhaustive_max_cpus: params
-                .get::<usize>("exhaustive_max_cpus")?
-                .unwrap_or(d.search.exhaustive_max_cpus),
-            restarts: params
-                .get::<usize>("restarts")?
-                .unwrap_or(d.search.restarts),
-            seed: params.get::<u64>("seed")?.unwrap_or(d.search.seed),
-            budget: params
-                .get::<usize>("search_budget")?
-                .unwrap_or(d.search.budget),
-        };
-        let interval_ms = checked(
-            params,
-            "interval_ms",
-            1000u64,
-            |v| *v >= 1,
-            "must be at least 1 ms",
-        )?;
         Ok(PamConfig {
             goal,
-            alpha: checked(
-                params,
-                "alpha",
-                d.alpha,
-                |v| v.is_finite() && *v >= 0.0,
-                "must be ≥ 0",
-            )?,
-            alpha_fit: params.get::<bool>("alpha_fit")?.unwrap_or(d.alpha_fit),
-            model,
-            fit_cpi: params.get::<bool>("fit_cpi")?.unwrap_or(d.fit_cpi),
-            fit_window: checked(
-                params,
-                "fit_window",
-                d.fit_window,
-                |v| *v >= model::MIN_FIT_SAMPLES,
-                "must be at least 6 samples",
-            )?,
-            m,
+            alpha: p.alpha,
+            alpha_fit: p.alpha_fit,
+            model: CpiModel {
+                t1: p.t1,
+                t2: p.t2,
+                t3: p.t3,
+            },
+            fit_cpi: p.fit_cpi,
+            fit_window: p.fit_window,
+            m: p.m,
             n,
-            search,
-            interval: Duration::from_millis(interval_ms),
-            cap_step_cpus: checked(
-                params,
-                "cap_step_cpus",
-                d.cap_step_cpus,
-                |v| *v >= 1,
-                "must be at least 1",
-            )?,
-            cap_margin: checked(
-                params,
-                "cap_margin",
-                d.cap_margin,
-                |v| (0.0..1.0).contains(v),
-                "must lie in [0, 1)",
-            )?,
-            cap_hold: checked(
-                params,
-                "cap_hold",
-                d.cap_hold,
-                |v| *v >= 1,
-                "must be at least 1",
-            )?,
+            search: SearchConfig {
+                delta: p.delta,
+                floor: p.max_degradation,
+                exhaustive_max_cpus: p.exhaustive_max_cpus,
+                restarts: p.restarts,
+                seed: p.seed,
+                budget: p.search_budget,
+            },
+            interval: Duration::from_millis(p.interval_ms),
+            cap_step_cpus: p.cap_step_cpus,
+            cap_margin: p.cap_margin,
+            cap_hold: p.cap_hold,
         })
     }
 }
 
-/// What PAM did so far (for tests, benchmarks and reports).
+ecosched_model::policy_stats! {
+    /// What PAM has done.
+    pub struct PamStats {
+        /// What it optimises.
+        goal: String => info,
+        /// Intervals decided.
+        intervals: u64 => counter,
+        /// Intervals spent in Good (a plan applied and kept).
+        good_intervals: u64 => counter,
+        /// Plans applied (entries into Good).
+        plans: u64 => counter,
+        /// Good stays ended by a failed goodness check.
+        plans_undone: u64 => counter,
+        /// Algorithm 1 solves that did not converge.
+        unconverged_solves: u64 => counter,
+        /// Power-cap level changes.
+        cap_changes: u64 => counter,
+        /// CPUs the managed tasks may use now.
+        cpus_allowed: usize => gauge,
+        /// Searches run, by kind.
+        searches: String => info,
+        /// The last search's decision.
+        last_decision: String => info,
+        /// The CPI model in use (the online fit's when fit_cpi is on).
+        cpi_model: String => info,
+    }
+}
+
+/// What PAM did so far, decision by decision (for tests, benchmarks and
+/// validation).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct PamStats {
+pub struct PamHistory {
     /// Intervals decided.
     pub intervals: u32,
     /// Intervals spent in Good.
@@ -391,7 +273,7 @@ pub struct Pam {
     unpin_next: bool,
     /// Managed tasks alive at the previous interval.
     last_live: Vec<TaskId>,
-    stats: PamStats,
+    stats: PamHistory,
 }
 
 /// Instructions below which a task's interval says nothing reliable.
@@ -421,8 +303,13 @@ fn ratio(a: f64, b: f64) -> f64 {
 }
 
 impl Pam {
+    /// PAM from its checked parameters.
+    pub fn new(params: PamParams) -> Result<Self, PolicyError> {
+        Ok(Pam::with_config(PamConfig::new(params)?))
+    }
+
     /// PAM with a configuration.
-    pub fn new(config: PamConfig) -> Self {
+    pub fn with_config(config: PamConfig) -> Self {
         Pam {
             machine: Machine::new(config.m, config.n),
             fit: CpiFit::new(config.fit_window),
@@ -434,18 +321,13 @@ impl Pam {
             unsettled: true,
             unpin_next: false,
             last_live: Vec::new(),
-            stats: PamStats::default(),
+            stats: PamHistory::default(),
             config,
         }
     }
 
-    /// From `--param`s.
-    pub fn from_params(params: &Params) -> Result<Self, PolicyError> {
-        Ok(Pam::new(PamConfig::from_params(params)?))
-    }
-
-    /// What it did so far.
-    pub fn stats(&self) -> &PamStats {
+    /// What it did so far, decision by decision.
+    pub fn history(&self) -> &PamHistory {
         &self.stats
     }
 
@@ -737,55 +619,43 @@ impl Policy for Pam {
         Ok(Plan::unchanged())
     }
 
-    fn notes(&self) -> BTreeMap<String, String> {
+    fn stats(&self) -> PolicyStats {
         let s = &self.stats;
-        let mut out = BTreeMap::new();
-        out.insert("goal".into(), self.config.goal.name().into());
         let searches: Vec<String> = s
             .searches
             .iter()
             .map(|(k, n)| format!("{k} ×{n}"))
             .collect();
-        out.insert(
-            "searches".into(),
-            if searches.is_empty() {
+        PamStats {
+            goal: self.config.goal.name().into(),
+            intervals: u64::from(s.intervals),
+            good_intervals: u64::from(s.good_intervals),
+            plans: u64::from(s.plans),
+            plans_undone: u64::from(s.failed),
+            unconverged_solves: s.unconverged as u64,
+            cap_changes: u64::from(s.cap_changes),
+            cpus_allowed: self.allowed.len(),
+            searches: if searches.is_empty() {
                 "none".into()
             } else {
                 searches.join(", ")
             },
-        );
-        out.insert("plans".into(), s.plans.to_string());
-        out.insert("plans_undone".into(), s.failed.to_string());
-        out.insert(
-            "good_intervals".into(),
-            format!("{} of {}", s.good_intervals, s.intervals),
-        );
-        out.insert("unconverged_solves".into(), s.unconverged.to_string());
-        if let Some(last) = &s.last {
-            out.insert(
-                "last_decision".into(),
+            last_decision: s.last.as_ref().map_or_else(String::new, |last| {
                 format!(
                     "{} search, {} evaluated, predicted speedup {:.4}, {} moves",
                     last.kind.name(),
                     last.evaluated,
                     last.speedup,
                     last.moves
-                ),
-            );
+                )
+            }),
+            cpi_model: format!(
+                "t1 {:.3}, t2 {:.3}, t3 {:.1}",
+                self.model.t1, self.model.t2, self.model.t3
+            ),
         }
-        if self.config.fit_cpi {
-            let m = self.model;
-            out.insert(
-                "cpi_model".into(),
-                format!("t1 {:.3}, t2 {:.3}, t3 {:.1}", m.t1, m.t2, m.t3),
-            );
-        }
-        if self.cap.is_some() {
-            out.insert("cap_changes".into(), s.cap_changes.to_string());
-        }
-        out
+        .to_stats()
     }
-
     fn decide(&mut self, snapshot: &Snapshot) -> Plan {
         self.stats.intervals += 1;
         let mut plan = Plan::unchanged();

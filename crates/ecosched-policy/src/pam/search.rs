@@ -157,19 +157,6 @@ pub struct SearchConfig {
     pub budget: usize,
 }
 
-impl Default for SearchConfig {
-    fn default() -> Self {
-        SearchConfig {
-            delta: 0.001,
-            floor: 0.10,
-            exhaustive_max_cpus: 10,
-            restarts: 8,
-            seed: 0x5EED_0FA3,
-            budget: 200_000,
-        }
-    }
-}
-
 /// What the search chose.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Decision {
@@ -833,7 +820,7 @@ mod tests {
             current: &current,
             model: &model,
         };
-        let d = exhaustive(&problem, &SearchConfig::default());
+        let d = exhaustive(&problem, &crate::pam::PamConfig::default().search);
         assert_eq!(d.kind, SearchKind::Exhaustive);
         assert_eq!(d.evaluated, 105);
         assert!(d.speedup > 1.05, "{d:?}");
@@ -847,7 +834,7 @@ mod tests {
         }
         // Half the slots move; relabelling finds no cheaper equivalent.
         assert_eq!(d.moves, 4, "{d:?}");
-        let l = local(&problem, &SearchConfig::default());
+        let l = local(&problem, &crate::pam::PamConfig::default().search);
         assert_eq!(l.kind, SearchKind::Local);
         assert!((l.speedup - d.speedup).abs() < 1e-9, "{l:?} vs {d:?}");
     }
@@ -867,10 +854,10 @@ mod tests {
             current: &current,
             model: &model,
         };
-        let d = exhaustive(&problem, &SearchConfig::default());
+        let d = exhaustive(&problem, &crate::pam::PamConfig::default().search);
         assert_eq!(d.moves, 0);
         assert_eq!(d.assignment, current);
-        let l = local(&problem, &SearchConfig::default());
+        let l = local(&problem, &crate::pam::PamConfig::default().search);
         assert_eq!(l.moves, 0);
     }
 
@@ -895,12 +882,12 @@ mod tests {
             current: &current,
             model: &model,
         };
-        let free = exhaustive(&problem, &SearchConfig::default());
+        let free = exhaustive(&problem, &crate::pam::PamConfig::default().search);
         let worst = free.assignment.clone();
         // Under the floor, no candidate may predict any slot below 95 %.
         let config = SearchConfig {
             floor: 0.95,
-            ..SearchConfig::default()
+            ..crate::pam::PamConfig::default().search
         };
         let d = exhaustive(&problem, &config);
         let s = score(&problem, &d.assignment);
@@ -922,11 +909,11 @@ mod tests {
         };
         let small = SearchConfig {
             exhaustive_max_cpus: 7,
-            ..SearchConfig::default()
+            ..crate::pam::PamConfig::default().search
         };
         assert_eq!(decide(&problem, &small).kind, SearchKind::Local);
         assert_eq!(
-            decide(&problem, &SearchConfig::default()).kind,
+            decide(&problem, &crate::pam::PamConfig::default().search).kind,
             SearchKind::Exhaustive
         );
     }
@@ -1011,7 +998,7 @@ mod tests {
         ) {
             let model = CpiModel::PAPER;
             let problem = Problem { layout: &layout, slots: &slots, current: &current, model: &model };
-            let config = SearchConfig { floor, ..SearchConfig::default() };
+            let config = SearchConfig { floor, ..crate::pam::PamConfig::default().search };
             let e = exhaustive(&problem, &config);
             check_valid(&layout, &current, &e)?;
             let l = local(&problem, &config);
@@ -1039,7 +1026,7 @@ mod tests {
                 current: &current,
                 model: &model,
             };
-            let config = SearchConfig::default();
+            let config = crate::pam::PamConfig::default().search;
             let e = exhaustive(&problem, &config);
             let l = local(&problem, &config);
             assert!(

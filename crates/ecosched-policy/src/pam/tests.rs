@@ -112,8 +112,18 @@ fn mixed(time_s: f64, sensitive_cpi: f64, power_w: f64) -> Snapshot {
     }
 }
 
+fn from_params(params: &Params) -> Result<Pam, PolicyError> {
+    let (_, variant) = crate::find("pam")?;
+    Pam::new(variant.typed(params)?)
+}
+
+fn config(params: &Params) -> Result<PamConfig, PolicyError> {
+    let (_, variant) = crate::find("pam")?;
+    PamConfig::new(variant.typed(params)?)
+}
+
 fn pam(params: &[&str]) -> Pam {
-    let mut p = Pam::from_params(&Params::parse(params.iter().copied()).unwrap()).unwrap();
+    let mut p = from_params(&Params::parse(params.iter().copied()).unwrap()).unwrap();
     p.init(&xeon()).unwrap();
     p
 }
@@ -175,7 +185,7 @@ fn refuses_a_platform_without_the_counters_it_reads() {
 #[test]
 fn params_are_checked_and_named() {
     let err = |p: &[&str]| {
-        Pam::from_params(&Params::parse(p.iter().copied()).unwrap())
+        from_params(&Params::parse(p.iter().copied()).unwrap())
             .unwrap_err()
             .to_string()
     };
@@ -185,10 +195,8 @@ fn params_are_checked_and_named() {
     assert!(err(&["max_degradation=1.5"]).contains("max_degradation"));
     assert!(err(&["power_cap_w=200"]).contains("goal=power-cap"));
     assert!(err(&["t3=-1"]).contains("t3"));
-    let c = PamConfig::from_params(
-        &Params::parse(["delta=0.01", "m=2", "n=20", "exhaustive_max_cpus=4"]).unwrap(),
-    )
-    .unwrap();
+    let c = config(&Params::parse(["delta=0.01", "m=2", "n=20", "exhaustive_max_cpus=4"]).unwrap())
+        .unwrap();
     assert_eq!(
         (c.search.delta, c.m, c.n, c.search.exhaustive_max_cpus),
         (0.01, 2, 20, 4)
@@ -217,11 +225,11 @@ fn separates_streams_from_cache_sensitive_tasks() {
         .filter(|(pid, c)| (*pid - 100) / 2 == **c)
         .count();
     assert_eq!(stayed, 4, "{caches:?}");
-    let last = p.stats().last.clone().unwrap();
+    let last = p.history().last.clone().unwrap();
     assert_eq!(last.kind, SearchKind::Exhaustive);
     assert_eq!(last.evaluated, 105);
     assert!(last.speedup > 1.0);
-    assert_eq!(p.stats().plans, 1);
+    assert_eq!(p.history().plans, 1);
 }
 
 #[test]
@@ -234,7 +242,7 @@ fn a_plan_that_does_not_pay_is_undone_and_not_retried_for_n_minus_m() {
     assert!(p.decide(&mixed(3.0, 2.9, 280.0)).is_empty());
     assert!(p.decide(&mixed(4.0, 2.9, 280.0)).is_empty());
     let restore = p.decide(&mixed(5.0, 2.9, 280.0));
-    assert_eq!(p.stats().failed, 1);
+    assert_eq!(p.history().failed, 1);
     // Every task goes back to the CPU it had in Default ...
     for (id, set) in &restore.task_cpus {
         assert_eq!(set.to_list(), (id.pid - 100).to_string());
@@ -251,7 +259,7 @@ fn a_plan_that_does_not_pay_is_undone_and_not_retried_for_n_minus_m() {
         );
     }
     assert!(!p.decide(&mixed(13.0, 2.5, 280.0)).is_empty());
-    assert_eq!(p.stats().plans, 2);
+    assert_eq!(p.history().plans, 2);
 }
 
 #[test]
@@ -268,8 +276,8 @@ fn a_plan_that_pays_stays_until_n_then_reobserves() {
     let release = p.decide(&mixed(8.0, 2.0, 280.0));
     assert_eq!(release.task_cpus.len(), 8);
     assert!(release.task_cpus.values().all(|s| s.len() == 8));
-    assert_eq!(p.stats().good_intervals, 6);
-    assert_eq!(p.stats().failed, 0);
+    assert_eq!(p.history().good_intervals, 6);
+    assert_eq!(p.history().failed, 0);
 }
 
 #[test]
@@ -280,15 +288,15 @@ fn max_degradation_floor_keeps_every_task_near_its_default_speed() {
     p.decide(&mixed(1.0, 2.5, 280.0));
     let plan = p.decide(&mixed(2.0, 2.5, 280.0));
     if !plan.is_empty() {
-        let last = p.stats().last.clone().unwrap();
+        let last = p.history().last.clone().unwrap();
         assert!(last.speedup > 1.0);
     }
     let mut free = pam(&[]);
     free.decide(&mixed(1.0, 2.5, 280.0));
     free.decide(&mixed(2.0, 2.5, 280.0));
     let (free_plan, floored) = (
-        free.stats().last.clone().unwrap(),
-        p.stats().last.clone().unwrap(),
+        free.history().last.clone().unwrap(),
+        p.history().last.clone().unwrap(),
     );
     assert!(
         floored.speedup <= free_plan.speedup,
@@ -309,8 +317,8 @@ fn power_cap_shrinks_the_cpu_set_and_regrows_with_room() {
     assert!(p.decide(&mixed(2.0, 2.5, 200.0)).managed_cpus.is_none());
     let grown = p.decide(&mixed(3.0, 2.5, 200.0)).managed_cpus.unwrap();
     assert_eq!(grown.to_list(), "0-5");
-    assert_eq!(p.stats().cap_changes, 2);
-    assert_eq!(p.stats().cpus_allowed, vec![5, 5, 6]);
+    assert_eq!(p.history().cap_changes, 2);
+    assert_eq!(p.history().cpus_allowed, vec![5, 5, 6]);
 }
 
 #[test]
@@ -337,7 +345,7 @@ fn tasks_sharing_a_cpu_move_as_one_group() {
             "{caches:?}"
         );
     }
-    assert_eq!(p.stats().last.as_ref().unwrap().assignment.len(), 8);
+    assert_eq!(p.history().last.as_ref().unwrap().assignment.len(), 8);
 }
 
 #[test]
@@ -346,6 +354,11 @@ fn bench_instance_is_reproducible_and_searchable() {
     let again = bench_instance(16, 7);
     assert_eq!(slots, again.1);
     assert_eq!(layout.cpus(), 16);
-    let kind = bench_decide(&layout, &slots, &current, &SearchConfig::default());
+    let kind = bench_decide(
+        &layout,
+        &slots,
+        &current,
+        &crate::pam::PamConfig::default().search,
+    );
     assert_eq!(kind, SearchKind::Local);
 }

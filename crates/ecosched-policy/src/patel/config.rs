@@ -2,7 +2,6 @@
 //! named, overridable parameter (POLICIES.md §5), with the thesis's value
 //! as its default and the section it comes from.
 
-use crate::params::{ParamSpec, Params};
 use crate::PolicyError;
 use ecosched_model::calibration::Partition;
 
@@ -19,53 +18,55 @@ pub enum Algorithm {
     ContextSwitch,
 }
 
-macro_rules! common_params {
-    ($($extra:expr),* $(,)?) => {
-        &[
-            ParamSpec { key: "partition", help: "cpusets as COUNT@MHz,… (default: the machine's calibration, else derived from its P-states: sizes inversely proportional to frequency)" },
-            ParamSpec { key: "confine_only", help: "true: only confine processes to the cpusets, set no frequency (for machines without cpufreq; default false: refuse there)" },
-            ParamSpec { key: "ipc_threshold", help: "performance index: IPC below this (default 1.7, §5.2 step 4)" },
-            ParamSpec { key: "wait_threshold", help: "performance index: fraction_wait above this (default 0.5, §5.2 step 4)" },
-            ParamSpec { key: "perf_rule", help: "or | and: how the two performance-index tests combine (default or, resolution A1)" },
-            ParamSpec { key: "intensity_threshold", help: "CPU-intensive above this mean CPU utilisation, 0–1 (default 0.5, §5.2 step 5a)" },
-            ParamSpec { key: "window_fraction", help: "decision window as a fraction of the process's elapsed run time (default 0.2, A4)" },
-            ParamSpec { key: "window_min_s", help: "shortest decision window, s; also the policy's period (default 0.5, A4)" },
-            ParamSpec { key: "window_max_s", help: "longest decision window, s (default 10, A4)" },
-            $($extra,)*
-        ]
-    };
+crate::typed_params! {
+    /// Parameters of Patel's four schedulers. `patel1` takes the first
+    /// nine; `patel2`–`patel4` add the priority guards; `patel3` and
+    /// `patel4` each add their veto threshold.
+    pub struct PatelParams {
+        /// Cpusets as COUNT@MHz,….
+        partition: Option<String> = text("COUNT@MHz,…").unset("the machine's calibration, else derived from its P-states: sizes inversely proportional to frequency"),
+        /// Only confine processes to the cpusets, set no frequency (for
+        /// machines without cpufreq, which are refused otherwise).
+        confine_only: bool = flag().default("false"),
+        /// Performance index: IPC below this.
+        ipc_threshold: f64 = real().above(0.0).default("1.7").source("§5.2 step 4"),
+        /// Performance index: fraction_wait above this.
+        wait_threshold: f64 = real().at_least(0.0).at_most(1.0).default("0.5").source("§5.2 step 4"),
+        /// How the two performance-index tests combine.
+        perf_rule: String = choice(&["or", "and"]).default("or").source("resolution A1"),
+        /// CPU-intensive above this mean CPU utilisation, 0–1.
+        intensity_threshold: f64 = real().at_least(0.0).at_most(1.0).default("0.5").source("§5.2 step 5a"),
+        /// Decision window as a fraction of the process's elapsed run time.
+        window_fraction: f64 = real().above(0.0).default("0.2").source("resolution A4"),
+        /// Shortest decision window, s (at least 0.01); also the policy's period.
+        window_min_s: f64 = real().above(0.0).default("0.5").source("resolution A4"),
+        /// Longest decision window, s (at least window_min_s).
+        window_max_s: f64 = real().above(0.0).default("10").source("resolution A4"),
+        /// Up-move of a CPU-intensive process needs nice below this.
+        nice_up_max: i32 = int(-20, 20).default("9").source("§6.2"),
+        /// Down-move needs load > CPUs when nice is above this, load >
+        /// heavy_load_factor·CPUs otherwise.
+        nice_down_split: i32 = int(-20, 20).default("-1").source("§6.2"),
+        /// See nice_down_split.
+        heavy_load_factor: f64 = real().above(0.0).default("2").source("§6.2"),
+        /// Up-move of a non-CPU-intensive process: nice ≤ this and load ≤
+        /// CPUs, or nice above it and load < light_load_factor·CPUs.
+        nice_up_noncpu: i32 = int(-20, 20).default("-11").source("§6.2"),
+        /// See nice_up_noncpu.
+        light_load_factor: f64 = real().above(0.0).default("0.15").source("§6.2"),
+        /// A waiting process moves when fraction_wait exceeds this.
+        wait_move_fraction: f64 = real().at_least(0.0).at_most(1.0).default("0.9").source("§6.2"),
+        /// … or reaches this with nice below wait_move_nice.
+        wait_move_nice_fraction: f64 = real().at_least(0.0).at_most(1.0).default("0.7").source("§6.2"),
+        /// See wait_move_nice_fraction.
+        wait_move_nice: i32 = int(-20, 20).default("-1").source("§6.2"),
+        /// Algorithm 3: no up-move while cache misses / references exceed this.
+        cache_miss_threshold: f64 = real().at_least(0.0).at_most(1.0).default("0.0014").source("§7.1 step 7"),
+        /// Algorithm 4: no up-move while ½·switches + ½·migrations per CPU
+        /// second exceed this.
+        cs_mig_threshold: f64 = real().above(0.0).default("17.0").source("§8.1 step 7"),
+    }
 }
-
-macro_rules! priority_params {
-    ($($extra:expr),* $(,)?) => {
-        common_params![
-            ParamSpec { key: "nice_up_max", help: "up-move of a CPU-intensive process needs nice below this (default 9, §6.2)" },
-            ParamSpec { key: "nice_down_split", help: "down-move needs load > CPUs when nice is above this, load > heavy_load_factor·CPUs otherwise (default −1, §6.2)" },
-            ParamSpec { key: "heavy_load_factor", help: "see nice_down_split (default 2)" },
-            ParamSpec { key: "nice_up_noncpu", help: "up-move of a non-CPU-intensive process: nice ≤ this and load ≤ CPUs, or nice above it and load < light_load_factor·CPUs (default −11, §6.2)" },
-            ParamSpec { key: "light_load_factor", help: "see nice_up_noncpu (default 0.15)" },
-            ParamSpec { key: "wait_move_fraction", help: "a waiting process moves when fraction_wait exceeds this (default 0.9, §6.2)" },
-            ParamSpec { key: "wait_move_nice_fraction", help: "… or reaches this with nice below wait_move_nice (default 0.7, §6.2)" },
-            ParamSpec { key: "wait_move_nice", help: "see wait_move_nice_fraction (default −1)" },
-            $($extra,)*
-        ]
-    };
-}
-
-/// Parameters of `patel1`.
-pub const PATEL1_PARAMS: &[ParamSpec] = common_params![];
-/// Parameters of `patel2`.
-pub const PATEL2_PARAMS: &[ParamSpec] = priority_params![];
-/// Parameters of `patel3`.
-pub const PATEL3_PARAMS: &[ParamSpec] = priority_params![ParamSpec {
-    key: "cache_miss_threshold",
-    help: "no up-move while cache misses / references exceed this (default 0.0014, §7.1 step 7)",
-}];
-/// Parameters of `patel4`.
-pub const PATEL4_PARAMS: &[ParamSpec] = priority_params![ParamSpec {
-    key: "cs_mig_threshold",
-    help: "no up-move while ½·switches + ½·migrations per CPU second exceed this (default 17.0, §8.1 step 7)",
-}];
 
 /// Settings of one scheduler.
 #[derive(Debug, Clone, PartialEq)]
@@ -112,128 +113,51 @@ pub struct PatelConfig {
     pub cs_mig_threshold: f64,
 }
 
-impl Algorithm {
-    /// The parameters it accepts.
-    pub fn params(self) -> &'static [ParamSpec] {
-        match self {
-            Algorithm::CpuScheduler => PATEL1_PARAMS,
-            Algorithm::Priority => PATEL2_PARAMS,
-            Algorithm::CacheMiss => PATEL3_PARAMS,
-            Algorithm::ContextSwitch => PATEL4_PARAMS,
-        }
-    }
-}
-
 impl PatelConfig {
-    /// The thesis's defaults for `algorithm`.
-    pub fn defaults(algorithm: Algorithm) -> Self {
-        PatelConfig {
-            algorithm,
-            partition: None,
-            confine_only: false,
-            ipc_threshold: 1.7,
-            wait_threshold: 0.5,
-            perf_and: false,
-            intensity_threshold: 0.5,
-            window_fraction: 0.2,
-            window_min_s: 0.5,
-            window_max_s: 10.0,
-            nice_up_max: 9,
-            nice_down_split: -1,
-            heavy_load_factor: 2.0,
-            nice_up_noncpu: -11,
-            light_load_factor: 0.15,
-            wait_move_fraction: 0.9,
-            wait_move_nice_fraction: 0.7,
-            wait_move_nice: -1,
-            cache_miss_threshold: 0.0014,
-            cs_mig_threshold: 17.0,
-        }
-    }
-
-    /// Read `params` over the defaults, refusing unknown keys and values
-    /// out of range with the key named.
-    pub fn from_params(
-        name: &str,
-        algorithm: Algorithm,
-        params: &Params,
-    ) -> Result<Self, PolicyError> {
-        params.check_keys(name, algorithm.params())?;
-        let mut c = PatelConfig::defaults(algorithm);
-        let bad = |key: &str, value: String, reason: &str| PolicyError::BadParam {
-            key: key.into(),
-            value,
-            reason: reason.into(),
-        };
-        if let Some(text) = params.get::<String>("partition")? {
-            c.partition = Some(
+    /// The settings of `algorithm` from checked parameters.
+    pub fn new(algorithm: Algorithm, p: PatelParams) -> Result<Self, PolicyError> {
+        let partition = match p.partition {
+            Some(text) => Some(
                 text.parse::<Partition>()
-                    .map_err(|e| bad("partition", text.clone(), &e.to_string()))?,
-            );
-        }
-        c.confine_only = params.get::<bool>("confine_only")?.unwrap_or(false);
-        let positive = |key: &str, default: f64| -> Result<f64, PolicyError> {
-            let v = params.get::<f64>(key)?.unwrap_or(default);
-            if v.is_finite() && v > 0.0 {
-                Ok(v)
-            } else {
-                Err(bad(key, v.to_string(), "must be a positive number"))
-            }
+                    .map_err(|e| PolicyError::BadParam {
+                        key: "partition".into(),
+                        value: text.clone(),
+                        reason: e.to_string(),
+                    })?,
+            ),
+            None => None,
         };
-        let fraction = |key: &str, default: f64| -> Result<f64, PolicyError> {
-            let v = params.get::<f64>(key)?.unwrap_or(default);
-            if (0.0..=1.0).contains(&v) {
-                Ok(v)
-            } else {
-                Err(bad(key, v.to_string(), "must be between 0 and 1"))
-            }
-        };
-        let nice = |key: &str, default: i32| -> Result<i32, PolicyError> {
-            let v = params.get::<i32>(key)?.unwrap_or(default);
-            if (-20..=20).contains(&v) {
-                Ok(v)
-            } else {
-                Err(bad(key, v.to_string(), "must be a nice value, −20..20"))
-            }
-        };
-        c.ipc_threshold = positive("ipc_threshold", c.ipc_threshold)?;
-        c.wait_threshold = fraction("wait_threshold", c.wait_threshold)?;
-        c.perf_and = match params.get::<String>("perf_rule")?.as_deref() {
-            None | Some("or") => false,
-            Some("and") => true,
-            Some(other) => return Err(bad("perf_rule", other.into(), "must be `or` or `and`")),
-        };
-        c.intensity_threshold = fraction("intensity_threshold", c.intensity_threshold)?;
-        c.window_fraction = positive("window_fraction", c.window_fraction)?;
-        c.window_min_s = positive("window_min_s", c.window_min_s)?;
-        c.window_max_s = positive("window_max_s", c.window_max_s)?;
-        if c.window_min_s < 0.01 || c.window_max_s < c.window_min_s {
-            return Err(bad(
-                "window_max_s",
-                c.window_max_s.to_string(),
-                &format!(
+        if p.window_min_s < 0.01 || p.window_max_s < p.window_min_s {
+            return Err(PolicyError::BadParam {
+                key: "window_max_s".into(),
+                value: p.window_max_s.to_string(),
+                reason: format!(
                     "the window must satisfy 0.01 ≤ window_min_s ({}) ≤ window_max_s",
-                    c.window_min_s
+                    p.window_min_s
                 ),
-            ));
+            });
         }
-        if algorithm >= Algorithm::Priority {
-            c.nice_up_max = nice("nice_up_max", c.nice_up_max)?;
-            c.nice_down_split = nice("nice_down_split", c.nice_down_split)?;
-            c.heavy_load_factor = positive("heavy_load_factor", c.heavy_load_factor)?;
-            c.nice_up_noncpu = nice("nice_up_noncpu", c.nice_up_noncpu)?;
-            c.light_load_factor = positive("light_load_factor", c.light_load_factor)?;
-            c.wait_move_fraction = fraction("wait_move_fraction", c.wait_move_fraction)?;
-            c.wait_move_nice_fraction =
-                fraction("wait_move_nice_fraction", c.wait_move_nice_fraction)?;
-            c.wait_move_nice = nice("wait_move_nice", c.wait_move_nice)?;
-        }
-        if algorithm == Algorithm::CacheMiss {
-            c.cache_miss_threshold = fraction("cache_miss_threshold", c.cache_miss_threshold)?;
-        }
-        if algorithm == Algorithm::ContextSwitch {
-            c.cs_mig_threshold = positive("cs_mig_threshold", c.cs_mig_threshold)?;
-        }
-        Ok(c)
+        Ok(PatelConfig {
+            algorithm,
+            partition,
+            confine_only: p.confine_only,
+            ipc_threshold: p.ipc_threshold,
+            wait_threshold: p.wait_threshold,
+            perf_and: p.perf_rule == "and",
+            intensity_threshold: p.intensity_threshold,
+            window_fraction: p.window_fraction,
+            window_min_s: p.window_min_s,
+            window_max_s: p.window_max_s,
+            nice_up_max: p.nice_up_max,
+            nice_down_split: p.nice_down_split,
+            heavy_load_factor: p.heavy_load_factor,
+            nice_up_noncpu: p.nice_up_noncpu,
+            light_load_factor: p.light_load_factor,
+            wait_move_fraction: p.wait_move_fraction,
+            wait_move_nice_fraction: p.wait_move_nice_fraction,
+            wait_move_nice: p.wait_move_nice,
+            cache_miss_threshold: p.cache_miss_threshold,
+            cs_mig_threshold: p.cs_mig_threshold,
+        })
     }
 }

@@ -82,15 +82,13 @@ mod partition;
 #[cfg(test)]
 mod tests;
 
-pub use config::{
-    Algorithm, PatelConfig, PATEL1_PARAMS, PATEL2_PARAMS, PATEL3_PARAMS, PATEL4_PARAMS,
-};
+pub use config::{Algorithm, PatelConfig, PatelParams};
 pub use partition::{cpusets, derive_partition, HeteroSet};
 
 use crate::{Policy, PolicyError};
 use ecosched_model::{
-    CounterKind, CpuSet, FreqSetting, Plan, ProcessId, Requirements, Snapshot, TaskId, TaskState,
-    Topology,
+    CounterKind, CpuSet, FreqSetting, Plan, PolicyStats, ProcessId, Requirements, Snapshot, TaskId,
+    TaskState, Topology, TypedStats,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -225,7 +223,33 @@ impl Process {
     }
 }
 
-/// What the policy has done, for `policy_notes`.
+ecosched_model::policy_stats! {
+    /// What one of Patel's schedulers has done.
+    pub struct PatelStats {
+        /// The cpusets: CPUs @ MHz (CPU list).
+        cpusets: String => info,
+        /// Whether frequencies are set, or processes only confined.
+        confine_only: String => info,
+        /// Processes placed on arrival.
+        processes_placed: u64 => counter,
+        /// Decision windows closed.
+        window_decisions: u64 => counter,
+        /// Moves to a faster cpuset.
+        up_moves: u64 => counter,
+        /// Moves to a slower cpuset.
+        down_moves: u64 => counter,
+        /// Empty run queues filled.
+        empty_queue_fills: u64 => counter,
+        /// Up-moves vetoed by the nice-value guards (algorithms 2–4).
+        vetoed_by_nice: u64 => counter,
+        /// Up-moves vetoed by the cache-miss index (algorithm 3).
+        vetoed_by_cache_miss_index: u64 => counter,
+        /// Up-moves vetoed by the context-switch/migration index (algorithm 4).
+        vetoed_by_cs_mig_index: u64 => counter,
+    }
+}
+
+/// What the policy has done, counted as it decides.
 #[derive(Debug, Clone, Default)]
 struct Stats {
     decisions: u64,
@@ -262,7 +286,19 @@ enum Score {
 
 impl Patel {
     /// A scheduler under registry name `name`.
-    pub fn new(name: &'static str, config: PatelConfig) -> Self {
+    pub fn new(
+        name: &'static str,
+        algorithm: Algorithm,
+        params: PatelParams,
+    ) -> Result<Self, PolicyError> {
+        Ok(Patel::with_config(
+            name,
+            PatelConfig::new(algorithm, params)?,
+        ))
+    }
+
+    /// A scheduler with settings already checked.
+    pub fn with_config(name: &'static str, config: PatelConfig) -> Self {
         Patel {
             name,
             config,
@@ -683,8 +719,7 @@ impl Policy for Patel {
         self.plan(snapshot)
     }
 
-    fn notes(&self) -> BTreeMap<String, String> {
-        let mut notes = BTreeMap::new();
+    fn stats(&self) -> PolicyStats {
         let sets: Vec<String> = self
             .sets
             .iter()
@@ -697,34 +732,23 @@ impl Policy for Patel {
                 )
             })
             .collect();
-        notes.insert("cpusets".into(), sets.join(", "));
-        if self.config.confine_only {
-            notes.insert(
-                "confine_only".into(),
-                "true: processes are confined to the cpusets; frequencies are NOT set".into(),
-            );
-        }
         let s = &self.stats;
-        notes.insert("processes_placed".into(), s.placed.to_string());
-        notes.insert("window_decisions".into(), s.decisions.to_string());
-        notes.insert("up_moves".into(), s.up.to_string());
-        notes.insert("down_moves".into(), s.down.to_string());
-        notes.insert("empty_queue_fills".into(), s.fills.to_string());
-        if self.config.algorithm != Algorithm::CpuScheduler {
-            notes.insert("vetoed_by_nice".into(), s.vetoed_by_nice.to_string());
+        PatelStats {
+            cpusets: sets.join(", "),
+            confine_only: if self.config.confine_only {
+                "true: processes are confined to the cpusets; frequencies are NOT set".into()
+            } else {
+                "false".into()
+            },
+            processes_placed: s.placed,
+            window_decisions: s.decisions,
+            up_moves: s.up,
+            down_moves: s.down,
+            empty_queue_fills: s.fills,
+            vetoed_by_nice: s.vetoed_by_nice,
+            vetoed_by_cache_miss_index: s.vetoed_by_cache,
+            vetoed_by_cs_mig_index: s.vetoed_by_cs,
         }
-        match self.config.algorithm {
-            Algorithm::CacheMiss => {
-                notes.insert(
-                    "vetoed_by_cache_miss_index".into(),
-                    s.vetoed_by_cache.to_string(),
-                );
-            }
-            Algorithm::ContextSwitch => {
-                notes.insert("vetoed_by_cs_mig_index".into(), s.vetoed_by_cs.to_string());
-            }
-            _ => {}
-        }
-        notes
+        .to_stats()
     }
 }
