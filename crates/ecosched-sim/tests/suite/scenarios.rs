@@ -1,19 +1,14 @@
 //! Scenario and machine input: every built-in loads, and every bad file
-//! (one per case under `invalid_scenarios/`) is refused with the file, the
-//! place and the key.
+//! (one per case under `tests/data/invalid_scenarios/`) is refused with
+//! the file, the place and the key.
 
-#![allow(clippy::unwrap_used)]
-
+use crate::support::data_file;
 use ecosched_sim::scenario::{builtin_scenarios, PRESETS};
 use ecosched_sim::{Scenario, SimError};
 use proptest::prelude::*;
 
 fn load_err(file: &str) -> String {
-    let path = format!(
-        "{}/tests/invalid_scenarios/{file}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    match Scenario::load(&path) {
+    match Scenario::load(&data_file(&format!("invalid_scenarios/{file}"))) {
         Ok(_) => panic!("{file} should be refused"),
         Err(e) => e.to_string(),
     }
@@ -115,10 +110,7 @@ fn bad_jobgraph_names_the_key_and_line() {
 fn invalid_machines_are_refused() {
     let e = load_err("bad-machine.toml");
     assert!(e.contains("voltages must not fall"), "{e}");
-    let path = format!(
-        "{}/tests/valid_scenarios/custom-machine.toml",
-        env!("CARGO_MANIFEST_DIR")
-    );
+    let path = data_file("valid_scenarios/custom-machine.toml");
     let e = Scenario::load(&path).err().unwrap().to_string();
     assert!(e.contains("zero cores"), "{e}");
 }
@@ -135,7 +127,7 @@ proptest! {
     /// Arbitrary edits of a valid scenario never panic the loader.
     #[test]
     fn loader_never_panics(cut in 0usize..400, insert in "[a-z0-9=\\[\\]\" .\n-]{0,12}") {
-        let base = include_str!("../scenarios/merkel-2hmmer-2soplex.toml");
+        let base = include_str!("../../scenarios/merkel-2hmmer-2soplex.toml");
         let cut = cut.min(base.len());
         let cut = (0..=cut).rev().find(|&i| base.is_char_boundary(i)).unwrap_or(0);
         let text = format!("{}{}{}", &base[..cut], insert, &base[cut..]);
@@ -145,7 +137,7 @@ proptest! {
     /// Arbitrary numbers in a machine never panic the builder.
     #[test]
     fn machine_builder_never_panics(p in 0u32..3, d in 0u32..3, c in 0u32..5, t in 0u32..3, mhz in 0u64..4000, mv in 0u32..2000, bw in -1.0f64..20.0) {
-        let text = include_str!("../machines/q6600.toml")
+        let text = include_str!("../../machines/q6600.toml")
             .replace("packages = 1", &format!("packages = {p}"))
             .replace("dies_per_package = 2", &format!("dies_per_package = {d}"))
             .replace("cores_per_die = 2", &format!("cores_per_die = {c}\nthreads_per_core = {t}"))

@@ -1,0 +1,20 @@
+//! The simulator's integration tests, one binary. Every test here is of
+//! the fast tier: it runs without root or system packages, on simulated
+//! seconds.
+//!
+//! - `jobgraph`: the `make -jN` build (`-jN` respected, every job once,
+//!   `make` exits last, the declared parallelism in every snapshot).
+//! - `platform`: `SimPlatform` driven directly (gang schedule, governor
+//!   re-sends, the load average, idle exit latency, cache warm-up after a
+//!   move, pruning exited tasks).
+//! - `scenarios`: scenario and machine input (every built-in loads; every
+//!   bad file is refused with its file, place and key; fuzzed input never
+//!   panics).
+//! - `support`: paths of the crate's files and test data.
+
+#![allow(clippy::unwrap_used)]
+
+mod jobgraph;
+mod platform;
+mod scenarios;
+mod support;
