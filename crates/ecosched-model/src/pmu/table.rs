@@ -174,6 +174,27 @@ mod tests {
         }
     }
 
+    /// A file in `pmu/` that is not listed is silently missing from the
+    /// program; a name listed twice or with another file's text would
+    /// shadow one.
+    #[test]
+    fn every_table_file_is_listed_and_every_listed_name_is_its_file() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("pmu");
+        let files: BTreeSet<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+            .collect();
+        let listed: BTreeSet<String> = TABLES.iter().map(|(n, _)| n.to_string()).collect();
+        assert_eq!(listed.len(), TABLES.len(), "a table is listed twice");
+        assert_eq!(files, listed, "pmu/*.toml against TABLES");
+        for (name, text) in TABLES {
+            let on_disk = std::fs::read_to_string(dir.join(format!("{name}.toml"))).unwrap();
+            assert_eq!(*text, on_disk, "{name}: its text is not pmu/{name}.toml");
+        }
+    }
+
     #[test]
     fn no_cpu_is_listed_by_two_tables() {
         let mut seen = BTreeSet::new();

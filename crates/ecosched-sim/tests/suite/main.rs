@@ -2,6 +2,8 @@
 //! the fast tier: it runs without root or system packages, on simulated
 //! seconds.
 //!
+//! - `builtin_lists`: every machine and scenario file is a built-in, and
+//!   every built-in is its file.
 //! - `jobgraph`: the `make -jN` build (`-jN` respected, every job once,
 //!   `make` exits last, the declared parallelism in every snapshot).
 //! - `platform`: `SimPlatform` driven directly (gang schedule, governor
@@ -14,6 +16,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod builtin_lists;
 mod jobgraph;
 mod platform;
 mod scenarios;
