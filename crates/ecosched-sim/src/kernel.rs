@@ -23,8 +23,8 @@
 //!   cache-hot tasks alone. The count-based form is every preset's but
 //!   the Opteron 6134's: it stands in for the 2.6.2x kernels, whose
 //!   balancer differs from 2.6.35's (a group holds one task per CPU
-//!   before `SD_PREFER_SIBLING`), and 2.6.35's form on those machines
-//!   was measured worse (README, issue #17). Balancing pulls work to a
+//!   before `SD_PREFER_SIBLING`), and 2.6.35's form measures worse on
+//!   those machines (README). Balancing pulls work to a
 //!   CPU, and a busy CPU balances only every
 //!   `balance_interval · busy_factor` (`rebalance_domains` in
 //!   kernel/sched.c), its `balance_interval` back at `sd_min_interval_ms`
@@ -667,7 +667,7 @@ impl Kernel {
         self.rqs.iter().map(|rq| rq.weight(tasks)).collect()
     }
 
-    /// One pass of periodic balancing over every level of the machine,
+    /// One round of periodic balancing over every level of the machine,
     /// innermost first, at `now`: in each domain, the least loaded group
     /// pulls one task from the busiest ([`Kernel::domain_pull`] says whether
     /// and how much). A move pulls a task to an idle CPU, or to a busy one
@@ -1026,7 +1026,7 @@ mod tests {
         assert!(!k.balance(&machine, &tasks, 8 * ms).is_empty());
     }
 
-    /// Issue #12 regression: a task moved from a queue whose floor is far
+    /// A task moved from a queue whose floor is far
     /// ahead (low-weight tasks advance it fast) to one whose floor is far
     /// behind keeps its lag relative to the floor, so it runs at once
     /// instead of waiting until the slow queue catches up.
@@ -1211,7 +1211,7 @@ mod tests {
         assert_eq!(k.last_tick_load(2, 20 * ms), 1024.0);
         assert_eq!(k.last_tick_load(1, 20 * ms), 0.0);
         assert_eq!(k.select_cpu(&machine, &tasks, 5, true, 20 * ms), Some(1));
-        // Without a parent it is placed as before: the CPU idle longest.
+        // Without a parent it goes where a new task goes: the CPU idle longest.
         tasks[5].spawned_by = None;
         assert_eq!(k.select_cpu(&machine, &tasks, 5, true, 20 * ms), Some(2));
     }
