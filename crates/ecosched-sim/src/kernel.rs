@@ -19,7 +19,7 @@
 //! - count-based balancing up the topology (it looks at task counts only,
 //!   Dhiman's point), plus pulling work when a CPU goes idle; on a machine
 //!   whose `balance_by` is `weight`, both compare summed CFS weights as
-//!   2.6.35 does ([`Kernel::domain_pull`]), and an idle CPU leaves
+//!   2.6.35 does (`Kernel::domain_pull`), and an idle CPU leaves
 //!   cache-hot tasks alone. The count-based form is every preset's but
 //!   the Opteron 6134's: it stands in for the 2.6.2x kernels, whose
 //!   balancer differs from 2.6.35's (a group holds one task per CPU
@@ -595,7 +595,7 @@ impl Kernel {
     ///
     /// By weight (2.6.35 `idle_balance`): domain by domain from the
     /// innermost, `c`'s own group pulls from the busiest one as periodic
-    /// balancing would ([`Kernel::domain_pull`]), taking only a waiting
+    /// balancing would (`Kernel::domain_pull`), taking only a waiting
     /// task that is not cache-hot (off a CPU less than `migration_cost_ms`
     /// ago, `task_hot`). By count: from the busiest CPU that has a waiting
     /// task `c` may take.
@@ -669,7 +669,7 @@ impl Kernel {
 
     /// One round of periodic balancing over every level of the machine,
     /// innermost first, at `now`: in each domain, the least loaded group
-    /// pulls one task from the busiest ([`Kernel::domain_pull`] says whether
+    /// pulls one task from the busiest (`Kernel::domain_pull` says whether
     /// and how much). A move pulls a task to an idle CPU, or to a busy one
     /// whose stretched interval (its `balance_interval · busy_factor`) has
     /// run out. Returns the moves as (task, from, to); the caller carries
