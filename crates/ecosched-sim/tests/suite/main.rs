@@ -9,9 +9,9 @@
 //! - `platform`: `SimPlatform` driven directly (gang schedule, governor
 //!   re-sends, the load average, idle exit latency, cache warm-up after a
 //!   move, pruning exited tasks).
-//! - `scenarios`: scenario and machine input (every built-in loads; every
-//!   bad file is refused with its file, place and key; fuzzed input never
-//!   panics).
+//! - `scenarios`: scenario and machine input (every built-in loads; a
+//!   machine's PMU is a table's name or inline; every bad file is refused
+//!   with its file, place and key; fuzzed input never panics).
 //! - `support`: paths of the crate's files and test data.
 
 #![allow(clippy::unwrap_used)]

@@ -115,6 +115,46 @@ fn invalid_machines_are_refused() {
     assert!(e.contains("zero cores"), "{e}");
 }
 
+/// A machine file names one of the model's PMU tables, or writes its own
+/// PMU inline; an unknown table name is refused where it is written.
+#[test]
+fn a_machine_names_a_pmu_table_or_writes_its_own() {
+    use ecosched_model::{CounterKind, PmuTable};
+    use ecosched_sim::scenario::parse_toml;
+    use ecosched_sim::MachineSpec;
+    let q6600 = include_str!("../../machines/q6600.toml");
+    let named: MachineSpec = parse_toml("q6600.toml", q6600).unwrap();
+    let core2 = PmuTable::builtin("core2").unwrap().spec(None);
+    assert_eq!(named.pmu, Some(core2));
+    let (line, _) = q6600
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.starts_with("pmu = "))
+        .unwrap();
+    let without: Vec<&str> = q6600
+        .lines()
+        .enumerate()
+        .filter(|&(i, _)| i != line)
+        .map(|(_, l)| l)
+        .collect();
+    let inline = format!(
+        "{}\n[pmu]\ncounters = 4\nevents = [{{ kind = \"lines_in\", name = \"X\", raw = 0x10 }}]\n",
+        without.join("\n")
+    );
+    let own: MachineSpec = parse_toml("own.toml", &inline).unwrap();
+    let pmu = own.pmu.unwrap();
+    assert_eq!(pmu.counters, 4);
+    assert_eq!(pmu.event(CounterKind::LinesIn).unwrap().raw, Some(0x10));
+    let unknown = q6600.replace("pmu = \"core2\"", "pmu = \"core3\"");
+    let e = parse_toml::<MachineSpec>("m.toml", &unknown)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(&format!("m.toml:{}:", line + 1)) && e.contains("core3") && e.contains("core2"),
+        "{e}"
+    );
+}
+
 #[test]
 fn unknown_scenario_lists_builtins() {
     let e = Scenario::load("no-such-scenario").err().unwrap();
