@@ -12,9 +12,11 @@
 //! A simulator preset carries it in its `[calibration]` table; on a real
 //! machine it comes from a calibration file written by `ecosched calibrate`.
 //! It is typed data, never flat strings, so a malformed entry is refused
-//! where it is loaded, not deep inside a policy.
+//! where it is loaded, not deep inside a policy. It knows nothing of the
+//! machine it describes: a [`Topology`](crate::topology::Topology) carries
+//! it, and checks a partition against itself ([`Partition::validate`], in
+//! `topology`).
 
-use crate::topology::Topology;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -204,45 +206,6 @@ impl TryFrom<String> for Partition {
 impl From<Partition> for String {
     fn from(p: Partition) -> String {
         p.to_string()
-    }
-}
-
-impl Partition {
-    /// Check the partition against a machine: it covers exactly the online
-    /// CPUs and every frequency is a P-state of every domain.
-    pub fn validate(&self, topology: &Topology) -> Result<(), PartitionError> {
-        let partition = self.to_string();
-        if topology.freq_domains.is_empty() {
-            return Err(PartitionError::NoFrequencyControl { partition });
-        }
-        let online = topology.online_cpus().len() as u32;
-        let given: u32 = self.sets.iter().map(|s| s.cpus).sum();
-        if given != online {
-            return Err(PartitionError::CpuCount {
-                partition,
-                given,
-                online,
-            });
-        }
-        for set in &self.sets {
-            if let Some(dom) = topology
-                .freq_domains
-                .iter()
-                .find(|d| d.pstate(set.freq_khz).is_none())
-            {
-                let valid: Vec<String> = dom
-                    .pstates
-                    .iter()
-                    .map(|p| (p.freq_khz / 1000).to_string())
-                    .collect();
-                return Err(PartitionError::NotAPState {
-                    partition,
-                    mhz: set.freq_khz / 1000,
-                    valid: valid.join(", "),
-                });
-            }
-        }
-        Ok(())
     }
 }
 

@@ -14,7 +14,7 @@
 //!                    whose voltage the highest requested P-state sets.
 //! ```
 
-use crate::calibration::Calibration;
+use crate::calibration::{Calibration, Partition, PartitionError};
 use crate::cpuset::{CpuId, CpuSet};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -374,6 +374,47 @@ impl Topology {
                 return Err(TopologyError::FreqDomainMismatch {
                     cpu: cpu.id,
                     domain: cpu.freq_domain,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A partition is checked here, beside the topology it must fit, so that
+/// `calibration` stays plain data that needs no machine.
+impl Partition {
+    /// Check the partition against a machine: it covers exactly the online
+    /// CPUs and every frequency is a P-state of every domain.
+    pub fn validate(&self, topology: &Topology) -> Result<(), PartitionError> {
+        let partition = self.to_string();
+        if topology.freq_domains.is_empty() {
+            return Err(PartitionError::NoFrequencyControl { partition });
+        }
+        let online = topology.online_cpus().len() as u32;
+        let given: u32 = self.sets.iter().map(|s| s.cpus).sum();
+        if given != online {
+            return Err(PartitionError::CpuCount {
+                partition,
+                given,
+                online,
+            });
+        }
+        for set in &self.sets {
+            if let Some(dom) = topology
+                .freq_domains
+                .iter()
+                .find(|d| d.pstate(set.freq_khz).is_none())
+            {
+                let valid: Vec<String> = dom
+                    .pstates
+                    .iter()
+                    .map(|p| (p.freq_khz / 1000).to_string())
+                    .collect();
+                return Err(PartitionError::NotAPState {
+                    partition,
+                    mhz: set.freq_khz / 1000,
+                    valid: valid.join(", "),
                 });
             }
         }

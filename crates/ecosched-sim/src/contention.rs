@@ -251,7 +251,7 @@ pub struct Warming {
 ///   until it reaches the share the steady-state solve gives it, capped at
 ///   its working set (a task never holds more lines than it touches);
 /// - meanwhile its miss ratio is the curve's at its occupancy, `m(S)`
-///   ([`miss_ratio`]), above the steady `m(S*)`, and every extra miss
+///   (`miss_ratio`), above the steady `m(S*)`, and every extra miss
 ///   stalls it `(1 − c) · L_d / mlp` like any other, so it runs slower and
 ///   its counters show the extra references' misses;
 /// - no new parameter: lines come in at its own insertion rate

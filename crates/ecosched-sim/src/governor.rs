@@ -77,9 +77,9 @@ impl DomainGovernor {
     /// timers and changes nothing until its first sample), but a run starts
     /// on a machine that has been idle (`idle_before`): there such a
     /// governor has already settled at the lowest P-state, and a core that
-    /// the run never wakes stays there. Starting at the top instead left
-    /// every core a run never used at the top clock for the whole run under
-    /// the deferrable sample (issue #17: Patel's Task 1 control drew
+    /// the run never wakes stays there. Starting at the top instead would
+    /// leave every core a run never uses at the top clock for the whole
+    /// run under the deferrable sample (Patel's Task 1 control would draw
     /// 155.6 W against the thesis's 144 W).
     pub fn initial_khz(&self, domain: &FreqDomain, cur_khz: u64, idle_before: bool) -> u64 {
         match self.setting {

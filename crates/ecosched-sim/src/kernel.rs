@@ -19,12 +19,12 @@
 //! - count-based balancing up the topology (it looks at task counts only,
 //!   Dhiman's point), plus pulling work when a CPU goes idle; on a machine
 //!   whose `balance_by` is `weight`, both compare summed CFS weights as
-//!   2.6.35 does ([`Kernel::domain_pull`]), and an idle CPU leaves
+//!   2.6.35 does (`Kernel::domain_pull`), and an idle CPU leaves
 //!   cache-hot tasks alone. The count-based form is every preset's but
 //!   the Opteron 6134's: it stands in for the 2.6.2x kernels, whose
 //!   balancer differs from 2.6.35's (a group holds one task per CPU
-//!   before `SD_PREFER_SIBLING`), and 2.6.35's form on those machines
-//!   was measured worse (README, issue #17). Balancing pulls work to a
+//!   before `SD_PREFER_SIBLING`), and 2.6.35's form measures worse on
+//!   those machines (README). Balancing pulls work to a
 //!   CPU, and a busy CPU balances only every
 //!   `balance_interval · busy_factor` (`rebalance_domains` in
 //!   kernel/sched.c), its `balance_interval` back at `sd_min_interval_ms`
@@ -595,7 +595,7 @@ impl Kernel {
     ///
     /// By weight (2.6.35 `idle_balance`): domain by domain from the
     /// innermost, `c`'s own group pulls from the busiest one as periodic
-    /// balancing would ([`Kernel::domain_pull`]), taking only a waiting
+    /// balancing would (`Kernel::domain_pull`), taking only a waiting
     /// task that is not cache-hot (off a CPU less than `migration_cost_ms`
     /// ago, `task_hot`). By count: from the busiest CPU that has a waiting
     /// task `c` may take.
@@ -667,9 +667,9 @@ impl Kernel {
         self.rqs.iter().map(|rq| rq.weight(tasks)).collect()
     }
 
-    /// One pass of periodic balancing over every level of the machine,
+    /// One round of periodic balancing over every level of the machine,
     /// innermost first, at `now`: in each domain, the least loaded group
-    /// pulls one task from the busiest ([`Kernel::domain_pull`] says whether
+    /// pulls one task from the busiest (`Kernel::domain_pull` says whether
     /// and how much). A move pulls a task to an idle CPU, or to a busy one
     /// whose stretched interval (its `balance_interval · busy_factor`) has
     /// run out. Returns the moves as (task, from, to); the caller carries
@@ -1026,7 +1026,7 @@ mod tests {
         assert!(!k.balance(&machine, &tasks, 8 * ms).is_empty());
     }
 
-    /// Issue #12 regression: a task moved from a queue whose floor is far
+    /// A task moved from a queue whose floor is far
     /// ahead (low-weight tasks advance it fast) to one whose floor is far
     /// behind keeps its lag relative to the floor, so it runs at once
     /// instead of waiting until the slow queue catches up.
@@ -1211,7 +1211,7 @@ mod tests {
         assert_eq!(k.last_tick_load(2, 20 * ms), 1024.0);
         assert_eq!(k.last_tick_load(1, 20 * ms), 0.0);
         assert_eq!(k.select_cpu(&machine, &tasks, 5, true, 20 * ms), Some(1));
-        // Without a parent it is placed as before: the CPU idle longest.
+        // Without a parent it goes where a new task goes: the CPU idle longest.
         tasks[5].spawned_by = None;
         assert_eq!(k.select_cpu(&machine, &tasks, 5, true, 20 * ms), Some(2));
     }

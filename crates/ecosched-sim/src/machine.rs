@@ -360,9 +360,11 @@ pub struct MachineSpec {
     #[serde(default)]
     pub governor: GovernorSpec,
     /// The PMU as perf would see it on the real machine: what `--observe
-    /// linux` shows a policy, and which raw events `LinuxPlatform` opens
-    /// when it runs on this CPU. `None`: no hardware counters.
-    #[serde(default)]
+    /// linux` shows a policy. Written as the name of one of
+    /// ecosched-model's PMU tables (`pmu = "core2"`), which `ecosched run`
+    /// also reads, or inline for a machine no table describes. `None`: no
+    /// hardware counters.
+    #[serde(default, deserialize_with = "ecosched_model::pmu::named_or_inline")]
     pub pmu: Option<PmuSpec>,
     /// Calibration data for policies (translation vectors, EDP factor,
     /// cpuset partition), each entry with its source.

@@ -1,13 +1,12 @@
-//! Sensitivity of the calibration (issue #17, `ecosched validate
-//! --perturb`): move one calibrated parameter by a factor, so that a
+//! Sensitivity of the calibration (`ecosched validate --perturb`): move one calibrated parameter by a factor, so that a
 //! validation run shows which conclusions hang on that one knob. A knob
 //! is a machine parameter, scaled in every built-in machine preset; a
 //! workload parameter, scaled in every phase of every built-in profile
 //! (profiles.toml); or a build parameter, scaled in every built-in
 //! scenario's `[jobgraph]`. Files a user names are never moved. The
 //! override is per thread and scoped ([`with_perturbation`]), so nothing
-//! else running in the process sees it, and passes may run on threads of
-//! their own side by side.
+//! else running in the process sees it, and perturbed runs may go on
+//! threads of their own side by side.
 
 use crate::jobgraph::JobGraphSpec;
 use crate::machine::MachineSpec;

@@ -16,7 +16,7 @@ use ecosched_linux::perf::SystemPerf;
 use ecosched_linux::platform::LinuxPlatform;
 use ecosched_linux::spawn;
 use ecosched_linux::FsRoot;
-use ecosched_model::{Calibration, Platform, PmuSpec};
+use ecosched_model::{Calibration, Platform, PmuSpec, PmuTable};
 use ecosched_policy::Retimed;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
@@ -183,15 +183,12 @@ fn load_calibration(path: &Path) -> Result<Calibration> {
         .map_err(|e| UsageError(format!("calibration file {e}")).into())
 }
 
-/// The PMU description of the built-in machine preset whose CPU is this
-/// one (same pmu-events CPU id), so its model-specific events are counted.
+/// The built-in PMU table that lists this CPU (same pmu-events CPU id),
+/// matched to it, so its model-specific events are counted.
 fn matching_pmu() -> Option<PmuSpec> {
     let id = ecosched_linux::pmu::cpuid(&FsRoot::live()).ok()?;
-    ecosched_sim::scenario::PRESETS
-        .iter()
-        .filter_map(|(name, _)| ecosched_sim::scenario::preset(name)?.ok())
-        .filter_map(|m| m.spec.pmu)
-        .find(|p| p.cpuid.as_deref() == Some(id.as_str()))
+    let (_, table) = PmuTable::for_cpuid(&id).ok()??;
+    Some(table.spec(Some(&id)))
 }
 
 fn render_run(summary: &run_summary::RunSummary) -> String {

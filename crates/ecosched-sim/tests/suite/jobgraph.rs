@@ -3,8 +3,6 @@
 //! short bursts and exits last, and the declared parallelism reaches the
 //! snapshots.
 
-#![allow(clippy::unwrap_used)]
-
 use ecosched_model::{Plan, Platform, TaskState};
 use ecosched_sim::{JobGraph, Scenario, SimPlatform};
 use std::collections::BTreeMap;

@@ -1,16 +1,22 @@
-//! What a machine's performance-monitoring unit offers, as a machine preset
-//! declares it: which hardware events exist (perf's generic events, or the
-//! vendor's own with their raw `perf_event_attr.config` encoding), and how
-//! many general-purpose counters there are to count them at once.
+//! What a machine's performance-monitoring unit offers: which hardware
+//! events exist (perf's generic events, or the vendor's own with their raw
+//! `perf_event_attr.config` encoding), and how many general-purpose
+//! counters there are to count them at once.
 //!
-//! The same description serves both worlds. The simulator's `--observe
+//! The same description serves both worlds, and comes from the same
+//! tables ([`table`]: one data file per PMU). The simulator's `--observe
 //! linux` model shows a policy only these events, multiplexed as perf would
-//! multiplex them when more are open than there are counters; `LinuxPlatform`
-//! opens the raw ones for real when the running CPU matches [`PmuSpec::cpuid`].
+//! multiplex them when more are open than there are counters;
+//! `LinuxPlatform` opens the raw ones for real when the running CPU is the
+//! one the description was matched to ([`PmuSpec::cpuid`]).
 
 use crate::sample::CounterKind;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
+
+pub mod table;
+
+pub use table::{named_or_inline, PmuTable, PmuTableError};
 
 /// Counters read from procfs or perf software events: every Linux machine
 /// has them, PMU or not.
@@ -21,14 +27,15 @@ pub const SOFTWARE_COUNTERS: [CounterKind; 4] = [
     CounterKind::Migrations,
 ];
 
-/// A machine's PMU.
+/// A machine's PMU: a built-in table's ([`PmuTable::spec`]) or one a
+/// machine file writes inline ([`named_or_inline`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PmuSpec {
-    /// The CPU as the kernel's pmu-events map names it
-    /// (`<vendor>-<family>-<model>` from `/proc/cpuinfo`, e.g.
-    /// `GenuineIntel-6-0F` for Core 2), so a real machine can be matched to
-    /// the preset and its raw events opened.
+    /// The CPU this description was matched to, as the kernel's pmu-events
+    /// map names it (`<vendor>-<family>-<model>` from `/proc/cpuinfo`, e.g.
+    /// `GenuineIntel-6-0F` for Core 2): `LinuxPlatform` opens the raw
+    /// events only on that CPU. `None` for a simulated machine's.
     #[serde(default)]
     pub cpuid: Option<String>,
     /// General-purpose counters per CPU. More events than this are

@@ -1,19 +1,14 @@
 //! Scenario and machine input: every built-in loads, and every bad file
-//! (one per case under `invalid_scenarios/`) is refused with the file, the
-//! place and the key.
+//! (one per case under `tests/data/invalid_scenarios/`) is refused with
+//! the file, the place and the key.
 
-#![allow(clippy::unwrap_used)]
-
+use crate::support::data_file;
 use ecosched_sim::scenario::{builtin_scenarios, PRESETS};
 use ecosched_sim::{Scenario, SimError};
 use proptest::prelude::*;
 
 fn load_err(file: &str) -> String {
-    let path = format!(
-        "{}/tests/invalid_scenarios/{file}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    match Scenario::load(&path) {
+    match Scenario::load(&data_file(&format!("invalid_scenarios/{file}"))) {
         Ok(_) => panic!("{file} should be refused"),
         Err(e) => e.to_string(),
     }
@@ -115,12 +110,49 @@ fn bad_jobgraph_names_the_key_and_line() {
 fn invalid_machines_are_refused() {
     let e = load_err("bad-machine.toml");
     assert!(e.contains("voltages must not fall"), "{e}");
-    let path = format!(
-        "{}/tests/valid_scenarios/custom-machine.toml",
-        env!("CARGO_MANIFEST_DIR")
-    );
+    let path = data_file("valid_scenarios/custom-machine.toml");
     let e = Scenario::load(&path).err().unwrap().to_string();
     assert!(e.contains("zero cores"), "{e}");
+}
+
+/// A machine file names one of the model's PMU tables, or writes its own
+/// PMU inline; an unknown table name is refused where it is written.
+#[test]
+fn a_machine_names_a_pmu_table_or_writes_its_own() {
+    use ecosched_model::{CounterKind, PmuTable};
+    use ecosched_sim::scenario::parse_toml;
+    use ecosched_sim::MachineSpec;
+    let q6600 = include_str!("../../machines/q6600.toml");
+    let named: MachineSpec = parse_toml("q6600.toml", q6600).unwrap();
+    let core2 = PmuTable::builtin("core2").unwrap().spec(None);
+    assert_eq!(named.pmu, Some(core2));
+    let (line, _) = q6600
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.starts_with("pmu = "))
+        .unwrap();
+    let without: Vec<&str> = q6600
+        .lines()
+        .enumerate()
+        .filter(|&(i, _)| i != line)
+        .map(|(_, l)| l)
+        .collect();
+    let inline = format!(
+        "{}\n[pmu]\ncounters = 4\nevents = [{{ kind = \"lines_in\", name = \"X\", raw = 0x10 }}]\n",
+        without.join("\n")
+    );
+    let own: MachineSpec = parse_toml("own.toml", &inline).unwrap();
+    let pmu = own.pmu.unwrap();
+    assert_eq!(pmu.counters, 4);
+    assert_eq!(pmu.event(CounterKind::LinesIn).unwrap().raw, Some(0x10));
+    let unknown = q6600.replace("pmu = \"core2\"", "pmu = \"core3\"");
+    let e = parse_toml::<MachineSpec>("m.toml", &unknown)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(&format!("m.toml:{}:", line + 1)) && e.contains("core3") && e.contains("core2"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -135,7 +167,7 @@ proptest! {
     /// Arbitrary edits of a valid scenario never panic the loader.
     #[test]
     fn loader_never_panics(cut in 0usize..400, insert in "[a-z0-9=\\[\\]\" .\n-]{0,12}") {
-        let base = include_str!("../scenarios/merkel-2hmmer-2soplex.toml");
+        let base = include_str!("../../scenarios/merkel-2hmmer-2soplex.toml");
         let cut = cut.min(base.len());
         let cut = (0..=cut).rev().find(|&i| base.is_char_boundary(i)).unwrap_or(0);
         let text = format!("{}{}{}", &base[..cut], insert, &base[cut..]);
@@ -145,7 +177,7 @@ proptest! {
     /// Arbitrary numbers in a machine never panic the builder.
     #[test]
     fn machine_builder_never_panics(p in 0u32..3, d in 0u32..3, c in 0u32..5, t in 0u32..3, mhz in 0u64..4000, mv in 0u32..2000, bw in -1.0f64..20.0) {
-        let text = include_str!("../machines/q6600.toml")
+        let text = include_str!("../../machines/q6600.toml")
             .replace("packages = 1", &format!("packages = {p}"))
             .replace("dies_per_package = 2", &format!("dies_per_package = {d}"))
             .replace("cores_per_die = 2", &format!("cores_per_die = {c}\nthreads_per_core = {t}"))

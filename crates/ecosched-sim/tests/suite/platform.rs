@@ -2,8 +2,6 @@
 //! schedule, governor settings re-sent by a policy, the load average, and
 //! the simulator's own memory (exited tasks are pruned once reported).
 
-#![allow(clippy::unwrap_used)]
-
 use ecosched_model::{
     CpuId, CpuSet, FreqDomainId, FreqSetting, GangGroup, GangSchedule, GangSlot, Governor, Plan,
     Platform, Snapshot, TaskId, TaskState,

@@ -1,0 +1,23 @@
+//! The simulator's integration tests, one binary. Every test here is of
+//! the fast tier: it runs without root or system packages, on simulated
+//! seconds.
+//!
+//! - `builtin_lists`: every machine and scenario file is a built-in, and
+//!   every built-in is its file.
+//! - `jobgraph`: the `make -jN` build (`-jN` respected, every job once,
+//!   `make` exits last, the declared parallelism in every snapshot).
+//! - `platform`: `SimPlatform` driven directly (gang schedule, governor
+//!   re-sends, the load average, idle exit latency, cache warm-up after a
+//!   move, pruning exited tasks).
+//! - `scenarios`: scenario and machine input (every built-in loads; a
+//!   machine's PMU is a table's name or inline; every bad file is refused
+//!   with its file, place and key; fuzzed input never panics).
+//! - `support`: paths of the crate's files and test data.
+
+#![allow(clippy::unwrap_used)]
+
+mod builtin_lists;
+mod jobgraph;
+mod platform;
+mod scenarios;
+mod support;
