@@ -1,0 +1,1 @@
+//! Snapshots built task by task for policy tests.
