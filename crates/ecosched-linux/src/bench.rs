@@ -15,6 +15,7 @@
 
 use crate::error::LinuxError;
 use crate::fsroot::FsRoot;
+use crate::mounts::MountTable;
 use crate::perf::SystemPerf;
 use crate::platform::{full_reads_per_interval, SUBSAMPLE};
 use crate::runcgroup::{AcctMount, RunCgroup};
@@ -219,7 +220,7 @@ fn own_accounting_cgroup(root: &FsRoot) -> Result<RunCgroup, LinuxError> {
         path: root.path("proc/mounts"),
         what: "a cpuacct or cgroup2 mount (the activity look reads one)".into(),
     };
-    let mount = AcctMount::find(root)?.ok_or_else(absent)?;
+    let mount = AcctMount::find(&MountTable::read(root)?).ok_or_else(absent)?;
     let dir = mount.cgroup_of(root, "self")?;
     RunCgroup::accounting(root, &dir).ok_or_else(absent)
 }

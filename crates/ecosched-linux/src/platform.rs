@@ -25,12 +25,13 @@ use crate::fsroot::FsRoot;
 use crate::hints::{HintFile, HINT_ENV};
 use crate::identity::same_task;
 use crate::journal::{Change, Journal, UndoReport};
+use crate::mounts::MountTable;
 use crate::perf::{PerfBackend, SystemPerf};
 use crate::power::PowerMeter;
 use crate::runcgroup::{AcctMount, AcctVersion, CgroupCpu, RunCgroup};
 use crate::spawn::{self, CommandError};
 use crate::tasks::{HostFacts, TaskReader, TaskReading};
-use crate::topology::{discover, LinuxTopology};
+use crate::topology::{discover_with, LinuxTopology};
 use crate::{affinity, gang};
 use ecosched_model::platform::check_plan;
 use ecosched_model::{
@@ -152,6 +153,7 @@ pub struct RunEnd {
 /// The live machine, managing one command and its descendants.
 pub struct LinuxPlatform {
     root: FsRoot,
+    mounts: MountTable,
     machine: LinuxTopology,
     topology: Arc<Topology>,
     journal: Journal,
@@ -339,7 +341,8 @@ impl LinuxPlatform {
         let nofile_notice = crate::limits::raise_nofile()
             .err()
             .map(|e| format!("open-file limit not raised, large programs may go unobserved: {e}"));
-        let machine = discover(&root)?;
+        let mounts = MountTable::read(&root)?;
+        let machine = discover_with(&root, &mounts)?;
         let topology = Arc::new(machine.topology.clone());
         let journal = Journal::create_tagged(&options.state_dir, root.clone(), tag)?;
         let host = HostFacts::detect(&root)?;
@@ -402,6 +405,7 @@ impl LinuxPlatform {
         notices.push(format!("power: {}", meter.describe()));
         Ok(LinuxPlatform {
             root,
+            mounts,
             machine,
             topology,
             journal,
@@ -544,17 +548,16 @@ impl LinuxPlatform {
     /// cgroup only), else a new one on the v1 `cpuacct` hierarchy. `Err`
     /// says why there is none.
     fn create_run_cgroup(&mut self) -> Result<RunCgroup, String> {
-        let mount = match AcctMount::find(&self.root) {
-            Ok(Some(m)) => m,
-            Ok(None) => return Err("no cpuacct or cgroup2 mount in /proc/mounts".into()),
-            Err(e) => return Err(e.to_string()),
+        let Some(mount) = AcctMount::find(&self.mounts) else {
+            return Err("no cpuacct or cgroup2 mount in /proc/mounts".into());
         };
         if mount.version == AcctVersion::V2 {
-            let cpuset_v2 = CpusetMount::find(&self.root)
+            let cpuset_v2 = CpusetMount::find(&self.mounts, &self.root)
                 .is_ok_and(|m| m.version == crate::cgroup::Version::V2);
             if cpuset_v2 {
                 if self.cpuset.is_none() {
-                    let cpuset_mount = CpusetMount::find(&self.root).map_err(|e| e.to_string())?;
+                    let cpuset_mount =
+                        CpusetMount::find(&self.mounts, &self.root).map_err(|e| e.to_string())?;
                     self.cpuset = Some(
                         ManagedCpuset::create(
                             &mut self.journal,
@@ -978,7 +981,7 @@ impl LinuxPlatform {
             return self.set_confined_cpus(&dir, cpus);
         }
         if self.cpuset.is_none() {
-            let mount = CpusetMount::find(&self.root)?;
+            let mount = CpusetMount::find(&self.mounts, &self.root)?;
             self.cpuset = Some(ManagedCpuset::create(
                 &mut self.journal,
                 mount,
@@ -1051,6 +1054,7 @@ impl LinuxPlatform {
                 process_of: Box::new(move |t| processes.get(&t).copied()),
                 base_name: format!("{}-{}", self.cgroup_name, std::process::id()),
                 v2_cpuset_dir,
+                mounts: &self.mounts,
             },
             &mut self.gang,
         )
@@ -1065,9 +1069,9 @@ impl LinuxPlatform {
             // On a pure cgroup v2 machine the groups live inside the run's
             // cgroup; make it now (with its parent's CPUs) so that a later
             // cpuset does not move the tasks out of their groups.
-            if let Ok(mount) = CpusetMount::find(&self.root) {
+            if let Ok(mount) = CpusetMount::find(&self.mounts, &self.root) {
                 if mount.version == crate::cgroup::Version::V2
-                    && crate::freezer::FreezerMount::find(&self.root)?
+                    && crate::freezer::FreezerMount::find(&self.mounts)
                         .is_some_and(|f| f.version == crate::freezer::FreezerVersion::V2)
                 {
                     self.cpuset = Some(ManagedCpuset::create(

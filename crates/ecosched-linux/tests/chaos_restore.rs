@@ -18,6 +18,7 @@
 use ecosched_linux::cgroup::{CpusetMount, ManagedCpuset, Version};
 use ecosched_linux::freezer::{GangContext, GangRunner};
 use ecosched_linux::journal::{Change, Journal, RestoreOutcome};
+use ecosched_linux::mounts::MountTable;
 use ecosched_linux::{affinity, hints::HintFile, identity::start_ticks, FsRoot};
 use ecosched_model::{CpuSet, GangGroup, GangSchedule, GangSlot, TaskId};
 use std::io::{BufRead, BufReader, Write};
@@ -316,7 +317,8 @@ fn chaos_worker() {
         .expect("own affinity")
         .iter()
         .collect();
-    let mount = CpusetMount::find(&root).expect("cpuset mount");
+    let mounts = MountTable::read(&root).expect("mount table");
+    let mount = CpusetMount::find(&mounts, &root).expect("cpuset mount");
     let v2 = mount.version == Version::V2;
     let cpuset = ManagedCpuset::create(&mut journal, mount, "chaos").expect("cpuset");
     let mut runner = GangRunner::default();
@@ -359,6 +361,7 @@ fn chaos_worker() {
             process_of: Box::new(|t: TaskId| Some(t.as_process())),
             base_name: base_name.clone(),
             v2_cpuset_dir: v2.then(|| cpuset.dir().to_string()),
+            mounts: &mounts,
         };
         let schedule = GangSchedule {
             groups: tasks

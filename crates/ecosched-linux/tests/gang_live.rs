@@ -459,6 +459,7 @@ fn exercise(forced: ecosched_linux::freezer::ForcedMechanism, name: &str) -> Str
     use ecosched_linux::journal::Journal;
     let state = tempfile::tempdir().unwrap();
     let mut journal = Journal::create(state.path(), FsRoot::live()).unwrap();
+    let mounts = ecosched_linux::mounts::MountTable::read(&FsRoot::live()).unwrap();
     let (mut ca, a) = busy();
     let (mut cb, b) = busy();
     let _reap = Reap(vec![a.pid, b.pid]);
@@ -469,6 +470,7 @@ fn exercise(forced: ecosched_linux::freezer::ForcedMechanism, name: &str) -> Str
         process_of: Box::new(process_of),
         base_name: format!("{name}-{}", std::process::id()),
         v2_cpuset_dir: None,
+        mounts: &mounts,
     };
     runner.replace(&mut ctx, alternate(a, b, 60)).unwrap();
     let description = runner.describe();

@@ -72,7 +72,11 @@ const EXCEPTIONS: &[(&str, Aspect, &str)] = &[
 
 fn fixtures_dir() -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hwloc-linux");
-    assert!(dir.is_dir(), "hwloc fixtures not found at {}", dir.display());
+    assert!(
+        dir.is_dir(),
+        "hwloc fixtures not found at {}",
+        dir.display()
+    );
     dir
 }
 

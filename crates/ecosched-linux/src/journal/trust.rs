@@ -8,17 +8,16 @@
 //! journal     opened without following symlinks; refused unless a regular
 //!             file owned by root (or the user restoring) and not writable
 //!             by group/others
-//! record      a file only under a cgroup mount (from /proc/mounts) or in
+//! record      a file only under a cgroup mount (the mount table) or in
 //!             cpufreq sysfs, with a file name ecosched writes; a task only
 //!             by PID (1..=PID_MAX_LIMIT) and start time
 //! ```
 //!
 //! A refused record is skipped with a warning; the rest is restored.
 
-use crate::cgroup::mount_entries;
 use crate::error::LinuxError;
-use crate::fsroot::FsRoot;
-use crate::journal::Change;
+use crate::journal::file::Change;
+use crate::mounts::MountTable;
 use std::io::Read;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
@@ -174,18 +173,13 @@ fn components(rel: &str) -> Result<Vec<&str>, String> {
 }
 
 impl AllowedPaths {
-    /// The cgroup mounts of `root` (its `proc/mounts`); none when absent.
-    pub fn of(root: &FsRoot) -> Result<Self, LinuxError> {
-        let mounts = root.read_opt("proc/mounts")?.unwrap_or_default();
-        Ok(Self::from_mounts(&mounts))
-    }
-
-    /// From the text of `/proc/mounts`.
-    pub fn from_mounts(mounts: &str) -> Self {
-        let cgroup_mounts = mount_entries(mounts)
-            .into_iter()
-            .filter(|(_, fstype, _)| *fstype == "cgroup" || *fstype == "cgroup2")
-            .map(|(point, _, _)| point.trim_matches('/').to_string())
+    /// The cgroup (v1 and v2) mount points of the mount table `mounts`.
+    pub fn from_mounts(mounts: &MountTable) -> Self {
+        let cgroup_mounts = mounts
+            .mounts()
+            .iter()
+            .filter(|m| m.is_cgroup())
+            .map(|m| m.point.trim_matches('/').to_string())
             .filter(|p| !p.is_empty() && components(p).is_ok())
             .collect();
         AllowedPaths { cgroup_mounts }
@@ -295,7 +289,7 @@ mod tests {
 
     #[test]
     fn only_cgroup_and_cpufreq_files_ecosched_writes_are_accepted() {
-        let a = AllowedPaths::from_mounts(MOUNTS);
+        let a = AllowedPaths::from_mounts(&MountTable::parse(MOUNTS));
         for ok in [
             "sys/fs/cgroup/cpuset/ecosched-4/cpuset.cpus",
             "sys/fs/cgroup/freezer/ecosched-4/g0/freezer.state",
@@ -323,7 +317,7 @@ mod tests {
 
     #[test]
     fn tasks_need_a_real_pid_and_moves_a_membership_file() {
-        let a = AllowedPaths::from_mounts(MOUNTS);
+        let a = AllowedPaths::from_mounts(&MountTable::parse(MOUNTS));
         let moved = |tid, back_to: &str| Change::CgroupMoved {
             tid,
             start_ticks: 1,
