@@ -1024,7 +1024,7 @@ impl LinuxPlatform {
     /// The system load average, or `None` (said once) when it cannot be
     /// read.
     fn load_avg(&mut self) -> Option<LoadAvg> {
-        match self.reader.loadavg() {
+        match read_loadavg(&self.root) {
             Ok(l) => Some(LoadAvg {
                 one: l.one,
                 five: l.five,
@@ -1126,6 +1126,14 @@ impl LinuxPlatform {
             GangAction::Continue => gang::resume(task.pid),
         }
     }
+}
+
+/// The system load average of `root` (`proc/loadavg`).
+fn read_loadavg(root: &FsRoot) -> Result<crate::procfs::LoadAvg, LinuxError> {
+    let rel = "proc/loadavg";
+    let text = root.read(rel, "load average")?;
+    crate::procfs::loadavg::parse(&text)
+        .map_err(|e| LinuxError::parse(&root.path(rel), &text, e.reason))
 }
 
 /// The CPUs of the cpuset cgroup `dir` (absolute): v1's
