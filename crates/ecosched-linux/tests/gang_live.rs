@@ -186,7 +186,10 @@ struct Look {
 fn frozen_slots_hold_a_group_still_and_slots_switch_on_time() {
     let _turn = turn();
     let state = tempfile::tempdir().unwrap();
-    let mut platform = LinuxPlatform::prepare(&options(state.path(), "ecosched-gang")).unwrap();
+    let mut platform = LinuxPlatform::builder(ecosched_linux::FsRoot::live())
+        .options(&options(state.path(), "ecosched-gang"))
+        .build()
+        .unwrap();
     let (a, b) = start_loops(&mut platform);
     let _reap = Reap(vec![a.pid, b.pid, platform.child_pid().unwrap()]);
     let (orig_a, _) = freezer_cgroup(a.pid).unwrap();
@@ -312,7 +315,10 @@ fn frozen_slots_hold_a_group_still_and_slots_switch_on_time() {
 fn a_schedule_naming_a_stranger_or_a_short_slot_is_refused_before_anything_changes() {
     let _turn = turn();
     let state = tempfile::tempdir().unwrap();
-    let mut platform = LinuxPlatform::prepare(&options(state.path(), "ecosched-refuse")).unwrap();
+    let mut platform = LinuxPlatform::builder(ecosched_linux::FsRoot::live())
+        .options(&options(state.path(), "ecosched-refuse"))
+        .build()
+        .unwrap();
     let (a, b) = start_loops(&mut platform);
     let _reap = Reap(vec![a.pid, b.pid, platform.child_pid().unwrap()]);
     let before = freezer_cgroup(a.pid).unwrap().0;
@@ -359,7 +365,10 @@ fn a_schedule_naming_a_stranger_or_a_short_slot_is_refused_before_anything_chang
 #[ignore = "run and SIGKILLed by after_sigkill_restore_thaws_every_group_and_moves_tasks_back"]
 fn gang_child_until_killed() {
     let state = PathBuf::from(std::env::var("GANG_STATE").unwrap());
-    let mut platform = LinuxPlatform::prepare(&options(&state, "ecosched-killed")).unwrap();
+    let mut platform = LinuxPlatform::builder(ecosched_linux::FsRoot::live())
+        .options(&options(&state, "ecosched-killed"))
+        .build()
+        .unwrap();
     let (a, b) = start_loops(&mut platform);
     let _reap = Reap(vec![a.pid, b.pid, platform.child_pid().unwrap()]);
     platform
@@ -567,7 +576,10 @@ fn without_a_freezer_stop_signals_carry_the_schedule() {
 fn a_panic_mid_schedule_thaws_everything() {
     let _turn = turn();
     let state = tempfile::tempdir().unwrap();
-    let mut platform = LinuxPlatform::prepare(&options(state.path(), "ecosched-panic")).unwrap();
+    let mut platform = LinuxPlatform::builder(ecosched_linux::FsRoot::live())
+        .options(&options(state.path(), "ecosched-panic"))
+        .build()
+        .unwrap();
     let (a, b) = start_loops(&mut platform);
     let _reap = Reap(vec![a.pid, b.pid, platform.child_pid().unwrap()]);
     let home = freezer_cgroup(a.pid).unwrap().0;
@@ -597,7 +609,10 @@ fn a_panic_mid_schedule_thaws_everything() {
 fn a_task_forked_inside_a_group_but_named_by_none_is_not_frozen_with_it() {
     let _turn = turn();
     let state = tempfile::tempdir().unwrap();
-    let mut platform = LinuxPlatform::prepare(&options(state.path(), "ecosched-adopt")).unwrap();
+    let mut platform = LinuxPlatform::builder(ecosched_linux::FsRoot::live())
+        .options(&options(state.path(), "ecosched-adopt"))
+        .build()
+        .unwrap();
     // The command forks one loop now and another two seconds later, when
     // it is itself in a gang group (a busy machine needs the margin to see
     // the first loop alone).

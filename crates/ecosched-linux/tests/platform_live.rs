@@ -33,7 +33,10 @@ fn pin_to_cpu0(platform: &mut LinuxPlatform, pid: u32) {
 fn a_panic_mid_run_still_puts_affinity_back() {
     let state = tempfile::tempdir().unwrap();
     let options = options_in(state.path());
-    let mut platform = LinuxPlatform::prepare(&options).unwrap();
+    let mut platform = LinuxPlatform::builder(ecosched_linux::FsRoot::live())
+        .options(&options)
+        .build()
+        .unwrap();
     platform.start(&["sleep".into(), "5".into()]).unwrap();
     let pid = platform.child_pid().unwrap();
     let original = allowed_list(pid);
@@ -109,7 +112,10 @@ fn a_child_born_under_a_pin_gets_the_original_cpus_back() {
 fn a_plan_naming_a_task_that_is_not_managed_is_refused() {
     let state = tempfile::tempdir().unwrap();
     let options = options_in(state.path());
-    let mut platform = LinuxPlatform::prepare(&options).unwrap();
+    let mut platform = LinuxPlatform::builder(ecosched_linux::FsRoot::live())
+        .options(&options)
+        .build()
+        .unwrap();
     platform.start(&["true".into()]).unwrap();
     let stranger = ecosched_model::TaskId {
         pid: 1,
@@ -140,7 +146,10 @@ fn options_in(state: &std::path::Path) -> LinuxOptions {
 }
 
 fn platform_in(state: &std::path::Path) -> LinuxPlatform {
-    LinuxPlatform::prepare(&options_in(state)).unwrap()
+    LinuxPlatform::builder(ecosched_linux::FsRoot::live())
+        .options(&options_in(state))
+        .build()
+        .unwrap()
 }
 
 /// The tasks a snapshot reports as exited.
@@ -301,14 +310,11 @@ fn a_group_member_reaped_from_outside_is_forgotten() {
     let pid = member.id();
     std::fs::write(dir.join("cgroup.procs"), pid.to_string()).unwrap();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let mut platform = LinuxPlatform::attach(
-        &options_in(state.path()),
-        "zombie",
-        Box::new(ecosched_linux::perf::SystemPerf),
-        Box::new(move || vec![pid]),
-        stop,
-    )
-    .unwrap();
+    let mut platform = LinuxPlatform::builder(ecosched_linux::FsRoot::live())
+        .options(&options_in(state.path()))
+        .attach("zombie", Box::new(move || vec![pid]), stop)
+        .build()
+        .unwrap();
     assert!(
         platform.follow_cgroup(&dir),
         "{} accounts CPU time",
@@ -380,21 +386,25 @@ fn a_preset_pmu_reaches_the_capabilities_only_on_its_own_cpu() {
     let options = options_in(state.path());
     let q6600 =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/cpuinfo-core2-q6600");
-    let core2 = LinuxPlatform::prepare_on(
-        ecosched_linux::FsRoot::recorded(q6600),
-        &options,
-        Box::new(FakePerf::new()),
-        Some(&spec),
-    )
-    .unwrap();
+    let core2 = LinuxPlatform::builder(ecosched_linux::FsRoot::live())
+        .options(&options)
+        .perf(Box::new(FakePerf::new()))
+        .pmu(Some(&spec))
+        .cpu_id_root(ecosched_linux::FsRoot::recorded(q6600))
+        .build()
+        .unwrap();
     assert!(core2
         .capabilities()
         .counters
         .contains(&CounterKind::MemTransactions));
     drop(core2);
     // This machine is not a Core 2 (nor is CI's): nothing opened, and said.
-    let here =
-        LinuxPlatform::prepare_with_pmu(&options, Box::new(FakePerf::new()), Some(&spec)).unwrap();
+    let here = LinuxPlatform::builder(ecosched_linux::FsRoot::live())
+        .options(&options)
+        .perf(Box::new(FakePerf::new()))
+        .pmu(Some(&spec))
+        .build()
+        .unwrap();
     assert!(!here
         .capabilities()
         .counters
