@@ -1,16 +1,15 @@
-//! Live tests of task discovery and counters (issue 3, item 2) on the
-//! running kernel: real threads and processes (`sleep`, `sh`, `stress-ng`,
-//! busy and sleeping `std::thread`s) are discovered and read through
-//! `/proc` and the real perf backend. Hardware counters are checked against
+//! Task discovery and counters on the running kernel: real threads and
+//! processes (`sleep`, `sh`, `stress-ng`, busy and sleeping
+//! `std::thread`s) are discovered and read through `/proc` and the real
+//! perf backend. Hardware counters are checked against
 //! the start-up probe, so the same assertions hold on this PMU-less VM
 //! (all `None`, each named missing) and on a machine with a PMU.
-#![allow(clippy::unwrap_used)]
 
+use crate::support::{live_turn, spawn};
 use ecosched_linux::perf::{Event, SystemPerf};
 use ecosched_linux::tasks::{HostFacts, TaskReader, AFFINITY_RECHECK};
 use ecosched_linux::FsRoot;
 use ecosched_model::{CounterKind, TaskId, TaskState};
-use std::process::{Child, Command};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -19,20 +18,6 @@ fn reader() -> TaskReader {
     let root = FsRoot::live();
     let host = HostFacts::detect(&root).unwrap();
     TaskReader::new(root, Box::new(SystemPerf), host)
-}
-
-/// A child process killed and reaped when the test ends, pass or fail.
-struct Reaped(Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn spawn(cmd: &str, args: &[&str]) -> Reaped {
-    Reaped(Command::new(cmd).args(args).spawn().unwrap())
 }
 
 fn gettid() -> u32 {
@@ -65,7 +50,9 @@ fn discover_processes(reader: &mut TaskReader, root: u32, want: usize) -> Vec<Ta
 }
 
 #[test]
+#[ignore = "live: real processes and threads of this kernel"]
 fn a_child_is_identified_by_pid_and_start_time() {
+    let _turn = live_turn();
     let child = spawn("sleep", &["30"]);
     let pid = child.0.id();
     let mut r = reader();
@@ -106,7 +93,9 @@ fn a_child_is_identified_by_pid_and_start_time() {
 }
 
 #[test]
+#[ignore = "live: real processes and threads of this kernel"]
 fn a_reused_pid_is_gone_and_never_read() {
+    let _turn = live_turn();
     let child = spawn("sleep", &["30"]);
     let mut r = reader();
     let real = r.discover(child.0.id()).unwrap()[0];
@@ -122,7 +111,9 @@ fn a_reused_pid_is_gone_and_never_read() {
 }
 
 #[test]
+#[ignore = "live: real processes and threads of this kernel"]
 fn an_exited_process_is_reported_exited_then_gone() {
+    let _turn = live_turn();
     let mut child = spawn("sleep", &["30"]);
     let mut r = reader();
     let ids = r.discover(child.0.id()).unwrap();
@@ -150,7 +141,9 @@ fn an_exited_process_is_reported_exited_then_gone() {
 }
 
 #[test]
+#[ignore = "live: real processes and threads of this kernel"]
 fn descendants_of_a_shell_are_found_with_their_threads() {
+    let _turn = live_turn();
     let shell = spawn(
         "sh",
         &["-c", "sleep 30 & sleep 30 & (sleep 30; true) & wait"],
@@ -177,7 +170,9 @@ fn descendants_of_a_shell_are_found_with_their_threads() {
 }
 
 #[test]
+#[ignore = "live: stress-ng"]
 fn stress_ng_workers_and_their_threads_are_found() {
+    let _turn = live_turn();
     let stress = spawn("stress-ng", &["--cpu", "2", "--timeout", "20", "--quiet"]);
     let mut r = reader();
     let ids = discover_processes(&mut r, stress.0.id(), 3);
@@ -191,7 +186,9 @@ fn stress_ng_workers_and_their_threads_are_found() {
 }
 
 #[test]
+#[ignore = "live: perf software events of this kernel (root or perf_event_paranoid)"]
 fn a_busy_thread_accumulates_on_cpu_time_and_software_counters() {
+    let _turn = live_turn();
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel();
     let busy = {
@@ -236,7 +233,9 @@ fn a_busy_thread_accumulates_on_cpu_time_and_software_counters() {
 }
 
 #[test]
+#[ignore = "live: real processes and threads of this kernel"]
 fn a_sleeping_thread_switches_once_per_sleep() {
+    let _turn = live_turn();
     let (tx, rx) = mpsc::channel();
     let (go_tx, go_rx) = mpsc::channel::<()>();
     let sleeper = std::thread::spawn(move || {
@@ -261,7 +260,9 @@ fn a_sleeping_thread_switches_once_per_sleep() {
 }
 
 #[test]
+#[ignore = "live: real processes and threads of this kernel"]
 fn hardware_counters_follow_the_probe() {
+    let _turn = live_turn();
     let mut r = reader();
     let missing: Vec<_> = Event::HARDWARE
         .iter()
@@ -298,7 +299,9 @@ fn hardware_counters_follow_the_probe() {
 }
 
 #[test]
+#[ignore = "live: perf software events and an accounting cgroup (root)"]
 fn the_observation_cost_measurement_reads_every_task() {
+    let _turn = live_turn();
     let interval = std::time::Duration::from_millis(500);
     let cost = ecosched_linux::bench::observe_cost(50, 2, interval).unwrap();
     assert!(cost.idle_observe_ms > 0.0);
@@ -393,7 +396,9 @@ impl Drop for Poked {
 }
 
 #[test]
+#[ignore = "live: real processes and threads of this kernel"]
 fn a_narrowed_affinity_shows_within_the_recheck_readings() {
+    let _turn = live_turn();
     let worker = Poked::start();
     let mut r = reader();
     let id = own_thread(&mut r, worker.tid);
@@ -418,7 +423,9 @@ fn a_narrowed_affinity_shows_within_the_recheck_readings() {
 }
 
 #[test]
+#[ignore = "live: real processes and threads of this kernel"]
 fn a_task_running_outside_its_old_set_shows_its_new_set_at_once() {
+    let _turn = live_turn();
     let worker = Poked::start();
     let mut r = reader();
     let id = own_thread(&mut r, worker.tid);

@@ -1,5 +1,4 @@
-//! Chaos test of the restore journal (issue #16, "Restore and the
-//! journal"): a worker process applies a plan the way `LinuxPlatform` does
+//! Chaos test of the restore journal: a worker process applies a plan the way `LinuxPlatform` does
 //! — affinity of three real processes, a cpuset cgroup they are moved
 //! into, cpufreq files, and a gang schedule carried out with the freezer —
 //! journalling each change first, and is killed with `SIGKILL` at 50
@@ -7,14 +6,13 @@
 //! put every affinity, cgroup membership, cpufreq value and freezer state
 //! back, remove every cgroup it made, and leave the state directory empty.
 //!
-//! The worker is this test binary run again (`chaos_worker`, ignored by a
-//! normal run). Its root is a tree whose `proc` and `sys/fs` are the live
+//! The worker is this test binary run again (`children::chaos_worker`,
+//! ignored by a normal run). Its root is a tree whose `proc` and `sys/fs` are the live
 //! ones (real tasks, real cgroups) and whose cpufreq is a fixture: this VM
 //! has none. Needs root and a cgroup cpuset controller, like the other live
 //! tests.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
+use crate::support::{child, live_turn, Reaped};
 use ecosched_linux::cgroup::{CpusetMount, ManagedCpuset, Version};
 use ecosched_linux::freezer::{GangContext, GangRunner};
 use ecosched_linux::journal::{Change, Journal, RestoreOutcome};
@@ -124,21 +122,6 @@ fn chaos_dirs() -> Vec<PathBuf> {
     found
 }
 
-struct Sleepers(Vec<Child>);
-
-impl Drop for Sleepers {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(c.id() as i32),
-                nix::sys::signal::SIGCONT,
-            );
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
 fn spawn_worker(
     root: &Path,
     state: &Path,
@@ -148,8 +131,8 @@ fn spawn_worker(
         .iter()
         .map(|t| format!("{}:{}", t.pid, t.start_ticks))
         .collect();
-    let mut child = Command::new(std::env::current_exe().expect("test binary"))
-        .args(["--exact", "chaos_worker", "--ignored", "--nocapture", "-q"])
+    let mut child = child("chaos_worker")
+        .args(["--nocapture", "-q"])
         .env("CHAOS_ROOT", root)
         .env("CHAOS_STATE", state)
         .env("CHAOS_TASKS", list.join(","))
@@ -183,15 +166,14 @@ fn next(seed: &mut u64) -> u64 {
 }
 
 #[test]
+#[ignore = "live: root, a cgroup cpuset controller and a freezer"]
 fn sigkill_at_random_points_then_restore_puts_everything_back() {
+    let _turn = live_turn();
     let root = mixed_root();
-    let mut sleepers = Sleepers(Vec::new());
-    for _ in 0..3 {
-        sleepers
-            .0
-            .push(Command::new("sleep").arg("600").spawn().expect("sleep"));
-    }
-    let pids: Vec<u32> = sleepers.0.iter().map(Child::id).collect();
+    let sleepers: Vec<Reaped> = (0..3)
+        .map(|_| Reaped(Command::new("sleep").arg("600").spawn().expect("sleep")))
+        .collect();
+    let pids: Vec<u32> = sleepers.iter().map(|s| s.0.id()).collect();
     let live = FsRoot::live();
     let tasks: Vec<TaskId> = pids
         .iter()
@@ -279,10 +261,8 @@ fn sigkill_at_random_points_then_restore_puts_everything_back() {
 }
 
 /// The worker: apply changes like `LinuxPlatform` does, forever, until
-/// killed. Run only by the chaos test.
-#[test]
-#[ignore = "run by sigkill_at_random_points_then_restore_puts_everything_back"]
-fn chaos_worker() {
+/// killed. Run only by the chaos test, as `children::chaos_worker`.
+pub fn worker() {
     let (Ok(root), Ok(state), Ok(list)) = (
         std::env::var("CHAOS_ROOT"),
         std::env::var("CHAOS_STATE"),

@@ -1,12 +1,11 @@
-//! Discovery on machines hwloc's recordings do not cover (issue #16,
-//! "Topology on more machines"): a 128-CPU two-socket arm64 server, whose
-//! package masks are 128 bits wide, and an AMD Opteron 6272, whose
-//! compute units put two cores under one `core_id`. The trees are
+//! Discovery on machines hwloc's recordings do not cover: a 128-CPU
+//! two-socket arm64 server, whose package masks are 128 bits wide, and an
+//! AMD Opteron 6272, whose compute units put two cores under one
+//! `core_id`. The trees are
 //! hand-written (`tests/data/topology/README.md`); the expected counts are
 //! what hwloc reports for these machines.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
+use crate::support::{data, unpack_tar_bz2};
 use ecosched_linux::topology::discover;
 use ecosched_linux::FsRoot;
 use ecosched_model::topology::CacheKind;
@@ -16,13 +15,8 @@ use std::path::{Path, PathBuf};
 
 /// Unpack `tests/data/topology/<name>.tar.bz2` and return its top directory.
 fn unpack(name: &str, into: &Path) -> PathBuf {
-    let tarball = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/topology")
-        .join(format!("{name}.tar.bz2"));
-    let file = std::fs::File::open(&tarball).expect("fixture tarball");
-    tar::Archive::new(bzip2::read::BzDecoder::new(file))
-        .unpack(into)
-        .expect("unpack");
+    let tarball = data("topology").join(format!("{name}.tar.bz2"));
+    unpack_tar_bz2(&tarball, into, &|_| true);
     into.join(name)
 }
 

@@ -20,16 +20,13 @@
 //! `--whole-io`, `HWLOC_PCI_LOCALITY` and `HWLOC_SHOW_ERRORS` only concern
 //! I/O devices or messages, `HWLOC_CPUKINDS` only CPU-kind ranking and
 //! `HWLOC_KEEP_NVIDIA_GPU_NUMA_NODES` only CPU-less GPU memory nodes (whose
-//! CPU sets are not compared, see `common`), so they change nothing
+//! CPU sets are not compared, see `support::lstopo`), so they change nothing
 //! compared here. Every variant is therefore checked, none is skipped; the
 //! aspects of a machine that cannot agree are listed, with the exact
 //! reason, in [`EXCEPTIONS`] and printed with the summary
-//! (`cargo test -p ecosched-linux --test hwloc_fixtures -- --nocapture`).
-#![allow(clippy::unwrap_used)]
-
-mod common;
-
-use common::{compare, parse_console, parse_xml, Aspect};
+//! (`cargo test -p ecosched-linux --test suite hwloc_fixtures -- --nocapture`).
+use crate::support::lstopo::{compare, parse_console, parse_xml, Aspect};
+use crate::support::{data, unpack_tar_bz2};
 use ecosched_linux::cpufreq::writes_for;
 use ecosched_linux::topology;
 use ecosched_linux::FsRoot;
@@ -71,7 +68,7 @@ const EXCEPTIONS: &[(&str, Aspect, &str)] = &[
 ];
 
 fn fixtures_dir() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hwloc-linux");
+    let dir = data("hwloc-linux");
     assert!(
         dir.is_dir(),
         "hwloc fixtures not found at {}",
@@ -112,22 +109,7 @@ fn wanted(rel: &[String]) -> bool {
 /// Unpack the parts of `tarball` that discovery reads into `into` and
 /// return the tarball's single top directory.
 fn unpack(tarball: &Path, into: &Path) -> PathBuf {
-    let file = std::fs::File::open(tarball).unwrap();
-    let mut archive = tar::Archive::new(bzip2::read::BzDecoder::new(file));
-    for entry in archive.entries().unwrap() {
-        let mut entry = entry.unwrap();
-        let path = entry.path().unwrap().into_owned();
-        let parts: Vec<String> = path
-            .components()
-            .filter_map(|c| match c {
-                std::path::Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
-                _ => None,
-            })
-            .collect();
-        if parts.len() <= 1 || wanted(&parts[1..]) {
-            entry.unpack_in(into).unwrap();
-        }
-    }
+    unpack_tar_bz2(tarball, into, &wanted);
     let tops: Vec<PathBuf> = std::fs::read_dir(into)
         .unwrap()
         .map(|e| e.unwrap().path())

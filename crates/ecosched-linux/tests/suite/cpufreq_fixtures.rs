@@ -4,35 +4,19 @@
 //! carried out on a writable copy of the tree and read back, so the test
 //! shows that a plan leaves the policy where it was asked to be. The
 //! `intel_pstate` case uses hwloc's recorded hybrid laptop (see
-//! `hwloc_fixtures.rs`).
-#![allow(clippy::unwrap_used)]
-
+//! `hwloc_fixtures`).
+use crate::support::{data, scratch_copy};
 use ecosched_linux::cpufreq::{self, writes_for};
 use ecosched_linux::topology;
 use ecosched_linux::FsRoot;
 use ecosched_model::{FreqSetting, Governor};
-use std::path::{Path, PathBuf};
 
-fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/cpufreq-acpi-xeon-e5345")
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let dest = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&dest).unwrap();
-            copy_tree(&entry.path(), &dest);
-        } else {
-            std::fs::copy(entry.path(), dest).unwrap();
-        }
-    }
-}
+/// The recorded machine.
+const E5345: &str = "cpufreq-acpi-xeon-e5345";
 
 #[test]
 fn acpi_cpufreq_gives_one_domain_per_core_with_both_pstates() {
-    let found = topology::discover(&FsRoot::recorded(fixture())).unwrap();
+    let found = topology::discover(&FsRoot::recorded(data(E5345))).unwrap();
     let t = &found.topology;
     assert_eq!(t.freq_domains.len(), 8);
     assert_eq!(found.cpufreq.len(), 8);
@@ -55,8 +39,7 @@ fn acpi_cpufreq_gives_one_domain_per_core_with_both_pstates() {
 
 #[test]
 fn planned_writes_carry_out_fixed_and_governor_settings() {
-    let dir = tempfile::tempdir().unwrap();
-    copy_tree(&fixture(), dir.path());
+    let dir = scratch_copy(E5345);
     let root = FsRoot::writable_fixture(dir.path());
     let policy = &cpufreq::read_policies(&root).unwrap()[3];
     let apply = |setting: FreqSetting| {
@@ -86,7 +69,7 @@ fn planned_writes_carry_out_fixed_and_governor_settings() {
 
 #[test]
 fn a_recorded_tree_refuses_the_writes_and_bad_settings_name_the_policy() {
-    let root = FsRoot::recorded(fixture());
+    let root = FsRoot::recorded(data(E5345));
     let policy = &cpufreq::read_policies(&root).unwrap()[0];
     let w = &writes_for(policy, &FreqSetting::Governor(Governor::Ondemand)).unwrap()[0];
     assert!(matches!(

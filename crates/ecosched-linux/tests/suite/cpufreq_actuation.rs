@@ -3,8 +3,7 @@
 //! back by undo. Uses the hand-written Xeon E5345 / acpi-cpufreq tree in
 //! `tests/data/cpufreq-acpi-xeon-e5345`, copied to a writable directory.
 
-#![allow(clippy::unwrap_used)]
-
+use crate::support::{scratch_copy, snapshot};
 use ecosched_linux::journal::Journal;
 use ecosched_linux::platform::apply_frequency;
 use ecosched_linux::topology::discover;
@@ -13,42 +12,9 @@ use ecosched_model::{FreqSetting, Governor};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
-/// Every file under `dir`, with its contents.
-fn snapshot(dir: &Path) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let p = entry.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p.strip_prefix(dir).unwrap().display().to_string();
-                out.insert(rel, std::fs::read_to_string(&p).unwrap_or_default());
-            }
-        }
-    }
-    out
-}
-
 #[test]
 fn fixed_and_governor_settings_are_written_journalled_and_undone() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/cpufreq-acpi-xeon-e5345");
-    let dir = tempfile::tempdir().unwrap();
-    copy_tree(&src, dir.path());
+    let dir = scratch_copy("cpufreq-acpi-xeon-e5345");
     let machine = discover(&FsRoot::recorded(dir.path())).unwrap();
     assert!(machine.cpufreq.len() >= 2, "{:?}", machine.cpufreq);
     let before = snapshot(dir.path());
@@ -93,9 +59,7 @@ fn fixed_and_governor_settings_are_written_journalled_and_undone() {
 
 #[test]
 fn a_frequency_the_policy_cannot_hold_is_refused_before_anything_is_written() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/cpufreq-acpi-xeon-e5345");
-    let dir = tempfile::tempdir().unwrap();
-    copy_tree(&src, dir.path());
+    let dir = scratch_copy("cpufreq-acpi-xeon-e5345");
     let machine = discover(&FsRoot::recorded(dir.path())).unwrap();
     let before = snapshot(dir.path());
     let state = tempfile::tempdir().unwrap();
@@ -130,9 +94,7 @@ fn mtimes(dir: &Path) -> BTreeMap<String, std::time::SystemTime> {
 
 #[test]
 fn re_sending_an_unchanged_setting_writes_nothing() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/cpufreq-acpi-xeon-e5345");
-    let dir = tempfile::tempdir().unwrap();
-    copy_tree(&src, dir.path());
+    let dir = scratch_copy("cpufreq-acpi-xeon-e5345");
     let machine = discover(&FsRoot::recorded(dir.path())).unwrap();
     let state = tempfile::tempdir().unwrap();
     let mut journal = Journal::create(state.path(), FsRoot::writable_fixture(dir.path())).unwrap();

@@ -1,9 +1,9 @@
-//! Issue #11: `ecosched calibrate av` on a live machine, run on the
-//! hand-written Xeon E5345 / acpi-cpufreq tree (`tests/data/
-//! cpufreq-acpi-xeon-e5345`, copied to a writable directory) behind a
-//! counter source that models that machine's PMU. This VM has neither
-//! cpufreq nor hardware counters, so the measurement path is tested here
-//! and the refusal both here and for real (`crates/ecosched/tests/cli.rs`).
+//! `ecosched calibrate av` run on the hand-written Xeon E5345 /
+//! acpi-cpufreq tree (`tests/data/cpufreq-acpi-xeon-e5345`, copied to a
+//! writable directory) behind a counter source that models that machine's
+//! PMU. This VM has neither cpufreq nor hardware counters, so the
+//! measurement path is tested here and the refusal both here and for real
+//! (`crates/ecosched/tests/cli.rs`).
 //!
 //! The model PMU counts what a Clovertown core would while the built-in
 //! kernels run: it tells them apart by the kernel thread's name
@@ -12,15 +12,16 @@
 //! really hold each P-state, or mixed the kernels up, derives the wrong
 //! vectors.
 
-#![allow(clippy::unwrap_used)]
-
+use crate::support::{copy_tree, data, snapshot};
 use ecosched_linux::avcal::{calibrate, preflight, LiveAvError, LiveAvOptions};
 use ecosched_linux::perf::{Event, FakePerf, GroupReading, PerfBackend, PerfGroup, PerfOpenError};
 use ecosched_linux::FsRoot;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+/// The recorded machine the calibration runs on.
+const E5345: &str = "cpufreq-acpi-xeon-e5345";
 
 const FMAX_KHZ: f64 = 2_333_000.0;
 /// One stream thread alone: LLC misses per second at the highest P-state.
@@ -35,41 +36,6 @@ const STREAM_INSTRUCTIONS_PER_MISS: f64 = 3.0;
 const STREAM_REFS_PER_MISS: f64 = 1.05;
 /// The compute kernel's IPC (capped at 1 in the vector).
 const COMPUTE_IPC: f64 = 2.0;
-
-fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/cpufreq-acpi-xeon-e5345")
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
-
-/// Every file under `dir`, with its contents.
-fn snapshot(dir: &Path) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let p = entry.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p.strip_prefix(dir).unwrap().display().to_string();
-                out.insert(rel, std::fs::read_to_string(&p).unwrap_or_default());
-            }
-        }
-    }
-    out
-}
 
 fn journals(state: &Path) -> Vec<String> {
     std::fs::read_dir(state)
@@ -213,7 +179,7 @@ fn close(a: f64, b: f64, rel: f64) -> bool {
 #[test]
 fn e5345_translation_vectors_are_derived_at_each_pstate_and_cpufreq_is_put_back() {
     let dir = tempfile::tempdir().unwrap();
-    copy_tree(&fixture(), dir.path());
+    copy_tree(&data(E5345), dir.path());
     let before = snapshot(dir.path());
     let state = tempfile::tempdir().unwrap();
     let pmu = ModelPmu {
@@ -266,7 +232,7 @@ fn e5345_translation_vectors_are_derived_at_each_pstate_and_cpufreq_is_put_back(
 #[test]
 fn without_hardware_counters_it_refuses_naming_them_and_changes_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    copy_tree(&fixture(), dir.path());
+    copy_tree(&data(E5345), dir.path());
     let before = snapshot(dir.path());
     let state = tempfile::tempdir().unwrap();
     let root = FsRoot::writable_fixture(dir.path());
@@ -295,7 +261,7 @@ fn without_hardware_counters_it_refuses_naming_them_and_changes_nothing() {
 #[test]
 fn without_cpufreq_it_refuses_naming_frequency_control() {
     let dir = tempfile::tempdir().unwrap();
-    copy_tree(&fixture(), dir.path());
+    copy_tree(&data(E5345), dir.path());
     for cpu in 0..8 {
         let d = dir
             .path()

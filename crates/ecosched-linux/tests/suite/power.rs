@@ -17,20 +17,14 @@
 //!   GPU's (`amdgpu`), which must not be taken for the processor.
 //!
 //! Deltas and wrap-around are checked by copying a tree to a temporary
-//! directory and writing new counter values between samples.
-#![allow(clippy::unwrap_used)]
-
+//! directory and writing new counter values between samples. The meter of
+//! the machine running the tests is checked in `live::power_meter`.
+use crate::support::{child_of, data, scratch_copy};
 use ecosched_linux::power::{DomainEnergy, PowerMeter};
 use ecosched_linux::{FsRoot, LinuxError};
 use ecosched_model::topology::Cpu;
 use ecosched_model::{CpuId, CpuSample, Meter, PowerSource, Topology};
-use std::path::{Path, PathBuf};
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(name)
-}
+use std::path::Path;
 
 /// `n` online CPUs, one core each, in one package, without cpufreq.
 fn topology(n: u32) -> Topology {
@@ -61,23 +55,9 @@ fn idle(n: u32) -> Vec<CpuSample> {
         .collect()
 }
 
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
 /// A writable copy of a fixture.
 fn scratch(name: &str) -> (tempfile::TempDir, FsRoot) {
-    let dir = tempfile::tempdir().unwrap();
-    copy_tree(&fixture(name), dir.path());
+    let dir = scratch_copy(name);
     let root = FsRoot::writable_fixture(dir.path());
     (dir, root)
 }
@@ -86,7 +66,7 @@ fn set(dir: &tempfile::TempDir, rel: &str, value: u64) {
     std::fs::write(dir.path().join(rel), format!("{value}\n")).unwrap();
 }
 
-fn close(a: Option<f64>, b: f64) -> bool {
+pub fn close(a: Option<f64>, b: f64) -> bool {
     a.is_some_and(|a| (a - b).abs() < 1e-9)
 }
 
@@ -103,7 +83,7 @@ const RANGE: u64 = 262_143_328_850;
 
 #[test]
 fn xeon_server_sums_packages_leaves_dram_out_and_takes_the_acpi_meter_for_the_system() {
-    let root = FsRoot::recorded(fixture("power-poweredge-r640-xeon-gold-6130"));
+    let root = FsRoot::recorded(data("power-poweredge-r640-xeon-gold-6130"));
     let mut meter = PowerMeter::open(&root, &topology(4)).unwrap();
     assert_eq!(meter.source(), PowerSource::Measured);
     assert_eq!(meter.meter(), Meter::System);
@@ -250,7 +230,7 @@ fn power_readings_are_integrated_between_samples() {
 
 #[test]
 fn a_gpu_sensor_is_not_the_processor_so_the_estimate_says_why() {
-    let root = FsRoot::recorded(fixture("power-phenom-ii-x6-amdgpu"));
+    let root = FsRoot::recorded(data("power-phenom-ii-x6-amdgpu"));
     let mut meter = PowerMeter::open(&root, &topology(6)).unwrap();
     assert_eq!(meter.source(), PowerSource::Estimated);
     assert_eq!(meter.meter(), Meter::Package);
@@ -276,7 +256,7 @@ fn a_gpu_sensor_is_not_the_processor_so_the_estimate_says_why() {
 
 #[test]
 fn nothing_to_measure_and_nothing_to_estimate_is_absent() {
-    let root = FsRoot::recorded(fixture("power-phenom-ii-x6-amdgpu"));
+    let root = FsRoot::recorded(data("power-phenom-ii-x6-amdgpu"));
     let err = PowerMeter::open(&root, &Topology::default()).unwrap_err();
     assert!(err.is_absent(), "{err}");
     assert!(err.to_string().contains("no estimate"), "{err}");
@@ -293,7 +273,7 @@ fn a_malformed_counter_fails_open_with_its_path() {
 
 /// The refusal an unprivileged user gets on `energy_uj` (mode 0400 since
 /// Linux 5.10) must surface as a permission error naming root.
-fn expect_refusal(fixture_dir: &Path) {
+pub fn expect_refusal(fixture_dir: &Path) {
     let err = PowerMeter::open(&FsRoot::recorded(fixture_dir), &topology(8)).unwrap_err();
     match &err {
         LinuxError::Permission { path, capability } => {
@@ -302,21 +282,6 @@ fn expect_refusal(fixture_dir: &Path) {
         }
         other => panic!("expected a permission error, got {other}"),
     }
-}
-
-/// Run by [`rapl_refusal_is_an_error_naming_root_not_an_estimate`] as
-/// `nobody` on the tree named by `POWER_FIXTURE`.
-///
-/// Ignored on its own: it checks that an unreadable `energy_uj` (mode
-/// 0400, as since Linux 5.10) is a permission error naming root, which
-/// only an unprivileged process can see — the test suite runs as root,
-/// which reads the file regardless of its mode, and without
-/// `POWER_FIXTURE` it has no tree to open.
-#[test]
-#[ignore = "run as an unprivileged user by rapl_refusal_is_an_error_naming_root_not_an_estimate"]
-fn rapl_refusal_child() {
-    assert!(!nix::unistd::geteuid().is_root(), "must run unprivileged");
-    expect_refusal(Path::new(&std::env::var("POWER_FIXTURE").unwrap()));
 }
 
 #[test]
@@ -337,11 +302,10 @@ fn rapl_refusal_is_an_error_naming_root_not_an_estimate() {
     // private directory), so it runs a copy of this test binary.
     let bin_dir = tempfile::tempdir().unwrap();
     std::fs::set_permissions(bin_dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let bin = bin_dir.path().join("power-test");
+    let bin = bin_dir.path().join("suite");
     std::fs::copy(std::env::current_exe().unwrap(), &bin).unwrap();
     std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let out = std::process::Command::new(&bin)
-        .args(["--exact", "rapl_refusal_child", "--ignored"])
+    let out = child_of(&bin, "rapl_refusal_child")
         .env("POWER_FIXTURE", dir.path())
         .uid(65534)
         .gid(65534)
@@ -353,67 +317,4 @@ fn rapl_refusal_is_an_error_naming_root_not_an_estimate() {
         "{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-}
-
-/// This VM has neither powercap nor hwmon: the meter estimates and says
-/// why. Elsewhere it must measure, or refuse naming root.
-#[test]
-fn live_machine() {
-    let root = FsRoot::live();
-    let online = root
-        .read_cpulist_opt("sys/devices/system/cpu/online")
-        .unwrap()
-        .unwrap();
-    let n = u32::try_from(online.len()).unwrap();
-    let topo = Topology {
-        cpus: online
-            .iter()
-            .enumerate()
-            .map(|(i, id)| Cpu {
-                id,
-                package: 0,
-                die: 0,
-                core: u32::try_from(i).unwrap(),
-                numa_node: 0,
-                online: true,
-                freq_domain: Some(ecosched_model::FreqDomainId(0)),
-            })
-            .collect(),
-        ..Topology::default()
-    };
-    let samples: Vec<CpuSample> = online
-        .iter()
-        .map(|id| CpuSample {
-            id,
-            freq_khz: None,
-            utilisation: 0.5,
-            nr_running: None,
-        })
-        .collect();
-    let meter = PowerMeter::open(&root, &topo);
-    if !root.exists("sys/class/powercap") && !root.exists("sys/class/hwmon") {
-        let mut meter = meter.unwrap();
-        assert_eq!(meter.source(), PowerSource::Estimated);
-        let d = meter.describe();
-        eprintln!("live power meter: {d}");
-        assert!(d.starts_with("estimated from utilisation and P-states: no RAPL (sys/class/powercap absent), no hwmon power/energy sensor (sys/class/hwmon absent); "), "{d}");
-        let s = meter.sample(1.0, &samples).unwrap();
-        let expected = 24.0 + f64::from(n) * (1.5 + 0.5 * 11.0);
-        assert!(close(s.package_j, expected), "{s:?} vs {expected}");
-        assert_eq!(s.source, Some(PowerSource::Estimated));
-    } else {
-        match meter {
-            Ok(mut m) => {
-                let s = m.sample(1.0, &samples).unwrap();
-                assert!(
-                    m.describe().starts_with("measured") || m.describe().starts_with("estimated")
-                );
-                assert!(s.package_j.is_some() || s.system_j.is_some(), "{s:?}");
-            }
-            Err(e) => assert!(
-                matches!(&e, LinuxError::Permission { capability, .. } if capability.contains("root")),
-                "{e}"
-            ),
-        }
-    }
 }

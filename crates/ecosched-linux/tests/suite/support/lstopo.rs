@@ -1,6 +1,7 @@
 //! Reading hwloc's `lstopo` output (the `-v` text and the XML export) and
-//! comparing it with [`topology::discover`]'s answer: shared by the
-//! recorded-machine test and the live-machine test.
+//! comparing it with `ecosched_linux::topology::discover`'s answer: shared
+//! by the recorded machines (`hwloc_fixtures`) and the live one
+//! (`live::hwloc_ls`).
 //!
 //! What is compared, and how lstopo's view is matched: lstopo drops CPUs
 //! that are offline or not allowed, so our sets are restricted to the PUs

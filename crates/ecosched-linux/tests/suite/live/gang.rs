@@ -5,8 +5,8 @@
 //! and after a SIGKILL by `restore`. Needs root and a cgroup freezer (v1
 //! `freezer` or cgroup v2), as CI has.
 
-#![allow(clippy::unwrap_used)]
-
+use crate::support::{child, live_turn};
+use ecosched_linux::mounts::MountTable;
 use ecosched_linux::platform::{LinuxOptions, LinuxPlatform};
 use ecosched_linux::FsRoot;
 use ecosched_model::{GangGroup, GangSchedule, GangSlot, Plan, Platform, TaskId};
@@ -163,15 +163,6 @@ impl Drop for ReapTree {
     }
 }
 
-/// The machine has few CPUs: busy-loop tests take turns.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn turn() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 /// One look at both groups from outside.
 #[derive(Debug, Clone)]
 struct Look {
@@ -183,8 +174,9 @@ struct Look {
 }
 
 #[test]
+#[ignore = "live: root and a cgroup freezer (v1 freezer or cgroup v2)"]
 fn frozen_slots_hold_a_group_still_and_slots_switch_on_time() {
-    let _turn = turn();
+    let _turn = live_turn();
     let state = tempfile::tempdir().unwrap();
     let mut platform = LinuxPlatform::builder(ecosched_linux::FsRoot::live())
         .options(&options(state.path(), "ecosched-gang"))
@@ -312,8 +304,9 @@ fn frozen_slots_hold_a_group_still_and_slots_switch_on_time() {
 }
 
 #[test]
+#[ignore = "live: real processes managed by a LinuxPlatform on this machine"]
 fn a_schedule_naming_a_stranger_or_a_short_slot_is_refused_before_anything_changes() {
-    let _turn = turn();
+    let _turn = live_turn();
     let state = tempfile::tempdir().unwrap();
     let mut platform = LinuxPlatform::builder(ecosched_linux::FsRoot::live())
         .options(&options(state.path(), "ecosched-refuse"))
@@ -359,11 +352,10 @@ fn a_schedule_naming_a_stranger_or_a_short_slot_is_refused_before_anything_chang
     platform.finish(true).unwrap();
 }
 
-/// Run by [`after_sigkill_restore_thaws_every_group_and_moves_tasks_back`]:
-/// a platform carrying out a gang schedule until it is killed.
-#[test]
-#[ignore = "run and SIGKILLed by after_sigkill_restore_thaws_every_group_and_moves_tasks_back"]
-fn gang_child_until_killed() {
+/// A platform carrying out a gang schedule until it is killed: run and
+/// SIGKILLed by [`after_sigkill_restore_thaws_every_group_and_moves_tasks_back`]
+/// as `children::gang_child_until_killed`.
+pub fn run_until_killed() {
     let state = PathBuf::from(std::env::var("GANG_STATE").unwrap());
     let mut platform = LinuxPlatform::builder(ecosched_linux::FsRoot::live())
         .options(&options(&state, "ecosched-killed"))
@@ -386,14 +378,14 @@ fn gang_child_until_killed() {
 }
 
 #[test]
+#[ignore = "live: root and a cgroup freezer (v1 freezer or cgroup v2)"]
 fn after_sigkill_restore_thaws_every_group_and_moves_tasks_back() {
-    let _turn = turn();
+    let _turn = live_turn();
     let state = tempfile::tempdir().unwrap();
     let scratch = tempfile::tempdir().unwrap();
     let pids_file = scratch.path().join("pids");
     let home = freezer_cgroup(std::process::id()).unwrap().0;
-    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "gang_child_until_killed", "--ignored"])
+    let mut child = child("gang_child_until_killed")
         .env("GANG_STATE", state.path())
         .env("GANG_PIDS", &pids_file)
         .stdout(std::process::Stdio::null())
@@ -468,7 +460,7 @@ fn exercise(forced: ecosched_linux::freezer::ForcedMechanism, name: &str) -> Str
     use ecosched_linux::journal::Journal;
     let state = tempfile::tempdir().unwrap();
     let mut journal = Journal::create(state.path(), FsRoot::live()).unwrap();
-    let mounts = ecosched_linux::mounts::MountTable::read(&FsRoot::live()).unwrap();
+    let mounts = MountTable::read(&FsRoot::live()).unwrap();
     let (mut ca, a) = busy();
     let (mut cb, b) = busy();
     let _reap = Reap(vec![a.pid, b.pid]);
@@ -534,15 +526,11 @@ fn exercise(forced: ecosched_linux::freezer::ForcedMechanism, name: &str) -> Str
 }
 
 #[test]
+#[ignore = "live: root and a cgroup freezer (v1 freezer or cgroup v2)"]
 fn the_cgroup_v2_freezer_works_where_a_v2_tree_is_mounted() {
-    let _turn = turn();
-    let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
-    let Some(mount) = mounts
-        .lines()
-        .map(|l| l.split_whitespace().collect::<Vec<_>>())
-        .find(|f| f.len() > 2 && f[2] == "cgroup2")
-        .map(|f| f[1].trim_start_matches('/').to_string())
-    else {
+    let _turn = live_turn();
+    let mounts = MountTable::read(&FsRoot::live()).unwrap();
+    let Some(mount) = mounts.cgroup2().next().map(|m| m.rel().to_string()) else {
         return; // A v1-only machine: nothing to check.
     };
     let forced =
@@ -563,8 +551,9 @@ fn the_cgroup_v2_freezer_works_where_a_v2_tree_is_mounted() {
 }
 
 #[test]
+#[ignore = "live: real busy processes stopped and continued by signals"]
 fn without_a_freezer_stop_signals_carry_the_schedule() {
-    let _turn = turn();
+    let _turn = live_turn();
     let description = exercise(
         ecosched_linux::freezer::ForcedMechanism::Signals,
         "ecosched-sig",
@@ -573,8 +562,9 @@ fn without_a_freezer_stop_signals_carry_the_schedule() {
 }
 
 #[test]
+#[ignore = "live: root and a cgroup freezer (v1 freezer or cgroup v2)"]
 fn a_panic_mid_schedule_thaws_everything() {
-    let _turn = turn();
+    let _turn = live_turn();
     let state = tempfile::tempdir().unwrap();
     let mut platform = LinuxPlatform::builder(ecosched_linux::FsRoot::live())
         .options(&options(state.path(), "ecosched-panic"))
@@ -606,8 +596,9 @@ fn a_panic_mid_schedule_thaws_everything() {
 }
 
 #[test]
+#[ignore = "live: root and a cgroup freezer (v1 freezer or cgroup v2)"]
 fn a_task_forked_inside_a_group_but_named_by_none_is_not_frozen_with_it() {
-    let _turn = turn();
+    let _turn = live_turn();
     let state = tempfile::tempdir().unwrap();
     let mut platform = LinuxPlatform::builder(ecosched_linux::FsRoot::live())
         .options(&options(state.path(), "ecosched-adopt"))
