@@ -1,7 +1,7 @@
-//! The cost of observing tasks (issue 3, item 8; issue 16): how long one
-//! [`TaskReader::read`] of N live threads takes, with `/proc` and the perf
-//! software counters, and what share of one core that is at the rate `run`
-//! and the daemon really read: a full read at each observation (the
+//! The cost of observing tasks: how long one [`TaskReader::read`] of N
+//! live threads takes, with `/proc` and the perf software counters, and
+//! what share of one core that is at the rate `run` and the daemon really
+//! read: a full read at each observation (the
 //! policy's interval) and between them as the duty allows
 //! ([`full_reads_per_interval`]) when tasks ran, and only the activity
 //! cgroup's CPU time, every [`SUBSAMPLE`], when none did. The target is

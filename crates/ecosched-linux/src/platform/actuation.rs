@@ -241,10 +241,10 @@ impl Actuator {
     /// A thread or process born of one whose affinity ecosched changed
     /// starts with the changed mask, and undoing only the changes ecosched
     /// made would leave it there (a Slurm job's worker forked after its
-    /// parent was confined kept the confined CPUs after `job-end`). So its
-    /// creator's journalled original is journalled for it, before anything
-    /// else is done to it: the creator is its process's leader for a
-    /// thread, its parent for a process. A task that set its own affinity
+    /// parent was confined would keep the confined CPUs after `job-end`).
+    /// So its creator's journalled original is journalled for it, before
+    /// anything else is done to it: the creator is its process's leader for
+    /// a thread, its parent for a process. A task that set its own affinity
     /// between birth and discovery gets its creator's original back too.
     fn journal_inherited_affinity(
         &mut self,

@@ -96,7 +96,7 @@ impl ProcFile {
         parse: impl Fn(&str) -> Result<T, procfs::ProcParseError>,
     ) -> Result<T, LinuxError> {
         // `from_utf8` first: `from_utf8_lossy` walks the text in chunks and
-        // was a tenth of a busy thread's user-space cost; only a command
+        // costs a tenth of a busy thread's user-space time; only a command
         // name can hold bytes that are not UTF-8.
         let text = match std::str::from_utf8(bytes) {
             Ok(text) => std::borrow::Cow::Borrowed(text),

@@ -375,7 +375,7 @@ impl TaskReader {
         // Tracked tasks not asked for this time (their process left the
         // group, say) are found by the mark each read leaves, in one pass
         // with no lookups (building a set of the asked tasks and looking
-        // every tracked one up in it was a few percent of a read). Their
+        // every tracked one up in it costs a few percent of a read). Their
         // descriptors are freed only now, so at the open-file limit a
         // newcomer may wait one read for them.
         let generation = self.generation;

@@ -88,7 +88,7 @@ pub const AFFINITY_RECHECK: u32 = 4;
 
 /// The CPUs thread `tid` may run on, from `sched_getaffinity(2)`, looking
 /// at the first `cpu_bits` CPUs only (those the kernel can have: testing
-/// all 1024 bits of the mask was a fifth of a busy thread's read).
+/// all 1024 bits of the mask would cost a fifth of a busy thread's read).
 fn affinity(tid: u32, cpu_bits: usize) -> Result<CpuSet, LinuxError> {
     let pid = nix::unistd::Pid::from_raw(i32::try_from(tid).unwrap_or(i32::MAX));
     let mask = nix::sched::sched_getaffinity(pid).map_err(|e| match e {
@@ -175,9 +175,10 @@ impl Tracked {
     /// - The first perf group first, where the task has one: the kernel
     ///   advances a task's counter's enabled time only while the task is
     ///   on a CPU, so an unchanged enabled time (one that has moved
-    ///   before) means it has not run, and nothing else is read (a single counter costs about half a
-    ///   `schedstat` read; most threads of most programs sleep, and in
-    ///   the daemon's soak these reads were half its CPU). Its one blind
+    ///   before) means it has not run, and nothing else is read (a single
+    ///   counter costs about half a `schedstat` read; most threads of most
+    ///   programs sleep, and in a long-running daemon these reads are half
+    ///   its CPU). Its one blind
     ///   spot, shared with the activity cgroup: run-queue wait the kernel
     ///   books without the task running (a queued task moved to another
     ///   CPU) shows when the task next runs.
@@ -215,8 +216,8 @@ impl Tracked {
         // A task last read running may have been reading in its exit path:
         // its perf counters stop (`perf_event_exit_task`) and its last
         // `schedstat` may be booked before it turns zombie, so neither
-        // shortcut may stand in for a fresh `stat` (CI once never saw a
-        // finished command exit, its last reading `R`). A zombie never
+        // shortcut may stand in for a fresh `stat` (else a finished command
+        // may never be seen to exit, its last reading `R`). A zombie never
         // runs again, so the shortcuts would hold its last reading even
         // after it is reaped: only `stat` finds it gone.
         let must_stat = self
