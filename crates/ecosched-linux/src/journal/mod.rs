@@ -21,7 +21,7 @@
 //!
 //! A daemon changes the affinity of every task it adopts, and over weeks
 //! most of those exit, so the records of exited tasks are dropped as the
-//! records grow ([`compaction`]): the kept ones are written to a new file,
+//! records grow (`compaction`): the kept ones are written to a new file,
 //! synced, and renamed over the old, so a kill at any point leaves one
 //! whole journal.
 //!
@@ -45,14 +45,14 @@
 //! trust       what makes a journal safe to act on as root
 //! ```
 
-pub mod compaction;
-pub mod file;
-pub mod recorder;
-pub mod restore;
+mod compaction;
+mod file;
+mod recorder;
+mod restore;
 #[cfg(test)]
 mod testing;
 pub mod trust;
-pub mod undo;
+mod undo;
 
 pub use compaction::COMPACT_AT_LEAST;
 pub use file::{parse, Change, Header, ParsedJournal};

@@ -4,18 +4,19 @@
 //! counter deltas from `/proc/<tgid>/task/<tid>/{stat,schedstat,status}` and
 //! per-thread perf groups ([`crate::perf`]).
 //!
-//! Identity is [`TaskId`](ecosched_model::TaskId) = thread ID + start time (`stat` field 22). A
-//! thread whose start time is not the expected one is another task that
-//! got a recycled PID and is reported [`LinuxError::Gone`](crate::LinuxError::Gone), never read or
-//! acted on. Once a task has been verified its `schedstat` and `stat` are
-//! kept open: an open `/proc` file stays bound to the task it was opened
-//! for (reads fail with `ESRCH` after it exits), so later reads cannot
-//! drift to a new task with the same PID — and re-reading an open file with
-//! `pread` costs a fraction of opening it again (see the `observe`
-//! benchmark). `status`, read only where nothing cheaper gives its
-//! answer (see [`sample`]), is opened, read and closed, right
-//! after the held `schedstat` proved the task still there: a thread costs
-//! two `/proc` descriptors and its perf events, not three and its events.
+//! Identity is [`TaskId`](ecosched_model::TaskId) = thread ID + start
+//! time (`stat` field 22). A thread whose start time is not the expected
+//! one is another task that got a recycled PID and is reported
+//! [`LinuxError::Gone`](crate::LinuxError::Gone), never read or acted on.
+//! Once a task has been verified its `schedstat` and `stat` are kept open:
+//! an open `/proc` file stays bound to the task it was opened for (reads
+//! fail with `ESRCH` after it exits), so later reads cannot drift to a new
+//! task with the same PID — and re-reading an open file with `pread` costs
+//! a fraction of opening it again (see the `observe` benchmark). `status`,
+//! read only where nothing cheaper gives its answer (see `sample`), is
+//! opened, read and closed, right after the held `schedstat` proved the
+//! task still there: a thread costs two `/proc` descriptors and its perf
+//! events, not three and its events.
 //!
 //! Threads are read under `/proc/<tgid>/task/<tid>/`, not `/proc/<tid>/`:
 //! the latter is the thread-group view, whose `stat` sums over every thread
@@ -30,12 +31,12 @@
 //! host         clock ticks and boot time, to turn ticks into seconds
 //! ```
 
-pub mod discovery;
-pub mod host;
+mod discovery;
+mod host;
 mod perf_groups;
 mod proc_file;
-pub mod reader;
-pub mod sample;
+mod reader;
+mod sample;
 #[cfg(test)]
 mod testing;
 

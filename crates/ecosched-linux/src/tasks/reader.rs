@@ -1,7 +1,7 @@
 //! [`TaskReader`]: the tasks of a run, read at every look. It finds them
-//! ([`crate::tasks::discovery`]), keeps each one's files and perf groups
-//! open between reads ([`crate::tasks::sample`]) within the open-file
-//! limit, and forgets those that exited.
+//! (`discovery`), keeps each one's files and perf groups open between
+//! reads (`sample`) within the open-file limit, and forgets those that
+//! exited.
 
 use crate::error::LinuxError;
 use crate::fsroot::FsRoot;
