@@ -1,8 +1,9 @@
-//! Criterion bench of issue 3 item 8: one observation (`TaskReader::read`)
-//! of N = 100 and 1000 real sleeping threads of this process, with `/proc`
-//! and the perf software counters — when none of them ran since the last
-//! read, and when all of them did (woken between reads, outside the timing). Target: 1000 tasks once a second under
-//! 1 % of one core, i.e. one read under 10 ms of CPU.
+//! Criterion bench of one observation (`TaskReader::read`) of N = 100 and
+//! 1000 real sleeping threads of this process, with `/proc` and the perf
+//! software counters — when none of them ran since the last read, and when
+//! all of them did (woken between reads, outside the timing). Target: 1000
+//! tasks once a second under 1 % of one core, i.e. one read under 10 ms of
+//! CPU.
 
 use criterion::{criterion_group, BatchSize, Criterion};
 use ecosched_linux::bench::SleepingThreads;

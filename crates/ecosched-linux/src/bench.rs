@@ -1,7 +1,7 @@
-//! The cost of observing tasks (issue 3, item 8; issue 16): how long one
-//! [`TaskReader::read`] of N live threads takes, with `/proc` and the perf
-//! software counters, and what share of one core that is at the rate `run`
-//! and the daemon really read: a full read at each observation (the
+//! The cost of observing tasks: how long one [`TaskReader::read`] of N
+//! live threads takes, with `/proc` and the perf software counters, and
+//! what share of one core that is at the rate `run` and the daemon really
+//! read: a full read at each observation (the
 //! policy's interval) and between them as the duty allows
 //! ([`full_reads_per_interval`]) when tasks ran, and only the activity
 //! cgroup's CPU time, every [`SUBSAMPLE`], when none did. The target is
@@ -15,6 +15,7 @@
 
 use crate::error::LinuxError;
 use crate::fsroot::FsRoot;
+use crate::mounts::MountTable;
 use crate::perf::SystemPerf;
 use crate::platform::{full_reads_per_interval, SUBSAMPLE};
 use crate::runcgroup::{AcctMount, RunCgroup};
@@ -219,7 +220,7 @@ fn own_accounting_cgroup(root: &FsRoot) -> Result<RunCgroup, LinuxError> {
         path: root.path("proc/mounts"),
         what: "a cpuacct or cgroup2 mount (the activity look reads one)".into(),
     };
-    let mount = AcctMount::find(root)?.ok_or_else(absent)?;
+    let mount = AcctMount::find(&MountTable::read(root)?).ok_or_else(absent)?;
     let dir = mount.cgroup_of(root, "self")?;
     RunCgroup::accounting(root, &dir).ok_or_else(absent)
 }

@@ -16,7 +16,8 @@
 //! `cpus`/`mems` when mounted with `noprefix`) and cgroup v2 with the
 //! `cpuset` controller (members in `cgroup.procs`, per process; the
 //! controller is enabled in `cgroup.subtree_control` of each new parent).
-//! Which one is used comes from `/proc/mounts`: a v1 `cpuset` mount wins,
+//! Which one is used comes from the mount table ([`crate::mounts`]): a v1
+//! `cpuset` mount wins,
 //! since on a hybrid machine the controller is bound to it.
 //!
 //! Every creation, write and move is journalled first, so the machine can be
@@ -25,6 +26,7 @@
 use crate::error::LinuxError;
 use crate::fsroot::FsRoot;
 use crate::journal::{Change, Journal};
+use crate::mounts::MountTable;
 use ecosched_model::{CpuSet, TaskId};
 
 const NEEDS: &str = "root (cgroup cpusets)";
@@ -51,33 +53,29 @@ pub struct CpusetMount {
 }
 
 impl CpusetMount {
-    /// Find the cpuset controller from `proc/mounts`.
-    pub fn find(root: &FsRoot) -> Result<Self, LinuxError> {
-        let mounts = root.read("proc/mounts", "mount table")?;
-        Self::from_mounts(root, &mounts).ok_or_else(|| LinuxError::Absent {
+    /// The cpuset controller in the mount table `mounts` of `root` (a
+    /// cgroup2 tree offers it when its `cgroup.controllers` under `root`
+    /// names it).
+    pub fn find(mounts: &MountTable, root: &FsRoot) -> Result<Self, LinuxError> {
+        Self::in_table(mounts, root).ok_or_else(|| LinuxError::Absent {
             path: root.path("proc/mounts"),
             what: "a cgroup v1 cpuset mount or a cgroup2 mount offering the cpuset controller"
                 .into(),
         })
     }
 
-    fn from_mounts(root: &FsRoot, mounts: &str) -> Option<Self> {
-        let entries = mount_entries(mounts);
-        let v1 = entries
-            .iter()
-            .find(|(_, fs, opts)| *fs == "cgroup" && opts.split(',').any(|o| o == "cpuset"));
-        if let Some((dir, _, opts)) = v1 {
+    fn in_table(mounts: &MountTable, root: &FsRoot) -> Option<Self> {
+        if let Some(v1) = mounts.cgroup_v1("cpuset") {
             return Some(CpusetMount {
                 version: Version::V1 {
-                    prefix: !opts.split(',').any(|o| o == "noprefix"),
+                    prefix: !v1.has_option("noprefix"),
                 },
-                mount: dir.trim_start_matches('/').to_string(),
+                mount: v1.rel().to_string(),
             });
         }
-        entries
-            .iter()
-            .filter(|(_, fs, _)| *fs == "cgroup2")
-            .map(|(dir, _, _)| dir.trim_start_matches('/').to_string())
+        mounts
+            .cgroup2()
+            .map(|m| m.rel().to_string())
             .find(|dir| {
                 root.read_opt(&format!("{dir}/cgroup.controllers"))
                     .ok()
@@ -117,18 +115,6 @@ impl CpusetMount {
         };
         membership_dir(root, &rel, &text, controller, &self.mount)
     }
-}
-
-/// The (mount point, file system type, options) of each `/proc/mounts`
-/// line, for finding the cgroup hierarchies.
-pub(crate) fn mount_entries(mounts: &str) -> Vec<(&str, &str, &str)> {
-    mounts
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            (f.len() >= 4).then(|| (f[1], f[2], f[3]))
-        })
-        .collect()
 }
 
 /// The directory (relative to the root) a `/proc/<pid>/cgroup` text puts a
@@ -294,7 +280,7 @@ mod tests {
         let mounts = "cgroup /sys/fs/cgroup/cpuset cgroup rw,relatime,cpuset 0 0\n\
                       cgroup2 /sys/fs/cgroup/unified cgroup2 rw,relatime 0 0\n";
         let (_d, root) = root_with(&[("proc/mounts", mounts)]);
-        let m = CpusetMount::find(&root).unwrap();
+        let m = CpusetMount::find(&MountTable::read(&root).unwrap(), &root).unwrap();
         assert_eq!(m.version, Version::V1 { prefix: true });
         assert_eq!(m.mount, "sys/fs/cgroup/cpuset");
         assert_eq!(m.file("cpus"), "cpuset.cpus");
@@ -307,7 +293,7 @@ mod tests {
             "proc/mounts",
             "none /dev/cpuset cgroup rw,cpuset,noprefix 0 0\n",
         )]);
-        let m = CpusetMount::find(&root).unwrap();
+        let m = CpusetMount::find(&MountTable::read(&root).unwrap(), &root).unwrap();
         assert_eq!(m.file("mems"), "mems");
         let (_d, root) = root_with(&[
             (
@@ -320,7 +306,7 @@ mod tests {
             ),
             ("proc/self/cgroup", "0::/user.slice/session-1.scope\n"),
         ]);
-        let m = CpusetMount::find(&root).unwrap();
+        let m = CpusetMount::find(&MountTable::read(&root).unwrap(), &root).unwrap();
         assert_eq!(m.version, Version::V2);
         assert_eq!(
             m.cgroup_of(&root, "self").unwrap(),
@@ -351,7 +337,7 @@ mod tests {
         let root = FsRoot::writable_fixture(dir.path());
         let state = tempfile::tempdir().unwrap();
         let mut journal = Journal::create(state.path(), root.clone()).unwrap();
-        let mount = CpusetMount::find(&root).unwrap();
+        let mount = CpusetMount::find(&MountTable::read(&root).unwrap(), &root).unwrap();
         let cpuset = ManagedCpuset::create(&mut journal, mount, "ecosched").unwrap();
         assert_eq!(
             cpuset.dir(),
@@ -411,7 +397,7 @@ mod tests {
             ("proc/mounts", "cgroup2 /sys/fs/cgroup cgroup2 rw 0 0\n"),
             ("sys/fs/cgroup/cgroup.controllers", "cpu io memory\n"),
         ]);
-        let err = CpusetMount::find(&root).unwrap_err();
+        let err = CpusetMount::find(&MountTable::read(&root).unwrap(), &root).unwrap_err();
         assert!(
             err.is_absent() && err.to_string().contains("cpuset"),
             "{err}"

@@ -21,8 +21,8 @@ pub mod gang;
 pub mod hints;
 pub mod identity;
 pub mod journal;
-pub mod journal_safety;
 pub mod limits;
+pub mod mounts;
 #[cfg(test)]
 mod parser_props;
 pub mod perf;

@@ -4,7 +4,7 @@
 //! an error; they never panic. Bitmaps also round-trip: a set printed the
 //! way the kernel prints it (`%*pb`: 32-bit words, most significant first,
 //! the first word only as wide as the CPU count needs) reads back equal,
-//! at any width. The journal parser has its own in `crate::journal`.
+//! at any width. The journal parser has its own in `crate::journal::file`.
 
 #![allow(clippy::unwrap_used)]
 
@@ -63,8 +63,8 @@ proptest! {
         let _ = parse_size_kib(&text);
         let _ = CpuSet::parse_list(&text);
         let _ = cpufreq::parse_cpu_words(&text);
-        let _ = cgroup::mount_entries(&text);
-        let _ = crate::journal_safety::AllowedPaths::from_mounts(&text);
+        let mounts = crate::mounts::MountTable::parse(&text);
+        let _ = crate::journal::trust::AllowedPaths::from_mounts(&mounts);
         let root = crate::FsRoot::recorded("/nonexistent");
         let _ = cgroup::membership_dir(&root, "proc/1/cgroup", &text, Some("cpuset"), "sys/fs/cgroup/cpuset");
         let _ = cgroup::membership_dir(&root, "proc/1/cgroup", &text, None, "sys/fs/cgroup");

@@ -25,10 +25,11 @@
 //! machine the controller is bound to v1. The directory is created through
 //! the journal, so `ecosched restore` removes it after a crash.
 
-use crate::cgroup::{membership_dir, mount_entries};
+use crate::cgroup::membership_dir;
 use crate::error::LinuxError;
 use crate::fsroot::FsRoot;
 use crate::journal::{Change, Journal};
+use crate::mounts::MountTable;
 use nix::sys::signal::Signal;
 
 const NEEDS: &str = "root (to create the run's accounting cgroup)";
@@ -52,30 +53,19 @@ pub struct AcctMount {
 }
 
 impl AcctMount {
-    /// Find it from `proc/mounts`; `None` when neither is mounted.
-    pub fn find(root: &FsRoot) -> Result<Option<Self>, LinuxError> {
-        let mounts = root.read("proc/mounts", "mount table")?;
-        Ok(Self::from_mounts(&mounts))
-    }
-
-    fn from_mounts(mounts: &str) -> Option<Self> {
-        let entries = mount_entries(mounts);
-        let v1 = entries
-            .iter()
-            .find(|(_, fs, opts)| *fs == "cgroup" && opts.split(',').any(|o| o == "cpuacct"));
-        if let Some((dir, _, _)) = v1 {
+    /// Per-cgroup CPU accounting in the mount table `mounts`; `None` when
+    /// neither hierarchy is mounted.
+    pub fn find(mounts: &MountTable) -> Option<Self> {
+        if let Some(v1) = mounts.cgroup_v1("cpuacct") {
             return Some(AcctMount {
                 version: AcctVersion::V1,
-                mount: dir.trim_start_matches('/').to_string(),
+                mount: v1.rel().to_string(),
             });
         }
-        entries
-            .iter()
-            .find(|(_, fs, _)| *fs == "cgroup2")
-            .map(|(dir, _, _)| AcctMount {
-                version: AcctVersion::V2,
-                mount: dir.trim_start_matches('/').to_string(),
-            })
+        mounts.cgroup2().next().map(|m| AcctMount {
+            version: AcctVersion::V2,
+            mount: m.rel().to_string(),
+        })
     }
 
     /// The directory (relative to the root) of the accounting cgroup of
@@ -370,14 +360,17 @@ mod tests {
         let hybrid = "cgroup /sys/fs/cgroup/cpu cgroup rw,relatime,cpu 0 0\n\
                       cgroup /sys/fs/cgroup/cpuacct cgroup rw,relatime,cpuacct 0 0\n\
                       cgroup2 /sys/fs/cgroup/unified cgroup2 rw,relatime 0 0\n";
-        let m = AcctMount::from_mounts(hybrid).unwrap();
+        let m = AcctMount::find(&MountTable::parse(hybrid)).unwrap();
         assert_eq!(m.version, AcctVersion::V1);
         assert_eq!(m.mount, "sys/fs/cgroup/cpuacct");
         let v2 = "cgroup2 /sys/fs/cgroup cgroup2 rw,nsdelegate 0 0\n";
-        let m = AcctMount::from_mounts(v2).unwrap();
+        let m = AcctMount::find(&MountTable::parse(v2)).unwrap();
         assert_eq!(m.version, AcctVersion::V2);
         assert_eq!(m.mount, "sys/fs/cgroup");
-        assert_eq!(AcctMount::from_mounts("proc /proc proc rw 0 0\n"), None);
+        assert_eq!(
+            AcctMount::find(&MountTable::parse("proc /proc proc rw 0 0\n")),
+            None
+        );
     }
 
     #[test]

@@ -52,6 +52,7 @@ pub mod numa;
 use crate::cpufreq::{self, CpufreqPolicy};
 use crate::error::LinuxError;
 use crate::fsroot::FsRoot;
+use crate::mounts::MountTable;
 use ecosched_model::topology::{Cpu, VoltageDomain};
 use ecosched_model::{CpuId, CpuSet, FreqDomainId, Topology};
 use masks::parse_cpumask;
@@ -133,8 +134,14 @@ struct CpuTopo {
     core_set: Option<CpuSet>,
 }
 
-/// Discover the machine under `root`.
+/// Discover the machine under `root`, reading its mount table.
 pub fn discover(root: &FsRoot) -> Result<LinuxTopology, LinuxError> {
+    check_root(root)?;
+    discover_with(root, &MountTable::read(root)?)
+}
+
+/// `root` must be a directory holding a Linux sysfs CPU tree.
+fn check_root(root: &FsRoot) -> Result<(), LinuxError> {
     if !root.dir().is_dir() {
         return Err(LinuxError::Absent {
             path: root.dir().to_path_buf(),
@@ -150,6 +157,13 @@ pub fn discover(root: &FsRoot) -> Result<LinuxTopology, LinuxError> {
             ),
         });
     }
+    Ok(())
+}
+
+/// Discover the machine under `root`, whose mount table (read once by the
+/// caller) is `mounts`.
+pub fn discover_with(root: &FsRoot, mounts: &MountTable) -> Result<LinuxTopology, LinuxError> {
+    check_root(root)?;
     let mut notes = Vec::new();
     let (all, online) = cpu_sets(root)?;
     if online.is_empty() {
@@ -322,7 +336,7 @@ pub fn discover(root: &FsRoot) -> Result<LinuxTopology, LinuxError> {
         }
     }
 
-    let granted = allowed::read_allowed(root)?;
+    let granted = allowed::read_allowed(root, mounts)?;
     let (allowed, allowed_source) = match granted.cpus {
         Some(set) if !set.intersection(&all).is_empty() => {
             let source = if root.is_live() {

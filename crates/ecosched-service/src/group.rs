@@ -11,8 +11,8 @@
 use crate::config::{PolicyChoice, Source};
 use crate::membership::Lookup;
 use crate::metrics::{GroupSink, Metrics};
-use ecosched_linux::perf::SystemPerf;
 use ecosched_linux::platform::{LinuxOptions, LinuxPlatform};
+use ecosched_linux::FsRoot;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -154,14 +154,11 @@ fn manage(
         parallelism: None,
         confine,
     };
-    let mut platform = LinuxPlatform::attach(
-        &options,
-        &tag,
-        Box::new(SystemPerf),
-        Box::new(move || lookup.roots()),
-        stop,
-    )
-    .map_err(|e| format!("preparing the platform: {e}"))?;
+    let mut platform = LinuxPlatform::builder(FsRoot::live())
+        .options(&options)
+        .attach(&tag, Box::new(move || lookup.roots()), stop)
+        .build()
+        .map_err(|e| format!("preparing the platform: {e}"))?;
     if let Some(dir) = cgroup {
         platform.follow_cgroup(&dir);
     }

@@ -7,7 +7,7 @@
 //!  config (TOML) ──► groups: a cgroup path (systemd slice, Slurm job) or
 //!                    a match rule (user, command name), each with a policy
 //!        │
-//!        ▼ one thread per group: LinuxPlatform::attach ─► control loop ─► release
+//!        ▼ one thread per group: an attached LinuxPlatform ─► control loop ─► release
 //!  daemon loop: SIGHUP re-reads the config, SIGTERM restores everything,
 //!               groups come and go with their cgroups, watchdog pings
 //!        │                                  │

@@ -43,10 +43,12 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         .transpose()?;
     let (power_params, power_model) = power_model::load(&args.power_model)?;
     let pmu = matching_pmu();
-    let mut platform =
-        LinuxPlatform::prepare_with_pmu(&s.options, Box::new(SystemPerf), pmu.as_ref())
-            .map_err(|e| explain_privilege(e, &s.options.state_dir))
-            .context("preparing this machine")?;
+    let mut platform = LinuxPlatform::builder(FsRoot::live())
+        .options(&s.options)
+        .pmu(pmu.as_ref())
+        .build()
+        .map_err(|e| explain_privilege(e, &s.options.state_dir))
+        .context("preparing this machine")?;
     if let (Some(calibration), Some(path)) = (calibration, &args.calibration) {
         platform.set_calibration(calibration).map_err(|e| {
             UsageError(format!(

@@ -118,7 +118,11 @@ fn prepare(state: &Path, cgroup_name: &str) -> (LinuxPlatform, Box<dyn Policy>) 
         cgroup_name: cgroup_name.into(),
         ..LinuxOptions::default()
     };
-    let mut platform = LinuxPlatform::prepare_with(&options, Box::new(FakePerf::new())).unwrap();
+    let mut platform = LinuxPlatform::builder(ecosched_linux::FsRoot::live())
+        .options(&options)
+        .perf(Box::new(FakePerf::new()))
+        .build()
+        .unwrap();
     platform
         .set_calibration(Calibration {
             source: Some("av_linux test".into()),

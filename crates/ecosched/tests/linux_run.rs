@@ -398,14 +398,21 @@ fn with_a_pmu_behind_the_seam_the_linux_platform_serves_pam() {
         ..LinuxOptions::default()
     };
     let pam = ecosched_policy::build("pam", &ecosched_policy::Params::default()).unwrap();
-    let with_pmu = LinuxPlatform::prepare_with(&options, Box::new(FakePerf::new())).unwrap();
+    let with_pmu = LinuxPlatform::builder(ecosched_linux::FsRoot::live())
+        .options(&options)
+        .perf(Box::new(FakePerf::new()))
+        .build()
+        .unwrap();
     assert_eq!(
         pam.requirements().missing(&with_pmu.capabilities()),
         Vec::<String>::new()
     );
     drop(with_pmu);
-    let without =
-        LinuxPlatform::prepare_with(&options, Box::new(FakePerf::new().without_pmu())).unwrap();
+    let without = LinuxPlatform::builder(ecosched_linux::FsRoot::live())
+        .options(&options)
+        .perf(Box::new(FakePerf::new().without_pmu()))
+        .build()
+        .unwrap();
     let missing = pam
         .requirements()
         .missing(&without.capabilities())
@@ -608,7 +615,11 @@ fn wca_pins_busy_threads_and_leaves_the_transient_shell_alone() {
         state_dir: state.path().to_path_buf(),
         ..LinuxOptions::default()
     };
-    let mut platform = LinuxPlatform::prepare_with(&options, Box::new(FakePerf::new())).unwrap();
+    let mut platform = LinuxPlatform::builder(ecosched_linux::FsRoot::live())
+        .options(&options)
+        .perf(Box::new(FakePerf::new()))
+        .build()
+        .unwrap();
     let mut wca = ecosched_policy::build("wca", &ecosched_policy::Params::default()).unwrap();
     platform.open_counters(&wca.requirements());
     assert!(wca

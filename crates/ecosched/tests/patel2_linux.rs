@@ -107,7 +107,11 @@ fn patel2_moves_processes_of_different_nice_values_between_cpusets() {
         ..LinuxOptions::default()
     };
     let fake = FakePerf::new();
-    let mut platform = LinuxPlatform::prepare_with(&options, Box::new(fake.clone())).unwrap();
+    let mut platform = LinuxPlatform::builder(ecosched_linux::FsRoot::live())
+        .options(&options)
+        .perf(Box::new(fake.clone()))
+        .build()
+        .unwrap();
     let params = Params::default()
         .with("confine_only", true)
         .with("partition", partition.as_str())

@@ -16,6 +16,7 @@
 
 use crate::error::LinuxError;
 use crate::fsroot::FsRoot;
+use crate::mounts::MountTable;
 use ecosched_model::CpuSet;
 use std::collections::BTreeSet;
 
@@ -48,8 +49,9 @@ fn node_ids(set: &CpuSet) -> BTreeSet<u32> {
     set.iter().map(|c| c.0).collect()
 }
 
-/// The allowed CPUs and memory nodes, as far as the root tells them.
-pub fn read_allowed(root: &FsRoot) -> Result<Allowed, LinuxError> {
+/// The allowed CPUs and memory nodes, as far as the root tells them;
+/// `mounts` is the root's mount table.
+pub fn read_allowed(root: &FsRoot, mounts: &MountTable) -> Result<Allowed, LinuxError> {
     if root.is_live() {
         if let Some(status) = root.read_opt("proc/self/status")? {
             let field = |key: &str| {
@@ -71,10 +73,7 @@ pub fn read_allowed(root: &FsRoot) -> Result<Allowed, LinuxError> {
             }
         }
     }
-    let Some(mounts) = root.read_opt("proc/mounts")? else {
-        return Ok(Allowed::default());
-    };
-    let Some(mount) = find_mount(root, &mounts)? else {
+    let Some(mount) = find_mount(root, mounts)? else {
         return Ok(Allowed::default());
     };
     let Some(name) = cgroup_name(root, &mount)? else {
@@ -101,14 +100,11 @@ pub fn read_allowed(root: &FsRoot) -> Result<Allowed, LinuxError> {
     })
 }
 
-/// The first mount in `proc/mounts` that carries cpusets.
-fn find_mount(root: &FsRoot, mounts: &str) -> Result<Option<Mount>, LinuxError> {
-    for line in mounts.lines() {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        let [_, dir, fstype, opts, ..] = fields[..] else {
-            continue;
-        };
-        match fstype {
+/// The first mount of the table that carries cpusets.
+fn find_mount(root: &FsRoot, mounts: &MountTable) -> Result<Option<Mount>, LinuxError> {
+    for m in mounts.mounts() {
+        let dir = m.point.as_str();
+        match m.fstype.as_str() {
             "cgroup2" => {
                 let controllers = root
                     .read_opt(&format!("{}/cgroup.controllers", dir.trim_end_matches('/')))?
@@ -117,11 +113,8 @@ fn find_mount(root: &FsRoot, mounts: &str) -> Result<Option<Mount>, LinuxError> 
                     return Ok(Some(Mount::V2(dir.to_string())));
                 }
             }
-            "cgroup" => {
-                let opts: Vec<&str> = opts.split(',').collect();
-                if opts.contains(&"cpuset") {
-                    return Ok(Some(Mount::V1(dir.to_string(), opts.contains(&"noprefix"))));
-                }
+            "cgroup" if m.has_option("cpuset") => {
+                return Ok(Some(Mount::V1(dir.to_string(), m.has_option("noprefix"))));
             }
             "cpuset" => return Ok(Some(Mount::Legacy(dir.to_string()))),
             _ => {}
@@ -167,6 +160,11 @@ mod tests {
         dir
     }
 
+    fn recorded_allowed(dir: &tempfile::TempDir) -> Allowed {
+        let root = FsRoot::recorded(dir.path());
+        read_allowed(&root, &MountTable::read(&root).unwrap()).unwrap()
+    }
+
     #[test]
     fn cgroup_v2_needs_the_cpuset_controller_and_uses_the_v0_line() {
         let dir = tree(&[
@@ -179,7 +177,7 @@ mod tests {
             ("proc/self/cgroup", "0::/job/step\n"),
             ("b/job/step/cpuset.cpus.effective", "2-5\n"),
         ]);
-        let allowed = read_allowed(&FsRoot::recorded(dir.path())).unwrap();
+        let allowed = recorded_allowed(&dir);
         assert_eq!(allowed.cpus.unwrap().to_list(), "2-5");
         assert_eq!(allowed.mems, None);
     }
@@ -195,16 +193,13 @@ mod tests {
             ("dev/cpuset/x/cpus", "0,3\n"),
             ("dev/cpuset/x/mems", "1-2\n"),
         ]);
-        let allowed = read_allowed(&FsRoot::recorded(dir.path())).unwrap();
+        let allowed = recorded_allowed(&dir);
         assert_eq!(allowed.cpus.unwrap().to_list(), "0,3");
         assert_eq!(
             allowed.mems.unwrap().into_iter().collect::<Vec<_>>(),
             [1, 2]
         );
         let bare = tree(&[("proc/mounts", "cpuset /dev/cpuset cgroup rw,cpuset 0 0\n")]);
-        assert_eq!(
-            read_allowed(&FsRoot::recorded(bare.path())).unwrap(),
-            Allowed::default()
-        );
+        assert_eq!(recorded_allowed(&bare), Allowed::default());
     }
 }

@@ -1,0 +1,36 @@
+//! The integration tests of ecosched-linux, in one binary, by tier.
+//!
+//! Fast (the default; no root, no system packages: recorded machines and
+//! hand-written trees under `tests/data`):
+//! - `avcal`: `calibrate av` on the recorded Xeon E5345 behind a model PMU
+//! - `cpufreq_actuation`: frequency plans written, journalled and undone
+//! - `cpufreq_fixtures`: cpufreq policies read and write plans made
+//! - `hwloc_fixtures`: discovery on every machine hwloc recorded, against lstopo
+//! - `limits`: the open-file limit raised to the hard one
+//! - `power`: power meters of recorded machines, measured or estimated
+//! - `recorded_platform`: `LinuxPlatform` observes a recording, changes nothing
+//! - `topology_machines`: discovery on machines hwloc did not record
+//!
+//! Live (`cargo test -- --ignored live::`; root, cgroups, real processes):
+//! - `live`: see its module doc
+//!
+//! Child entries, started only by their parent test:
+//! - `children`: the worker killed by the chaos test, the gang run killed
+//!   by its restore test, the unprivileged RAPL reader, the file-limit check
+//!
+//! Shared helpers: `support` (recorded machines, copies, tarballs, child
+//! processes, the live tests' turn; `support::lstopo` compares with hwloc).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod avcal;
+mod children;
+mod cpufreq_actuation;
+mod cpufreq_fixtures;
+mod hwloc_fixtures;
+mod limits;
+mod live;
+mod power;
+mod recorded_platform;
+mod support;
+mod topology_machines;
