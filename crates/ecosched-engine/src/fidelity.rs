@@ -475,7 +475,7 @@ mod reseed_tests {
 #[allow(clippy::unwrap_used)]
 mod perturb_tests {
     use super::*;
-    use crate::validate::merkel_fig1;
+    use crate::validate::merkel::measurements::fig1 as merkel_fig1;
     use ecosched_sim::perturb::{with_perturbation, Knob};
     use ecosched_sim::Observe;
 

@@ -8,9 +8,8 @@
 #![allow(clippy::unwrap_used)]
 
 use ecosched_engine::experiment::{simulate, SimOptions};
-use ecosched_engine::validate::{
-    richling_fig1_ordering, richling_fig2, richling_table1, richling_three_quads,
-};
+use ecosched_engine::validate::richling;
+use ecosched_engine::validate::RowKind;
 use ecosched_model::RunMetrics;
 use ecosched_policy::Params;
 use ecosched_sim::Observe;
@@ -21,16 +20,14 @@ use common::report;
 
 #[test]
 fn richling_fig2_ondemand_slow_and_spare_recovers() {
-    report(&richling_fig2(Observe::Linux).unwrap());
+    report(&richling::fig2(Observe::Linux).unwrap());
 }
 
 /// Issue #17: the predicted ordering of ondemand's slowdown over -j2 … -j12.
 #[test]
 fn richling_fig1_ordering_is_predicted_and_holds() {
-    let rows = richling_fig1_ordering(Observe::Linux).unwrap();
-    assert!(rows
-        .iter()
-        .all(|r| r.kind == ecosched_engine::validate::RowKind::Predicted));
+    let rows = richling::fig1_ordering(Observe::Linux).unwrap();
+    assert!(rows.iter().all(|r| r.kind == RowKind::Predicted));
     report(&rows);
 }
 
@@ -38,17 +35,15 @@ fn richling_fig1_ordering_is_predicted_and_holds() {
 /// and the Phenom II 940 (§II, §V-E).
 #[test]
 fn richling_three_quads_are_predicted() {
-    let rows = richling_three_quads(Observe::Linux).unwrap();
+    let rows = richling::three_quads(Observe::Linux).unwrap();
     assert_eq!(rows.len(), 6);
-    assert!(rows
-        .iter()
-        .all(|r| r.kind == ecosched_engine::validate::RowKind::Predicted));
+    assert!(rows.iter().all(|r| r.kind == RowKind::Predicted));
     report(&rows);
 }
 
 #[test]
 fn richling_table1_energy_ordering() {
-    report(&richling_table1(Observe::Linux).unwrap());
+    report(&richling::table1(Observe::Linux).unwrap());
 }
 
 fn run(n: u32, policy: &str, hint: Option<u32>) -> RunMetrics {

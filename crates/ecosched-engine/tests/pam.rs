@@ -5,33 +5,34 @@
 
 #![allow(clippy::unwrap_used)]
 
-use ecosched_engine::validate::{pam_checks, pam_power_cap, pam_predicted, RowKind};
+use ecosched_engine::validate::pam;
+use ecosched_engine::validate::RowKind;
 
 mod common;
 use common::report;
 
 #[test]
 fn pam_validation_rows() {
-    report(&pam_checks(Observe::Linux).unwrap());
+    report(&pam::checks(Observe::Linux).unwrap());
 }
 
 /// Issue #17: the paper's stated effects on mixes nothing was fitted on,
 /// all labelled predicted.
 #[test]
 fn pam_predicted_rows() {
-    let rows = pam_predicted(Observe::Linux).unwrap();
+    let rows = pam::predicted(Observe::Linux).unwrap();
     assert!(rows.iter().all(|c| c.kind == RowKind::Predicted));
     report(&rows);
 }
 
 #[test]
 fn pam_power_cap_row() {
-    report(&pam_power_cap(Observe::Linux).unwrap());
+    report(&pam::power_cap(Observe::Linux).unwrap());
 }
 
 use ecosched_engine::experiment::{compare, simulate, simulate_traced, SimOptions};
 use ecosched_engine::run;
-use ecosched_engine::validate::{cap_figures, pam_measurement, pam_samples};
+use ecosched_engine::validate::pam::{cap_figures, measurement, samples};
 use ecosched_model::trace::{MemorySink, NullSink};
 use ecosched_model::{RunMetrics, TaskId, Trace};
 use ecosched_policy::pam::model::CpiModel;
@@ -359,10 +360,10 @@ fn samples_cover_every_running_task() {
         &scenario,
         "ondemand",
         &Params::default(),
-        &pam_measurement(Observe::Linux),
+        &measurement(Observe::Linux),
     )
     .unwrap();
-    let samples = pam_samples(&trace);
+    let samples = samples(&trace);
     assert!(samples[0].iter().any(|s| s.name == "bzip2"));
     assert!(samples[0].iter().any(|s| s.name == "libquantum"));
     // Lines in count prefetched lines too: libquantum's exceed its misses.

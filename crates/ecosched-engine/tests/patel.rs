@@ -6,9 +6,8 @@
 #![allow(clippy::unwrap_used)]
 
 use ecosched_engine::experiment::{simulate, simulate_traced, SimOptions};
-use ecosched_engine::validate::{
-    self, patel_table21, patel_table4, patel_table8, patel_tables24_25, RowKind,
-};
+use ecosched_engine::validate::patel;
+use ecosched_engine::validate::RowKind;
 use ecosched_policy::Params;
 use ecosched_sim::Scenario;
 use std::collections::BTreeMap;
@@ -18,11 +17,11 @@ use common::report;
 
 fn last_completions(scenario: &str, policy: &str) -> BTreeMap<String, f64> {
     let s = Scenario::load(scenario).unwrap();
-    validate::last_completions(&s, policy, &SimOptions::default()).unwrap()
+    patel::priorities::last_completions(&s, policy, &SimOptions::default()).unwrap()
 }
 
 fn groups_in_order(last: &BTreeMap<String, f64>, first: &[&str], second: &[&str]) -> bool {
-    validate::order_margin(last, first, second) > 0.0
+    patel::priorities::order_margin(last, first, second) > 0.0
 }
 
 /// Issue #12 / POLICIES.md §5.4 and the thesis's Table 8: processes with
@@ -37,7 +36,7 @@ fn groups_in_order(last: &BTreeMap<String, f64>, first: &[&str], second: &[&str]
 /// Every row is predicted and holds.
 #[test]
 fn table8_completion_order_rows() {
-    let rows = patel_table8().unwrap();
+    let rows = patel::priorities::table8().unwrap();
     assert_eq!(rows.len(), 4);
     for r in &rows {
         assert_eq!(r.kind, RowKind::Predicted, "{}", r.name);
@@ -86,7 +85,7 @@ fn dynamic_priorities_change_after_the_third_completion() {
 /// Opteron 6134 preset's base power was set, are calibrated.
 #[test]
 fn patel_table4_rows() {
-    let rows = patel_table4().unwrap();
+    let rows = patel::algorithm1::table4().unwrap();
     let calibrated: Vec<&str> = rows
         .iter()
         .filter(|r| r.kind == RowKind::Calibrated)
@@ -112,7 +111,7 @@ fn patel_table4_rows() {
 fn patel_tables24_25_rows() {
     // `report` holds the known misses to the tolerance rules too, and
     // fails on one that now passes (it is promoted, not forgotten).
-    report(&patel_tables24_25().unwrap());
+    report(&patel::priorities::tables24_25().unwrap());
 }
 
 /// Table 21 is a known miss since the compute-bound class curves became
@@ -121,7 +120,7 @@ fn patel_tables24_25_rows() {
 /// predicted, and still miss; once it passes, drop `known_miss`.
 #[test]
 fn patel_table21_row_is_computed_and_labelled() {
-    let rows = patel_table21().unwrap();
+    let rows = patel::priorities::table21().unwrap();
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].kind, RowKind::Predicted);
     assert!(rows[0].note.contains("simulated"));

@@ -4,7 +4,9 @@
 
 #![allow(clippy::unwrap_used)]
 
-use ecosched_engine::validate::{merkel_fig1, merkel_table1, merkel_table2};
+use ecosched_engine::validate::dhiman;
+use ecosched_engine::validate::merkel::evaluation::{fig5, fig6, fig8};
+use ecosched_engine::validate::merkel::measurements::{fig1, table1, table2};
 use ecosched_sim::Observe;
 
 mod common;
@@ -12,39 +14,39 @@ use common::report;
 
 #[test]
 fn merkel_fig1_contention() {
-    report(&merkel_fig1(Observe::Linux).unwrap());
+    report(&fig1(Observe::Linux).unwrap());
 }
 
 #[test]
 fn merkel_table1_frequency_scaling() {
-    report(&merkel_table1(Observe::Linux).unwrap());
+    report(&table1(Observe::Linux).unwrap());
 }
 
 #[test]
 fn merkel_table2_mixing_beats_frequency_scaling() {
-    report(&merkel_table2(Observe::Linux).unwrap());
+    report(&table2(Observe::Linux).unwrap());
 }
 
 /// Issue #10: Dhiman et al. Table 2, Fig. 2a and Fig. 5a under `--observe linux`.
 #[test]
 fn dhiman_wca_cuts_migrations_and_variance() {
-    report(&ecosched_engine::validate::dhiman_checks().unwrap());
+    report(&dhiman::checks().unwrap());
 }
 
 #[test]
 fn merkel_fig5_sorted_co_scheduling() {
     // Known misses are shown but must still miss (`report` checks it).
-    report(&ecosched_engine::validate::merkel_fig5(Observe::Linux).unwrap());
+    report(&fig5(Observe::Linux).unwrap());
 }
 
 #[test]
 fn merkel_fig6_frequency_heuristic() {
-    report(&ecosched_engine::validate::merkel_fig6(Observe::Linux).unwrap());
+    report(&fig6(Observe::Linux).unwrap());
 }
 
 /// Issue #13: Merkel Fig. 8, cross-node swaps on two simulated Q6600s.
 #[test]
 fn merkel_fig8_cross_node_swaps() {
     // Known misses are shown but must still miss (`report` checks it).
-    report(&ecosched_engine::validate::merkel_xnode(Observe::Linux).unwrap());
+    report(&fig8(Observe::Linux).unwrap());
 }
