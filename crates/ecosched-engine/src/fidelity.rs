@@ -1,4 +1,4 @@
-//! How far the simulator can be trusted, per paper (issue #17): the
+//! How far the simulator can be trusted, per paper: the
 //! validation rows of [`crate::validate`] summed up as rows, predicted
 //! rows and worst relative error, so that a reviewer sees at a glance how
 //! much of the agreement was set by calibration and how much the model

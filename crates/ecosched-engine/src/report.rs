@@ -1,6 +1,6 @@
 //! The shapes `ecosched sim --json` and `ecosched compare --json` print.
-//! Other tools parse these: field names are a contract (issue #2,
-//! "Command-line contract"); add fields, never rename them.
+//! Other tools parse these: field names are a contract; add fields, never
+//! rename them.
 
 use crate::normalise::{Normalisation, WorkFigures, WorkRatios};
 use crate::oracle::OracleSearch;
@@ -112,7 +112,7 @@ pub struct CompareReport {
     pub ratios: BTreeMap<String, Comparison>,
     /// Each task's run time alone on the machine under the baseline, s.
     pub alone_s: BTreeMap<String, f64>,
-    /// Which unit of work the headline figures are per (issue #15).
+    /// Which unit of work the headline figures are per.
     pub normalisation: Normalisation,
     /// Per policy, its figures per unit of work.
     pub work: BTreeMap<String, WorkFigures>,

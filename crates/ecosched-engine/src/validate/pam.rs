@@ -296,7 +296,7 @@ fn pam_vs_linux(
 /// besides xalancbmk (calibrated) and mcf (its own rows).
 const PAM_FIG4_OTHERS: [&str; 6] = ["bzip2", "gcc", "hmmer", "omnetpp", "perlbench", "sjeng"];
 
-/// Predicted PAM rows (issue #17): effects the paper states in its text
+/// Predicted PAM rows: effects the paper states in its text
 /// for mixes nothing in the model was set from (the profiles of mcf,
 /// omnetpp and the three-benchmark mixes are representative values; only
 /// libquantum, bzip2 and xalancbmk were fitted, on the calibrated rows).
@@ -406,9 +406,9 @@ pub fn power_cap(o: Observe) -> Result<Vec<Check>, EngineError> {
         PAM_CAP,
         four_or_five > 0.5,
         &format!(
-            "§V-G: 'in most cases four or five CPUs are used' (no mean is given; until 2026-11-26 \
-             this row compared the mean with 4.5, the midpoint of the two counts); CPUs allowed by \
-             the cap per interval: {counts} ({:.0} % with four or five; mean {:.2})",
+            "§V-G: 'in most cases four or five CPUs are used' (no mean is given, so the row \
+             counts the intervals with four or five); CPUs allowed by the cap per interval: \
+             {counts} ({:.0} % with four or five; mean {:.2})",
             four_or_five * 100.0,
             cap.mean_cpus
         ),

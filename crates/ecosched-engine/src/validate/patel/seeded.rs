@@ -29,12 +29,10 @@ pub(super) fn measurement() -> SimOptions {
 }
 
 /// Seeds 1..=N every Patel row averages over. One run's counts swing with
-/// the seed by as much as the differences the thesis reports (algorithm
-/// 4's migration cut against algorithm 2: −62 % to +36 % over seeds 1–12;
-/// Task 1's performance +5.2 to +7.5 %), so one seed cannot decide a row,
-/// and twelve left Table 25's migration cut passing on some seed sets and
-/// failing on others (`validate --reseed 5`); 36 shrink the standard
-/// error by √3.
+/// the seed by as much as the differences the thesis reports, so one seed
+/// cannot decide a row; over a dozen seeds Table 25's migration cut still
+/// passes on some seed sets and fails on others (`validate --reseed`), and
+/// 36 shrink the standard error by √3 against twelve.
 pub const SEEDS: u64 = 36;
 
 /// The runs of `policies` on `scenario` (in that order), once per seed
