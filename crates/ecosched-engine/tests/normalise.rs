@@ -2,7 +2,8 @@
 //! less work. The two cases the issue measured, as a new user would run
 //! them, must read as losses per unit of work.
 
-use ecosched_engine::experiment::{compare, SimOptions};
+use ecosched_engine::compare::compare;
+use ecosched_engine::experiment::SimOptions;
 use ecosched_engine::normalise::Normalisation;
 use ecosched_model::CounterKind;
 use ecosched_policy::Params;

@@ -30,7 +30,8 @@ fn pam_power_cap_row() {
     report(&pam::power_cap(Observe::Linux).unwrap());
 }
 
-use ecosched_engine::experiment::{compare, simulate, simulate_traced, SimOptions};
+use ecosched_engine::compare::compare;
+use ecosched_engine::experiment::{simulate, simulate_traced, SimOptions};
 use ecosched_engine::run;
 use ecosched_engine::validate::pam::{cap_figures, measurement, samples};
 use ecosched_model::trace::{MemorySink, NullSink};

@@ -20,7 +20,8 @@
 //! | Figs. 8–9, §V-E | 3 + 2 + 3 and 3 + 3 + 3 mixes: PAM improves the system | holds | predicted |
 //! | Figs. 11–12, §V-G | CINT2006-like suite under a 260 W cap: four or five CPUs in most intervals | holds | calibrated |
 
-use crate::experiment::{compare, simulate_traced, SimOptions};
+use crate::compare::compare;
+use crate::experiment::{simulate_traced, SimOptions};
 use crate::validate::check::Check;
 use crate::validate::runs::mean;
 use crate::EngineError;
