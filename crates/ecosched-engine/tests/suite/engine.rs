@@ -1,7 +1,5 @@
 //! The control loop and experiments end to end on the simulator.
 
-#![allow(clippy::unwrap_used)]
-
 use ecosched_engine::compare::compare;
 use ecosched_engine::experiment::{simulate, simulate_traced, SimOptions, SimRun};
 use ecosched_model::RunMetrics;

@@ -1,34 +1,8 @@
-//! PAM in the simulator (issue #4): validation rows against the paper,
-//! the gain on libquantum + xalancbmk, the power cap, the worst-case bound
-//! with a wrong model, the per-task floor, and the model's CPI predictions
-//! against the simulator's measured ones.
-
-#![allow(clippy::unwrap_used)]
-
-use ecosched_engine::validate::pam;
-use ecosched_engine::validate::RowKind;
-
-mod common;
-use common::report;
-
-#[test]
-fn pam_validation_rows() {
-    report(&pam::checks(Observe::Linux).unwrap());
-}
-
-/// Issue #17: the paper's stated effects on mixes nothing was fitted on,
-/// all labelled predicted.
-#[test]
-fn pam_predicted_rows() {
-    let rows = pam::predicted(Observe::Linux).unwrap();
-    assert!(rows.iter().all(|c| c.kind == RowKind::Predicted));
-    report(&rows);
-}
-
-#[test]
-fn pam_power_cap_row() {
-    report(&pam::power_cap(Observe::Linux).unwrap());
-}
+//! PAM in the simulator: the gain on libquantum + xalancbmk, the power
+//! cap, the worst-case bound with a wrong model, the per-task floor, the
+//! model's CPI predictions against the simulator's measured ones, the
+//! counter samples, and the refusal on a machine without a PMU. The
+//! paper's figures are rows of `validation::pam`.
 
 use ecosched_engine::compare::compare;
 use ecosched_engine::experiment::{simulate, simulate_traced, SimOptions};
@@ -229,7 +203,7 @@ fn wrong_model_costs_at_most_m_of_every_n_intervals() {
 /// PAM's separation hurts it), beside xalancbmk — the shape of the paper's
 /// Libq–Mcf case (Fig. 5), where the stream loses much of its speed.
 fn floor_scenario() -> Scenario {
-    let base = include_str!("../../ecosched-sim/scenarios/pam-libq-xalancbmk.toml")
+    let base = include_str!("../../../ecosched-sim/scenarios/pam-libq-xalancbmk.toml")
         .replace("name = \"pam-libq-xalancbmk\"", "name = \"pam-floor\"")
         .replace("profile = \"libquantum\"", "profile = \"stream-sensitive\"");
     let text = format!(
