@@ -12,10 +12,12 @@
 //!   [`richling`] (Richling et al.), [`pam`] (Banikazemi et al.),
 //!   [`dhiman`] (Dhiman et al.) and [`patel`] (Patel's thesis).
 //! - [`checks_of`] runs the rows of the papers asked for, in the order
-//!   `validate` prints them.
+//!   `validate` prints them; [`markdown`] renders them as the document
+//!   `docs/validation.md`.
 
 mod check;
 pub mod dhiman;
+pub mod markdown;
 pub mod merkel;
 pub mod pam;
 pub mod patel;
@@ -62,6 +64,66 @@ impl Paper {
             Paper::Dhiman => "dhiman",
             Paper::Patel => "patel",
         }
+    }
+
+    /// How the paper's rows cite it: every row's [`Check::source`] starts
+    /// with this, followed by the section and figure.
+    pub fn cited_as(self) -> &'static str {
+        match self {
+            Paper::Merkel => "Merkel et al. EuroSys'10",
+            Paper::Richling => "Richling et al.",
+            Paper::Pam => "Banikazemi et al. (PAM)",
+            Paper::Dhiman => "Dhiman et al. (WCA)",
+            Paper::Patel => "Patel, PhD thesis (UNLV 2012)",
+        }
+    }
+
+    /// The paper's full reference, for the documentation.
+    pub fn reference(self) -> &'static str {
+        match self {
+            Paper::Merkel => {
+                "A. Merkel, J. Stoess, F. Bellosa. *Resource-conscious Scheduling for Energy \
+                 Efficiency on Multicore Processors.* EuroSys '10, Paris, 2010."
+            }
+            Paper::Richling => {
+                "J. Richling, J. H. Schönherr, G. Mühl, M. Werner. *Towards Energy-Aware \
+                 Multi-Core Scheduling.* PIK – Praxis der Informationsverarbeitung und \
+                 Kommunikation 32(2), 2009."
+            }
+            Paper::Pam => {
+                "M. Banikazemi, D. Poff, B. Abali. *PAM: A Novel Performance/Power Aware \
+                 Meta-scheduler for Multi-core Systems.* SC '08, 2008."
+            }
+            Paper::Dhiman => {
+                "G. Dhiman, T. Rosing, V. Kontorinis, E. Saxe, D. Tullsen, J. Chew. *Dynamic \
+                 Workload Characterization for Power Efficient Scheduling on CMP Systems.* \
+                 ISLPED '10, Austin, Texas, 2010."
+            }
+            Paper::Patel => {
+                "R. Patel. *CPU Scheduling for Power/Energy Management on Heterogeneous \
+                 Multicore Processors.* PhD thesis, University of Nevada, Las Vegas, 2012."
+            }
+        }
+    }
+
+    /// The paper a row's source cites, if it is one of the five.
+    pub fn of(check: &Check) -> Option<Paper> {
+        Paper::ALL.into_iter().find(|p| {
+            check
+                .source
+                .strip_prefix(p.cited_as())
+                .is_some_and(|rest| rest.starts_with(" §"))
+        })
+    }
+
+    /// Where in the paper a row's figure is (`§3.1, Fig. 1`): its source
+    /// without the citation.
+    pub fn place(self, check: &Check) -> &str {
+        check
+            .source
+            .strip_prefix(self.cited_as())
+            .unwrap_or(&check.source)
+            .trim()
     }
 }
 
