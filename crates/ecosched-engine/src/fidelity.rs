@@ -1,4 +1,4 @@
-//! How far the simulator can be trusted, per paper (issue #17): the
+//! How far the simulator can be trusted, per paper: the
 //! validation rows of [`crate::validate`] summed up as rows, predicted
 //! rows and worst relative error, so that a reviewer sees at a glance how
 //! much of the agreement was set by calibration and how much the model
@@ -200,8 +200,9 @@ pub fn flipped(base: &[Check], moved: &[Check]) -> Vec<Flip> {
 /// Re-run `rows` with each calibrated parameter
 /// ([`ecosched_sim::perturb::Knob::ALL`]: machine, profile and build
 /// parameters) moved by ±`pct` %, and report which rows flip against
-/// `base` (the unperturbed run). The passes run side by side
-/// ([`side_by_side`]); `progress` is told how many have finished.
+/// `base` (the unperturbed run). The passes run side by side, on as many
+/// threads as this process may use; `progress` is told how many have
+/// finished.
 pub fn perturb<F>(
     base: &[Check],
     pct: f64,
@@ -304,8 +305,8 @@ pub struct SeedFlips {
 /// moved by k · [`SEED_STRIDE`], and report which rows flip against
 /// `base` (the run on the scenarios' own seeds). A row that flips on some
 /// other seed passes or fails by the luck of its seed, not by the model.
-/// The passes run side by side ([`side_by_side`]); `progress` is told how
-/// many have finished.
+/// The passes run side by side, on as many threads as this process may
+/// use; `progress` is told how many have finished.
 pub fn reseed<F>(
     base: &[Check],
     passes: u32,
@@ -475,7 +476,7 @@ mod reseed_tests {
 #[allow(clippy::unwrap_used)]
 mod perturb_tests {
     use super::*;
-    use crate::validate::merkel_fig1;
+    use crate::validate::merkel::measurements::fig1 as merkel_fig1;
     use ecosched_sim::perturb::{with_perturbation, Knob};
     use ecosched_sim::Observe;
 

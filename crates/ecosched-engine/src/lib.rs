@@ -18,6 +18,7 @@
 pub mod bench;
 pub mod calibrate;
 pub mod cluster;
+pub mod compare;
 pub mod experiment;
 pub mod fidelity;
 pub mod normalise;

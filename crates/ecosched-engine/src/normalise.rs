@@ -1,4 +1,4 @@
-//! Work-normalised comparisons (issue #15): a policy that does less work in
+//! Work-normalised comparisons: a policy that does less work in
 //! a fixed-duration scenario uses less energy, and a plain energy ratio
 //! would call that a gain. When any compared run stopped at the scenario's
 //! duration with work left, every headline figure is per unit of work

@@ -1,4 +1,4 @@
-//! The oracle (POLICIES.md §6, issue #15): the best *static* configuration
+//! The oracle (POLICIES.md §6): the best *static* configuration
 //! of a small scenario — each managed task pinned to one CPU and each
 //! frequency domain held at one P-state — found by simulating every
 //! configuration that is not a symmetric copy of one already tried.

@@ -1,17 +1,14 @@
-//! The shapes `ecosched sim --json` and `ecosched compare --json` print.
-//! Other tools parse these: field names are a contract (issue #2,
-//! "Command-line contract"); add fields, never rename them.
+//! The shapes `ecosched sim --json` and `ecosched run --json` print (the
+//! comparison's, which holds these, is [`crate::compare::CompareReport`]).
+//! Other tools parse these: field names are a contract; add fields, never
+//! rename them.
 
-use crate::normalise::{Normalisation, WorkFigures, WorkRatios};
-use crate::oracle::OracleSearch;
 use ecosched_control::RunOutcome;
 use ecosched_model::{
-    Comparison, Counters, Meter, PatelMetrics, PolicyStats, PowerSource, RunMetrics, TaskMetrics,
-    TraceHeader,
+    Counters, Meter, PatelMetrics, PolicyStats, PowerSource, RunMetrics, TaskMetrics, TraceHeader,
 };
 use ecosched_sim::{MigrationCauses, Observe};
 use serde::Serialize;
-use std::collections::BTreeMap;
 
 /// One run (`ecosched sim --json`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -96,38 +93,6 @@ impl SimReport {
             policy_stats: PolicyStats::default(),
         }
     }
-}
-
-/// `ecosched compare --json`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CompareReport {
-    /// Scenario name.
-    pub scenario: String,
-    /// Baseline policy.
-    pub baseline: String,
-    /// What the policies were shown (see [`SimReport::observe`]).
-    pub observe: Observe,
-    /// One report per policy, in the order given.
-    pub results: Vec<SimReport>,
-    /// Per policy, ratios to the baseline.
-    pub ratios: BTreeMap<String, Comparison>,
-    /// Each task's run time alone on the machine under the baseline, s.
-    pub alone_s: BTreeMap<String, f64>,
-    /// Which unit of work the headline figures are per (issue #15).
-    pub normalisation: Normalisation,
-    /// Per policy, its figures per unit of work.
-    pub work: BTreeMap<String, WorkFigures>,
-    /// Per policy, its work figures against the baseline's.
-    pub work_ratios: BTreeMap<String, WorkRatios>,
-    /// What the oracle's search did and chose, when `oracle` was compared.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub oracle: Option<OracleSearch>,
-    /// Per policy, ratios to the oracle (policy / oracle), when compared.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub ratios_to_oracle: BTreeMap<String, Comparison>,
-    /// Per policy, work figures against the oracle's, when compared.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub work_ratios_to_oracle: BTreeMap<String, WorkRatios>,
 }
 
 /// Counter totals of one task over a run (only the counters the platform

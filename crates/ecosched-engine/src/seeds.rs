@@ -12,7 +12,8 @@
 //! seeds (Table 2 normalises by the best schedule's run time; the mean is
 //! the figure every policy has), then averaged over the task names, in %.
 
-use crate::experiment::{compare, SimOptions};
+use crate::compare::compare;
+use crate::experiment::SimOptions;
 use crate::EngineError;
 use ecosched_policy::Params;
 use ecosched_sim::{Observe, Scenario};

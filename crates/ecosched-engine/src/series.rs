@@ -1,4 +1,4 @@
-//! A run's time series for plots (issue #15's HTML report): power, and
+//! A run's time series for plots (the HTML report): power, and
 //! per CPU its frequency, utilisation and the managed task on it, kept in
 //! bounded memory. Steps are merged into buckets; when the series reaches
 //! twice its target length, neighbouring points are merged pairwise and

@@ -1,4 +1,4 @@
-//! `ecosched sweep` (issue #15): one policy on one scenario at every value
+//! `ecosched sweep`: one policy on one scenario at every value
 //! of one parameter (`KEY=A..B:STEP`), each run's figures per unit of work
 //! where the scenario needs it (`normalise.rs`), so that the metric can be
 //! plotted against the parameter.

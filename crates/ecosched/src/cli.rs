@@ -264,6 +264,11 @@ pub struct ValidateArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Print a Markdown document instead of a table: what the labels and
+    /// tolerance rules mean, then each paper's rows and the causes of its
+    /// misses (docs/validation.md is this output).
+    #[arg(long, conflicts_with_all = ["json", "perturb", "reseed"])]
+    pub markdown: bool,
     /// Only this paper's rows (merkel, richling, pam, dhiman, patel);
     /// repeat for several. Every paper's without it.
     #[arg(long, value_name = "PAPER")]

@@ -347,7 +347,9 @@ fn run_validate(args: &ValidateArgs) -> Result<Outcome> {
     };
     drop(bar);
     let failed = checks.iter().any(|c| !c.pass && !c.known_miss);
-    let stdout = if args.json {
+    let stdout = if args.markdown {
+        validate::markdown::document(args.observe, &checks)
+    } else if args.json {
         output::json(&ValidateReport {
             observe: args.observe,
             checks: &checks,

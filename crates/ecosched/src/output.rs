@@ -6,8 +6,9 @@
 use crate::settings::params_label;
 use crate::table::{count, num, opt, opt_count, ratio, short, Align, Table};
 use ecosched_engine::bench::BenchReport;
+use ecosched_engine::compare::CompareReport;
 use ecosched_engine::normalise::Normalisation;
-use ecosched_engine::report::{CompareReport, SimReport};
+use ecosched_engine::report::SimReport;
 use ecosched_engine::validate::{Check, RowKind};
 use ecosched_model::Meter;
 use ecosched_policy::Params;

@@ -9,9 +9,10 @@ use crate::output;
 use crate::report;
 use crate::settings::UsageError;
 use anyhow::{Context, Result};
-use ecosched_engine::experiment::{self, SimOptions};
+use ecosched_engine::compare::CompareReport;
+use ecosched_engine::experiment::SimOptions;
 use ecosched_engine::oracle::{self, OracleChoice};
-use ecosched_engine::report::{CompareReport, SimReport};
+use ecosched_engine::report::SimReport;
 use ecosched_engine::series::Series;
 use ecosched_engine::EngineError;
 use ecosched_policy::oracle::Objective;
@@ -78,7 +79,7 @@ pub fn compare(
     progress: &mut dyn FnMut(usize, f64),
 ) -> Result<(CompareReport, Vec<Series>), EngineError> {
     match report {
-        Some(_) => experiment::compare_with_series(
+        Some(_) => ecosched_engine::compare::compare_with_series(
             scenario,
             policies,
             baseline,
@@ -87,7 +88,7 @@ pub fn compare(
             progress,
         ),
         None => Ok((
-            experiment::compare(scenario, policies, baseline, options, progress)?,
+            ecosched_engine::compare::compare(scenario, policies, baseline, options, progress)?,
             Vec::new(),
         )),
     }

@@ -4,8 +4,8 @@
 //! Which unit is chosen, and why, is `ecosched_engine::normalise`'s.
 
 use crate::table::{num, opt, ratio, Align, Table};
+use ecosched_engine::compare::CompareReport;
 use ecosched_engine::normalise::Normalisation;
-use ecosched_engine::report::CompareReport;
 
 /// The headline table per unit of work. `label` names a policy's row.
 pub fn table(r: &CompareReport, label: &dyn Fn(usize) -> String) -> String {

@@ -460,6 +460,33 @@ fn validate_runs_one_paper_alone() {
         ));
 }
 
+/// `--markdown` prints the document `docs/validation.md` is: the rules,
+/// then one section per paper asked for, its rows in a table. It is its
+/// own output, so `--json` beside it is a usage error.
+#[test]
+fn validate_prints_markdown_for_the_papers_asked_for() {
+    let out = ecosched()
+        .args(["validate", "--paper", "pam", "--markdown"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.starts_with("# Validation against the papers\n"),
+        "{text}"
+    );
+    assert!(text.contains("## Reading the rows"), "{text}");
+    assert!(text.contains("## Banikazemi et al. (PAM)"), "{text}");
+    assert!(text.contains("| Row | Where | Paper | Model | Tolerance | Kind | Verdict |"));
+    assert!(!text.contains("## Merkel"), "{text}");
+    ecosched()
+        .args(["validate", "--markdown", "--json"])
+        .assert()
+        .code(2);
+}
+
 #[test]
 fn missing_subcommand_is_a_usage_error() {
     ecosched().assert().code(2);

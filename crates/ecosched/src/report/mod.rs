@@ -10,8 +10,9 @@
 mod plots;
 
 use anyhow::{Context, Result};
+use ecosched_engine::compare::CompareReport;
 use ecosched_engine::normalise::Normalisation;
-use ecosched_engine::report::{CompareReport, RunReport, SimReport};
+use ecosched_engine::report::{RunReport, SimReport};
 use ecosched_engine::series::Series;
 use plots::BarGroup;
 use std::collections::BTreeSet;

@@ -1,8 +1,6 @@
 //! The observation model end to end: under `--observe linux` a policy sees
 //! only what `LinuxPlatform` could read; under `full`, simulator truth.
 
-#![allow(clippy::unwrap_used)]
-
 use ecosched_engine::experiment::{simulate_traced, SimOptions};
 use ecosched_model::{CounterKind, Trace};
 use ecosched_policy::Params;

@@ -1,55 +1,15 @@
-//! Richling et al.'s high/low sets against the paper (SIMULATOR.md §6,
-//! Richling rows): each test prints the simulated figure next to the
-//! paper's and fails when the model stops producing the effect. The table
-//! test prints run time and energy for `make -j1` … `-j8` under the four
-//! policies the issue compares (`cargo test --release -p ecosched-engine
-//! --test hilo -- --nocapture` shows it).
-
-#![allow(clippy::unwrap_used)]
+//! Richling et al.'s high/low sets in the simulator: `hilo` keeps a
+//! `make -jN` build at performance's pace for less energy, and its green
+//! set saves processor energy on memory-bound tasks. The table test prints
+//! run time and energy for `make -j1` … `-j8` under performance, ondemand
+//! and the two high/low variants (`cargo test --release -p ecosched-engine
+//! hilo::make_j1_to_j8_table -- --nocapture` shows it). The paper's
+//! figures are rows of `validation::richling`.
 
 use ecosched_engine::experiment::{simulate, SimOptions};
-use ecosched_engine::validate::{
-    richling_fig1_ordering, richling_fig2, richling_table1, richling_three_quads,
-};
 use ecosched_model::RunMetrics;
 use ecosched_policy::Params;
-use ecosched_sim::Observe;
 use ecosched_sim::Scenario;
-
-mod common;
-use common::report;
-
-#[test]
-fn richling_fig2_ondemand_slow_and_spare_recovers() {
-    report(&richling_fig2(Observe::Linux).unwrap());
-}
-
-/// Issue #17: the predicted ordering of ondemand's slowdown over -j2 … -j12.
-#[test]
-fn richling_fig1_ordering_is_predicted_and_holds() {
-    let rows = richling_fig1_ordering(Observe::Linux).unwrap();
-    assert!(rows
-        .iter()
-        .all(|r| r.kind == ecosched_engine::validate::RowKind::Predicted));
-    report(&rows);
-}
-
-/// Issue #17: predicted -j1 slowdowns on the Core i7 940, the Phenom 9750
-/// and the Phenom II 940 (§II, §V-E).
-#[test]
-fn richling_three_quads_are_predicted() {
-    let rows = richling_three_quads(Observe::Linux).unwrap();
-    assert_eq!(rows.len(), 6);
-    assert!(rows
-        .iter()
-        .all(|r| r.kind == ecosched_engine::validate::RowKind::Predicted));
-    report(&rows);
-}
-
-#[test]
-fn richling_table1_energy_ordering() {
-    report(&richling_table1(Observe::Linux).unwrap());
-}
 
 fn run(n: u32, policy: &str, hint: Option<u32>) -> RunMetrics {
     let mut s = Scenario::load(&format!("richling-make-j{n}")).unwrap();
@@ -65,8 +25,8 @@ fn run(n: u32, policy: &str, hint: Option<u32>) -> RunMetrics {
     .metrics
 }
 
-/// The closing table of the issue: N = 1 … 8 on the dual Opteron, with
-/// the parallelism measured by `hilo` itself and with `-jN` declared.
+/// N = 1 … 8 on the dual Opteron, with the parallelism measured by `hilo`
+/// itself and with `-jN` declared.
 #[test]
 fn make_j1_to_j8_table() {
     const POLICIES: [&str; 4] = ["performance", "ondemand", "hilo", "hilo-nospare"];

@@ -1,8 +1,7 @@
 //! The control loop and experiments end to end on the simulator.
 
-#![allow(clippy::unwrap_used)]
-
-use ecosched_engine::experiment::{compare, simulate, simulate_traced, SimOptions, SimRun};
+use ecosched_engine::compare::compare;
+use ecosched_engine::experiment::{simulate, simulate_traced, SimOptions, SimRun};
 use ecosched_model::RunMetrics;
 use ecosched_policy::Params;
 use ecosched_sim::Scenario;

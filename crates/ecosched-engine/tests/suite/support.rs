@@ -1,8 +1,9 @@
 //! What every validation test does with its rows: print each simulated
 //! figure next to the paper's, then fail naming the rows outside their
-//! tolerance, the rows whose tolerance is wider than issue #17 allows or
-//! accepts no effect at all, and the known misses that now pass (so they are promoted, not forgotten).
-//! Shared by `validation.rs`, `pam.rs` and `hilo.rs`.
+//! tolerance, the rows whose tolerance is wider than the rules allow
+//! ([`Check::tolerance_problem`]) or accepts no effect at all
+//! ([`Check::no_effect_problem`]), and the known misses that now pass (so
+//! they are promoted, not forgotten). Shared by the `validation` modules.
 
 use ecosched_engine::validate::Check;
 

@@ -1,37 +1,13 @@
-//! PAM in the simulator (issue #4): validation rows against the paper,
-//! the gain on libquantum + xalancbmk, the power cap, the worst-case bound
-//! with a wrong model, the per-task floor, and the model's CPI predictions
-//! against the simulator's measured ones.
+//! PAM in the simulator: the gain on libquantum + xalancbmk, the power
+//! cap, the worst-case bound with a wrong model, the per-task floor, the
+//! model's CPI predictions against the simulator's measured ones, the
+//! counter samples, and the refusal on a machine without a PMU. The
+//! paper's figures are rows of `validation::pam`.
 
-#![allow(clippy::unwrap_used)]
-
-use ecosched_engine::validate::{pam_checks, pam_power_cap, pam_predicted, RowKind};
-
-mod common;
-use common::report;
-
-#[test]
-fn pam_validation_rows() {
-    report(&pam_checks(Observe::Linux).unwrap());
-}
-
-/// Issue #17: the paper's stated effects on mixes nothing was fitted on,
-/// all labelled predicted.
-#[test]
-fn pam_predicted_rows() {
-    let rows = pam_predicted(Observe::Linux).unwrap();
-    assert!(rows.iter().all(|c| c.kind == RowKind::Predicted));
-    report(&rows);
-}
-
-#[test]
-fn pam_power_cap_row() {
-    report(&pam_power_cap(Observe::Linux).unwrap());
-}
-
-use ecosched_engine::experiment::{compare, simulate, simulate_traced, SimOptions};
+use ecosched_engine::compare::compare;
+use ecosched_engine::experiment::{simulate, simulate_traced, SimOptions};
 use ecosched_engine::run;
-use ecosched_engine::validate::{cap_figures, pam_measurement, pam_samples};
+use ecosched_engine::validate::pam::{cap_figures, measurement, samples};
 use ecosched_model::trace::{MemorySink, NullSink};
 use ecosched_model::{RunMetrics, TaskId, Trace};
 use ecosched_policy::pam::model::CpiModel;
@@ -227,7 +203,7 @@ fn wrong_model_costs_at_most_m_of_every_n_intervals() {
 /// PAM's separation hurts it), beside xalancbmk — the shape of the paper's
 /// Libq–Mcf case (Fig. 5), where the stream loses much of its speed.
 fn floor_scenario() -> Scenario {
-    let base = include_str!("../../ecosched-sim/scenarios/pam-libq-xalancbmk.toml")
+    let base = include_str!("../../../ecosched-sim/scenarios/pam-libq-xalancbmk.toml")
         .replace("name = \"pam-libq-xalancbmk\"", "name = \"pam-floor\"")
         .replace("profile = \"libquantum\"", "profile = \"stream-sensitive\"");
     let text = format!(
@@ -359,10 +335,10 @@ fn samples_cover_every_running_task() {
         &scenario,
         "ondemand",
         &Params::default(),
-        &pam_measurement(Observe::Linux),
+        &measurement(Observe::Linux),
     )
     .unwrap();
-    let samples = pam_samples(&trace);
+    let samples = samples(&trace);
     assert!(samples[0].iter().any(|s| s.name == "bzip2"));
     assert!(samples[0].iter().any(|s| s.name == "libquantum"));
     // Lines in count prefetched lines too: libquantum's exceed its misses.
