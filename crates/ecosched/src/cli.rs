@@ -6,6 +6,7 @@
 //! add, never rename.
 
 use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
 
 /// ecosched: an energy-aware meta-scheduler, with a calibrated multicore
 /// simulator to try policies on.
@@ -54,12 +55,12 @@ pub enum Command {
     Sweep(SweepArgs),
     /// Run as a service managing groups of this machine's processes (see
     /// deploy/ecosched.toml); SIGHUP reloads, SIGTERM restores everything.
-    Daemon(crate::service_commands::DaemonArgs),
+    Daemon(DaemonArgs),
     /// Talk to a running daemon through its control socket.
-    Ctl(crate::service_commands::CtlArgs),
+    Ctl(CtlArgs),
     /// The Slurm cluster side (see README, "Running on a Slurm cluster").
     #[command(subcommand)]
-    Slurm(crate::slurm_commands::SlurmCommand),
+    Slurm(SlurmCommand),
 }
 
 /// `ecosched sweep`.
@@ -445,4 +446,111 @@ mod tests {
         };
         assert_eq!(args.policies, ["a", "b", "c"]);
     }
+}
+
+/// `ecosched daemon`.
+#[derive(Debug, Args)]
+pub struct DaemonArgs {
+    /// The configuration file (see deploy/ecosched.toml).
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "/etc/ecosched/ecosched.toml"
+    )]
+    pub config: PathBuf,
+}
+
+/// `ecosched ctl`.
+#[derive(Debug, Args)]
+pub struct CtlArgs {
+    /// The daemon's control socket.
+    #[arg(long, value_name = "PATH", default_value = ecosched_service::config::DEFAULT_SOCKET)]
+    pub socket: PathBuf,
+    /// What to ask.
+    #[command(subcommand)]
+    pub command: CtlCommand,
+}
+
+/// The control requests.
+#[derive(Debug, Subcommand)]
+pub enum CtlCommand {
+    /// The daemon's state (JSON).
+    Status,
+    /// Every group, its source, policy and state (JSON).
+    Groups,
+    /// Run GROUP with POLICY from now on (until it vanishes).
+    SetPolicy {
+        /// The group.
+        group: String,
+        /// The policy (see `ecosched policies`).
+        policy: String,
+        /// A policy parameter, `key=value`; repeatable.
+        #[arg(long = "param", value_name = "KEY=VALUE")]
+        params: Vec<String>,
+    },
+    /// Stop managing GROUP, undoing its changes, until `resume`.
+    Pause {
+        /// The group.
+        group: String,
+    },
+    /// Manage a paused GROUP again.
+    Resume {
+        /// The group.
+        group: String,
+    },
+    /// Manage job ID's cgroup as group `job-ID` (a Slurm Prolog).
+    JobStart {
+        /// The job id.
+        id: String,
+        /// The job's cgroup directory.
+        cgroup: String,
+        /// The policy for the job.
+        #[arg(long, value_name = "NAME")]
+        policy: String,
+        /// A policy parameter, `key=value`; repeatable.
+        #[arg(long = "param", value_name = "KEY=VALUE")]
+        params: Vec<String>,
+    },
+    /// Stop managing job ID, undoing its changes (a Slurm Epilog).
+    JobEnd {
+        /// The job id.
+        id: String,
+    },
+}
+
+/// `ecosched slurm …`.
+#[derive(Debug, Subcommand)]
+pub enum SlurmCommand {
+    /// The cluster-side loop: classify running jobs, set node features and
+    /// weights with scontrol (re-applied every pass), remember classes in
+    /// SQLite for job_submit.lua. Idempotent; runs until SIGTERM.
+    Advise(AdviseArgs),
+}
+
+/// `ecosched slurm advise`.
+#[derive(Debug, Args)]
+pub struct AdviseArgs {
+    /// Where the SQLite store, classes.tsv and advise-status.json live.
+    #[arg(long, value_name = "DIR", default_value = "/var/lib/ecosched/slurm")]
+    pub state_dir: PathBuf,
+    /// A node to advise and its ecosched exporter, `NAME=ADDRESS:PORT`;
+    /// repeatable.
+    #[arg(long = "node", value_name = "NAME=ADDR", required = true)]
+    pub nodes: Vec<String>,
+    /// Time between passes, in ms (the paper publishes vectors every 15 s).
+    #[arg(long, value_name = "MS", default_value_t = 15_000)]
+    pub interval_ms: u64,
+    /// The memory system's peak LLC-miss rate, misses/s over the machine
+    /// (`peak_mem_per_s` from `ecosched calibrate av`). With it, jobs on
+    /// nodes that count LLC misses are classed by their measured
+    /// memory-bus component; without it only declared and remembered
+    /// classes are used.
+    #[arg(long, value_name = "PER_S")]
+    pub peak_llc_misses_per_s: Option<f64>,
+    /// The memory-bus component from which a job counts as memory-bound.
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.3)]
+    pub mem_threshold: f64,
+    /// One pass, printed as JSON, then exit.
+    #[arg(long)]
+    pub once: bool,
 }

@@ -7,6 +7,7 @@ use crate::cli::{
     CompareArgs, ListArgs, PoliciesArgs, SimArgs, ValidateArgs,
 };
 use crate::linux_commands;
+use crate::outcome::Outcome;
 use crate::output::{self, ScenarioEntry, ValidateReport};
 use crate::policy_list;
 use crate::progress::{self, Progress};
@@ -15,30 +16,6 @@ use crate::topology_view;
 use anyhow::{Context, Result};
 use ecosched_engine::{bench, calibrate, experiment, validate};
 use ecosched_sim::cluster::{Cluster, Workload};
-
-/// What a command produced.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Outcome {
-    /// Text for stdout.
-    pub stdout: String,
-    /// The command ran but its verdict is negative (a validation check
-    /// failed): exit status 1.
-    pub failed: bool,
-    /// An exit status to pass on instead (`ecosched run` exits with its
-    /// command's).
-    pub exit_code: Option<u8>,
-}
-
-impl Outcome {
-    /// A successful command's text.
-    pub fn ok(stdout: String) -> Outcome {
-        Outcome {
-            stdout,
-            failed: false,
-            exit_code: None,
-        }
-    }
-}
 
 /// Run the command line.
 pub fn run(cli: &Cli) -> Result<Outcome> {
@@ -144,7 +121,7 @@ fn sim(args: &SimArgs) -> Result<Outcome> {
 
 /// The usage error for `options` given with a cluster scenario.
 fn one_machine_only(cluster: &Cluster, options: &str) -> anyhow::Error {
-    crate::settings::UsageError(format!(
+    crate::outcome::UsageError(format!(
         "{} is a cluster scenario: {options} are for one machine",
         cluster.spec.name
     ))

@@ -3,11 +3,12 @@
 //! Wiring only: the platform is `ecosched-linux`'s, the loop the engine's.
 
 use crate::cli::{ObserveBenchArgs, RestoreArgs, RunArgs};
-use crate::commands::Outcome;
+use crate::outcome::Outcome;
 use crate::output;
 use crate::power_model;
 use crate::run_summary;
-use crate::settings::{RunSettings, UsageError};
+use crate::outcome::UsageError;
+use crate::settings::RunSettings;
 use crate::table::{count, num, opt, opt_count, Align, Table};
 use anyhow::{Context, Result};
 use ecosched_engine::report::{RunContext, RunReport};

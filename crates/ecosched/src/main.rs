@@ -19,6 +19,7 @@ mod cluster_output;
 mod commands;
 mod glossary;
 mod linux_commands;
+mod outcome;
 mod output;
 mod perfetto;
 mod policy_list;
@@ -105,7 +106,7 @@ fn render_error(e: &anyhow::Error) -> String {
 /// Usage status for anything the user can fix in the input; failure for the rest.
 fn exit_status(e: &anyhow::Error) -> u8 {
     let input = e.chain().any(|c| {
-        c.is::<settings::UsageError>()
+        c.is::<outcome::UsageError>()
             || c.is::<PolicyError>()
             || c.is::<SimError>()
             || c.downcast_ref::<EngineError>()
@@ -167,7 +168,7 @@ mod tests {
             USAGE
         );
         assert_eq!(
-            exit_status(&anyhow::Error::new(settings::UsageError("bad".into()))),
+            exit_status(&anyhow::Error::new(outcome::UsageError("bad".into()))),
             USAGE
         );
         assert_eq!(
@@ -177,7 +178,7 @@ mod tests {
         // `run` keeps the command's statuses unambiguous.
         assert_eq!(run_exit_status(&anyhow::anyhow!("cgroup gone")), 125);
         assert_eq!(
-            run_exit_status(&anyhow::Error::new(settings::UsageError("bad".into()))),
+            run_exit_status(&anyhow::Error::new(outcome::UsageError("bad".into()))),
             USAGE
         );
         let missing = ecosched_linux::spawn::CommandError::NotFound {

@@ -13,7 +13,7 @@
 //! voltage_slope = 0.27           # V/Vmax = 1 - k(1 - f/fmax) without voltages
 //! ```
 
-use crate::settings::UsageError;
+use crate::outcome::UsageError;
 use anyhow::Result;
 use ecosched_linux::power::estimate::EstimateParams;
 use serde::Deserialize;

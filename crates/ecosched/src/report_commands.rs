@@ -4,10 +4,10 @@
 //! `sim`.
 
 use crate::cli::{BenchOracleArgs, CompareArgs, SimArgs};
-use crate::commands::Outcome;
+use crate::outcome::Outcome;
+use crate::outcome::UsageError;
 use crate::output;
 use crate::report;
-use crate::settings::UsageError;
 use anyhow::{Context, Result};
 use ecosched_engine::compare::CompareReport;
 use ecosched_engine::experiment::SimOptions;

@@ -1,83 +1,12 @@
 //! `ecosched daemon` and `ecosched ctl`: wiring only. The daemon, its
 //! control protocol and its exporter are `ecosched-service`'s.
 
-use crate::commands::Outcome;
-use crate::settings::UsageError;
+use crate::cli::{CtlArgs, CtlCommand, DaemonArgs};
+use crate::outcome::Outcome;
+use crate::outcome::UsageError;
 use anyhow::Result;
-use clap::{Args, Subcommand};
 use ecosched_service::ctl::{self, Request};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-
-/// `ecosched daemon`.
-#[derive(Debug, Args)]
-pub struct DaemonArgs {
-    /// The configuration file (see deploy/ecosched.toml).
-    #[arg(
-        long,
-        value_name = "FILE",
-        default_value = "/etc/ecosched/ecosched.toml"
-    )]
-    pub config: PathBuf,
-}
-
-/// `ecosched ctl`.
-#[derive(Debug, Args)]
-pub struct CtlArgs {
-    /// The daemon's control socket.
-    #[arg(long, value_name = "PATH", default_value = ecosched_service::config::DEFAULT_SOCKET)]
-    pub socket: PathBuf,
-    /// What to ask.
-    #[command(subcommand)]
-    pub command: CtlCommand,
-}
-
-/// The control requests.
-#[derive(Debug, Subcommand)]
-pub enum CtlCommand {
-    /// The daemon's state (JSON).
-    Status,
-    /// Every group, its source, policy and state (JSON).
-    Groups,
-    /// Run GROUP with POLICY from now on (until it vanishes).
-    SetPolicy {
-        /// The group.
-        group: String,
-        /// The policy (see `ecosched policies`).
-        policy: String,
-        /// A policy parameter, `key=value`; repeatable.
-        #[arg(long = "param", value_name = "KEY=VALUE")]
-        params: Vec<String>,
-    },
-    /// Stop managing GROUP, undoing its changes, until `resume`.
-    Pause {
-        /// The group.
-        group: String,
-    },
-    /// Manage a paused GROUP again.
-    Resume {
-        /// The group.
-        group: String,
-    },
-    /// Manage job ID's cgroup as group `job-ID` (a Slurm Prolog).
-    JobStart {
-        /// The job id.
-        id: String,
-        /// The job's cgroup directory.
-        cgroup: String,
-        /// The policy for the job.
-        #[arg(long, value_name = "NAME")]
-        policy: String,
-        /// A policy parameter, `key=value`; repeatable.
-        #[arg(long = "param", value_name = "KEY=VALUE")]
-        params: Vec<String>,
-    },
-    /// Stop managing job ID, undoing its changes (a Slurm Epilog).
-    JobEnd {
-        /// The job id.
-        id: String,
-    },
-}
 
 /// `ecosched daemon`: runs until SIGTERM.
 pub fn daemon(args: &DaemonArgs) -> Result<Outcome> {

@@ -7,26 +7,9 @@
 //! errors carry their own file and line.
 
 use crate::cli::{CompareArgs, SimArgs};
+use crate::outcome::usage;
 use anyhow::{Context, Result};
 use ecosched_policy::{find, Family, Params, Variant};
-use std::fmt;
-
-/// A mistake in the command line found after clap parsed it. `main` exits
-/// with the usage status (2) for these.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UsageError(pub String);
-
-impl fmt::Display for UsageError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for UsageError {}
-
-fn usage(message: impl Into<String>) -> anyhow::Error {
-    anyhow::Error::new(UsageError(message.into()))
-}
 
 /// One `--param [policy:]key=value`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,48 +1,10 @@
 //! `ecosched slurm advise`: wiring only; the advisor is `ecosched-slurm`'s.
 
-use crate::commands::Outcome;
-use crate::settings::UsageError;
+use crate::cli::{AdviseArgs, SlurmCommand};
+use crate::outcome::Outcome;
+use crate::outcome::UsageError;
 use anyhow::Result;
-use clap::{Args, Subcommand};
-use std::path::PathBuf;
 use std::time::Duration;
-
-/// `ecosched slurm …`.
-#[derive(Debug, Subcommand)]
-pub enum SlurmCommand {
-    /// The cluster-side loop: classify running jobs, set node features and
-    /// weights with scontrol (re-applied every pass), remember classes in
-    /// SQLite for job_submit.lua. Idempotent; runs until SIGTERM.
-    Advise(AdviseArgs),
-}
-
-/// `ecosched slurm advise`.
-#[derive(Debug, Args)]
-pub struct AdviseArgs {
-    /// Where the SQLite store, classes.tsv and advise-status.json live.
-    #[arg(long, value_name = "DIR", default_value = "/var/lib/ecosched/slurm")]
-    pub state_dir: PathBuf,
-    /// A node to advise and its ecosched exporter, `NAME=ADDRESS:PORT`;
-    /// repeatable.
-    #[arg(long = "node", value_name = "NAME=ADDR", required = true)]
-    pub nodes: Vec<String>,
-    /// Time between passes, in ms (the paper publishes vectors every 15 s).
-    #[arg(long, value_name = "MS", default_value_t = 15_000)]
-    pub interval_ms: u64,
-    /// The memory system's peak LLC-miss rate, misses/s over the machine
-    /// (`peak_mem_per_s` from `ecosched calibrate av`). With it, jobs on
-    /// nodes that count LLC misses are classed by their measured
-    /// memory-bus component; without it only declared and remembered
-    /// classes are used.
-    #[arg(long, value_name = "PER_S")]
-    pub peak_llc_misses_per_s: Option<f64>,
-    /// The memory-bus component from which a job counts as memory-bound.
-    #[arg(long, value_name = "FRACTION", default_value_t = 0.3)]
-    pub mem_threshold: f64,
-    /// One pass, printed as JSON, then exit.
-    #[arg(long)]
-    pub once: bool,
-}
 
 /// Run `ecosched slurm …`.
 pub fn slurm(command: &SlurmCommand) -> Result<Outcome> {

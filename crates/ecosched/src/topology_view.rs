@@ -8,8 +8,8 @@
 //! `--root` the running machine is shown.
 
 use crate::cli::TopologyArgs;
-use crate::commands::Outcome;
-use crate::settings::UsageError;
+use crate::outcome::Outcome;
+use crate::outcome::UsageError;
 use anyhow::{Context, Result};
 use ecosched_linux::topology::{self, Cppc, LinuxTopology};
 use ecosched_linux::FsRoot;
