@@ -1,7 +1,7 @@
 //! PAM's decision time: one Algorithm 2 call (search plus Algorithm 1 on
 //! every candidate) on a seeded synthetic machine of 8, 16, 64 and 256
-//! CPUs in two-CPU caches, every CPU busy (issue #4 item 8: ≤ 1 ms at 8
-//! CPUs exhaustive, ≤ 20 ms at 256). `ecosched bench pam --cpus N` times the
+//! CPUs in two-CPU caches, every CPU busy (the budget: ≤ 1 ms at 8 CPUs
+//! exhaustive, ≤ 20 ms at 256). `ecosched bench pam --cpus N` times the
 //! same instance.
 
 #![allow(clippy::unwrap_used, missing_docs)]

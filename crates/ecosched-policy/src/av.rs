@@ -1027,12 +1027,11 @@ mod tests {
         assert_eq!(av.running_next(0.0).len(), 4);
     }
 
-    /// Issue #11 ("refuse, or fall back to balancing only, for tasks that
-    /// block often, and say which"): a task seen asleep in more than
-    /// `block_ratio` of at least five observations falls back to
-    /// balancing only (never in a gang slot, so never frozen) and
-    /// its statistics name it; one that sleeps rarely, or has not been
-    /// seen long enough, stays in the cycle.
+    /// §5.3's tasks that block: one seen asleep in more than `block_ratio`
+    /// of at least five observations is left out of the gang cycle (so
+    /// never frozen) but stays in its run queue and is balanced, and the
+    /// statistics name it; one that sleeps rarely, or has not been seen
+    /// five times yet, stays in the cycle.
     #[test]
     fn tasks_that_block_often_are_only_balanced_and_named() {
         let mut av = policy_with(

@@ -183,48 +183,13 @@ impl Policy for StaticPolicy {
 #[cfg(test)]
 mod tests {
     use crate::{build, Params};
-    use ecosched_model::topology::{Cpu, FreqDomain, PState, VoltageDomain};
-    use ecosched_model::{CpuId, CpuSet, FreqDomainId, FreqSetting, Topology};
-
-    fn machine() -> Topology {
-        Topology {
-            cpus: (0..4)
-                .map(|i| Cpu {
-                    id: CpuId(i),
-                    package: 0,
-                    die: i / 2,
-                    core: i,
-                    numa_node: 0,
-                    online: true,
-                    freq_domain: Some(FreqDomainId(0)),
-                })
-                .collect(),
-            freq_domains: vec![FreqDomain {
-                cpus: CpuSet::first_n(4),
-                pstates: vec![
-                    PState {
-                        freq_khz: 1_600_000,
-                        voltage_mv: Some(1130),
-                    },
-                    PState {
-                        freq_khz: 2_400_000,
-                        voltage_mv: Some(1240),
-                    },
-                ],
-                transition_latency_us: 10,
-                voltage_domain: 0,
-            }],
-            voltage_domains: vec![VoltageDomain {
-                freq_domains: vec![FreqDomainId(0)],
-            }],
-            ..Topology::default()
-        }
-    }
+    use ecosched_model::{FreqDomainId, FreqSetting};
+    use ecosched_testkit::machines::q6600;
 
     #[test]
     fn fixed_sets_every_domain_and_rejects_non_pstates() {
         let mut p = build("fixed", &Params::default().with("freq_mhz", 1600)).unwrap();
-        let plan = p.init(&machine()).unwrap();
+        let plan = p.init(&q6600()).unwrap();
         assert_eq!(
             plan.frequency[&FreqDomainId(0)],
             FreqSetting::Fixed {
@@ -232,18 +197,18 @@ mod tests {
             }
         );
         let mut bad = build("fixed", &Params::default().with("freq_mhz", 2000)).unwrap();
-        let err = bad.init(&machine()).unwrap_err().to_string();
+        let err = bad.init(&q6600()).unwrap_err().to_string();
         assert!(err.contains("1600, 2400"), "{err}");
     }
 
     #[test]
     fn static_confines_and_checks_cpus() {
         let mut p = build("static", &Params::default().with("cpus", "0-1")).unwrap();
-        let plan = p.init(&machine()).unwrap();
+        let plan = p.init(&q6600()).unwrap();
         assert_eq!(plan.managed_cpus.unwrap().to_list(), "0-1");
         assert!(plan.frequency.is_empty());
         let mut off = build("static", &Params::default().with("cpus", "0-7")).unwrap();
-        assert!(off.init(&machine()).is_err());
+        assert!(off.init(&q6600()).is_err());
         assert!(build("static", &Params::default().with("cpus", "3-1")).is_err());
     }
 }

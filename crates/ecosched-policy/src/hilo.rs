@@ -526,103 +526,25 @@ impl Policy for Hilo {
 mod tests {
     use super::*;
     use crate::Params;
-    use ecosched_model::topology::{CacheDomain, CacheKind, Cpu, FreqDomain, PState};
-    use ecosched_model::{Counters, CpuSample, PowerSample, TaskId, TaskSample};
+    use ecosched_testkit::machines::opteron_2352;
+    use ecosched_testkit::snapshots::{self, snapshot};
     use std::sync::Arc;
 
-    /// Two packages × four cores, one L3 per package, per-core frequency
-    /// (the dual Opteron 2352).
-    fn opteron() -> Topology {
-        Topology {
-            cpus: (0..8)
-                .map(|i| Cpu {
-                    id: CpuId(i),
-                    package: i / 4,
-                    die: i / 4,
-                    core: i,
-                    numa_node: i / 4,
-                    online: true,
-                    freq_domain: Some(FreqDomainId(i as usize)),
-                })
-                .collect(),
-            caches: (0..2)
-                .map(|p| CacheDomain {
-                    level: 3,
-                    kind: CacheKind::Unified,
-                    size_kib: 2048,
-                    cpus: (4 * p..4 * p + 4).map(CpuId).collect(),
-                })
-                .collect(),
-            freq_domains: (0..8)
-                .map(|i| FreqDomain {
-                    cpus: CpuSet::single(CpuId(i)),
-                    pstates: vec![
-                        PState {
-                            freq_khz: 1_050_000,
-                            voltage_mv: None,
-                        },
-                        PState {
-                            freq_khz: 2_100_000,
-                            voltage_mv: None,
-                        },
-                    ],
-                    transition_latency_us: 100,
-                    voltage_domain: (i / 4) as usize,
-                })
-                .collect(),
-            ..Topology::default()
-        }
-    }
-
-    fn task(pid: u32, state: TaskState, on_cpu_ms: u64) -> TaskSample {
-        TaskSample {
-            id: TaskId {
-                pid,
-                start_ticks: 0,
-            },
-            process: ecosched_model::ProcessId {
-                tgid: pid,
-                start_ticks: 0,
-            },
-            name: format!("cc{pid}"),
-            managed: true,
-            state,
-            cpu: None,
-            allowed: CpuSet::first_n(8),
-            nice: 0,
-            started_s: 0.0,
-            finished_s: None,
-            counters: Counters {
-                on_cpu_ns: Some(on_cpu_ms * 1_000_000),
-                runqueue_wait_ns: Some(0),
-                ..Counters::default()
-            },
-        }
+    fn task(pid: u32, state: TaskState, on_cpu_ms: u64) -> snapshots::TaskBuilder {
+        snapshots::task(pid)
+            .name(format!("cc{pid}"))
+            .state(state)
+            .on_cpu_ns(on_cpu_ms * 1_000_000)
+            .runqueue_wait_ns(0)
     }
 
     /// A 20 ms snapshot at `time_s` with `running` busy tasks and `sleeping` idle ones.
     fn snap(time_s: f64, running: u32, sleeping: u32, hint: Option<u32>) -> Snapshot {
-        let mut tasks: Vec<TaskSample> = (0..running)
-            .map(|i| task(i, TaskState::Running, 20))
-            .collect();
-        tasks.extend((0..sleeping).map(|i| task(100 + i, TaskState::Sleeping, 0)));
-        Snapshot {
-            time_s,
-            interval_s: 0.02,
-            topology: Arc::new(opteron()),
-            tasks,
-            cpus: (0..8)
-                .map(|i| CpuSample {
-                    id: CpuId(i),
-                    freq_khz: None,
-                    utilisation: 0.0,
-                    nr_running: None,
-                })
-                .collect(),
-            power: PowerSample::default(),
-            parallelism_hint: hint,
-            load_avg: None,
-        }
+        snapshot(opteron_2352(), time_s, 0.02)
+            .tasks((0..running).map(|i| task(i, TaskState::Running, 20)))
+            .tasks((0..sleeping).map(|i| task(100 + i, TaskState::Sleeping, 0)))
+            .parallelism_hint(hint)
+            .build()
     }
 
     fn hilo(params: Params) -> Hilo {
@@ -644,7 +566,7 @@ mod tests {
     #[test]
     fn starts_with_one_plus_spare_and_the_rest_low() {
         let mut p = hilo(Params::default());
-        let plan = p.init(&opteron()).unwrap();
+        let plan = p.init(&opteron_2352()).unwrap();
         assert_eq!(plan.managed_cpus.unwrap().to_list(), "0-1");
         assert_eq!(plan.frequency.len(), 8);
         assert_eq!(high_count(&plan.frequency), 2);
@@ -659,7 +581,7 @@ mod tests {
     #[test]
     fn grows_at_once_and_shrinks_only_after_the_hold_time() {
         let mut p = hilo(Params::default());
-        p.init(&opteron()).unwrap();
+        p.init(&opteron_2352()).unwrap();
         let plan = p.decide(&snap(0.02, 3, 1, None));
         assert_eq!(plan.managed_cpus.unwrap().to_list(), "0-3");
         assert_eq!(high_count(&plan.frequency), 2, "only CPUs 2 and 3 change");
@@ -686,7 +608,7 @@ mod tests {
     #[test]
     fn a_brief_rise_during_the_hold_restarts_it() {
         let mut p = hilo(Params::default());
-        p.init(&opteron()).unwrap();
+        p.init(&opteron_2352()).unwrap();
         p.decide(&snap(0.02, 5, 0, None));
         p.decide(&snap(0.04, 1, 0, None));
         p.decide(&snap(0.10, 5, 0, None));
@@ -700,11 +622,11 @@ mod tests {
     #[test]
     fn fills_a_cache_domain_first_or_spreads_across_packages() {
         let mut fill = hilo(Params::default());
-        fill.init(&opteron()).unwrap();
+        fill.init(&opteron_2352()).unwrap();
         let plan = fill.decide(&snap(0.02, 4, 0, None));
         assert_eq!(plan.managed_cpus.unwrap().to_list(), "0-4");
         let mut spread = hilo(Params::default().with("spread", true));
-        spread.init(&opteron()).unwrap();
+        spread.init(&opteron_2352()).unwrap();
         let plan = spread.decide(&snap(0.02, 3, 0, None));
         assert_eq!(plan.managed_cpus.unwrap().to_list(), "0-1,4-5");
     }
@@ -712,11 +634,11 @@ mod tests {
     #[test]
     fn hint_replaces_measurement_and_may_drop_the_spare() {
         let mut p = hilo(Params::default().with("spare_with_hint", 0));
-        p.init(&opteron()).unwrap();
+        p.init(&opteron_2352()).unwrap();
         let plan = p.decide(&snap(0.02, 1, 0, Some(6)));
         assert_eq!(plan.managed_cpus.unwrap().to_list(), "0-5");
         let mut keep = hilo(Params::default());
-        keep.init(&opteron()).unwrap();
+        keep.init(&opteron_2352()).unwrap();
         let plan = keep.decide(&snap(0.02, 1, 0, Some(6)));
         assert_eq!(plan.managed_cpus.unwrap().to_list(), "0-6");
         // Demand never exceeds the machine.
@@ -728,7 +650,9 @@ mod tests {
     fn counts_tasks_that_came_and_went_within_the_interval() {
         let mut s = snap(0.02, 0, 0, None);
         // Three tasks each busy for the whole 20 ms but exited by now.
-        s.tasks = (0..3).map(|i| task(i, TaskState::Exited, 20)).collect();
+        s.tasks = (0..3)
+            .map(|i| task(i, TaskState::Exited, 20).build(&s.topology))
+            .collect();
         assert_eq!(measured_parallelism(&s), 3);
         let s = snap(0.02, 2, 5, None);
         assert_eq!(measured_parallelism(&s), 2);
@@ -737,7 +661,7 @@ mod tests {
     #[test]
     fn rotation_moves_h_to_the_next_cache_domain() {
         let mut p = hilo(Params::default().with("rotate_s", 60));
-        p.init(&opteron()).unwrap();
+        p.init(&opteron_2352()).unwrap();
         assert!(p.decide(&snap(10.0, 1, 0, None)).is_empty());
         let plan = p.decide(&snap(61.0, 1, 0, None));
         assert_eq!(plan.managed_cpus.unwrap().to_list(), "4-5");
@@ -746,7 +670,7 @@ mod tests {
 
     #[test]
     fn without_frequency_domains_only_affinity_is_set() {
-        let mut topo = opteron();
+        let mut topo = opteron_2352();
         topo.freq_domains.clear();
         let mut p = hilo(Params::default());
         let plan = p.init(&topo).unwrap();
@@ -764,7 +688,7 @@ mod tests {
         let (_, variant) = crate::find("hilo-ondemand").unwrap();
         let params = variant.typed(&Params::default()).unwrap();
         let mut p = Hilo::new("hilo-ondemand", params, FreqMode::Ondemand).unwrap();
-        let plan = p.init(&opteron()).unwrap();
+        let plan = p.init(&opteron_2352()).unwrap();
         assert!(plan
             .frequency
             .values()
@@ -779,7 +703,7 @@ mod tests {
     fn green_set_takes_memory_bound_tasks_to_the_far_end_at_low_frequency() {
         let mut p = hilo(Params::default().with("green", true));
         assert!(p.requirements().counters.contains(&CounterKind::LlcMisses));
-        p.init(&opteron()).unwrap();
+        p.init(&opteron_2352()).unwrap();
         let mut s = snap(0.02, 3, 0, None);
         for (i, t) in s.tasks.iter_mut().enumerate() {
             t.counters.instructions = Some(1_000_000);

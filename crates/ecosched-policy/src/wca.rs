@@ -486,46 +486,13 @@ impl Policy for Wca {
 mod tests {
     use super::*;
     use crate::Params;
-    use ecosched_model::topology::{CacheDomain, CacheKind, Cpu};
-    use ecosched_model::{Counters, CpuSample, PowerSample, ProcessId, TaskSample};
-    use std::sync::Arc;
+    use ecosched_model::TaskSample;
+    use ecosched_testkit::machines::xeon_e5430;
+    use ecosched_testkit::snapshots::{self, snapshot, task_id};
 
     fn wca_from(params: &Params) -> Result<Wca, PolicyError> {
         let (_, variant) = crate::find("wca")?;
         Wca::new(variant.typed(params)?)
-    }
-
-    /// The Xeon E5430 of Fig. 1a: cores 0,1 share one L2, cores 2,3 the other.
-    fn e5430() -> Topology {
-        Topology {
-            cpus: (0..4)
-                .map(|i| Cpu {
-                    id: CpuId(i),
-                    package: 0,
-                    die: i / 2,
-                    core: i,
-                    numa_node: 0,
-                    online: true,
-                    freq_domain: None,
-                })
-                .collect(),
-            caches: (0..2)
-                .map(|d| CacheDomain {
-                    level: 2,
-                    kind: CacheKind::Unified,
-                    size_kib: 6144,
-                    cpus: (2 * d..2 * d + 2).map(CpuId).collect(),
-                })
-                .collect(),
-            ..Topology::default()
-        }
-    }
-
-    fn id(pid: u32) -> TaskId {
-        TaskId {
-            pid,
-            start_ticks: 0,
-        }
     }
 
     /// A thread that ran `on_ms` of a 100 ms interval on `cpu` with this
@@ -533,53 +500,25 @@ mod tests {
     fn task(pid: u32, cpu: u32, on_ms: u64, ipc: f64, llcrpi: f64) -> TaskSample {
         let cycles = on_ms * 2_000_000;
         let instructions = (cycles as f64 * ipc) as u64;
-        TaskSample {
-            id: id(pid),
-            process: ProcessId {
-                tgid: pid,
-                start_ticks: 0,
-            },
-            name: format!("t{pid}"),
-            managed: true,
-            state: TaskState::Running,
-            cpu: Some(CpuId(cpu)),
-            allowed: CpuSet::first_n(4),
-            nice: 0,
-            started_s: 0.0,
-            finished_s: None,
-            counters: Counters {
-                instructions: Some(instructions),
-                cycles: Some(cycles),
-                llc_references: Some((instructions as f64 * llcrpi) as u64),
-                on_cpu_ns: Some(on_ms * 1_000_000),
-                ..Counters::default()
-            },
-        }
+        snapshots::task(pid)
+            .cpu(cpu)
+            .instructions(instructions)
+            .cycles(cycles)
+            .llc_references((instructions as f64 * llcrpi) as u64)
+            .on_cpu_ns(on_ms * 1_000_000)
+            .build(&xeon_e5430())
     }
 
     fn snap(time_s: f64, tasks: Vec<TaskSample>) -> Snapshot {
         Snapshot {
-            time_s,
-            interval_s: 0.1,
-            topology: Arc::new(e5430()),
             tasks,
-            cpus: (0..4)
-                .map(|i| CpuSample {
-                    id: CpuId(i),
-                    freq_khz: None,
-                    utilisation: 1.0,
-                    nr_running: None,
-                })
-                .collect(),
-            power: PowerSample::default(),
-            load_avg: None,
-            parallelism_hint: None,
+            ..snapshot(xeon_e5430(), time_s, 0.1).utilisation(1.0).build()
         }
     }
 
     fn wca() -> Wca {
         let mut w = wca_from(&Params::default()).unwrap();
-        w.init(&e5430()).unwrap();
+        w.init(&xeon_e5430()).unwrap();
         w
     }
 
@@ -592,7 +531,7 @@ mod tests {
 
     #[test]
     fn topology_levels_are_caches_then_cores() {
-        let levels = sibling_levels(&e5430());
+        let levels = sibling_levels(&xeon_e5430());
         let text: Vec<Vec<String>> = levels
             .iter()
             .map(|l| l.iter().map(CpuSet::to_list).collect())
@@ -627,13 +566,13 @@ mod tests {
         let mut w = wca();
         w.decide(&snap(0.1, vec![task(1, 0, 100, 2.0, 0.0)]));
         w.decide(&snap(0.2, vec![task(1, 0, 100, 1.0, 0.0)]));
-        let ipc = w.threads[&id(1)].ipc.unwrap();
+        let ipc = w.threads[&task_id(1)].ipc.unwrap();
         assert!((ipc - 1.5).abs() < 1e-3, "{ipc}");
         let mut slow = wca_from(&Params::default().with("alpha", 0.25)).unwrap();
-        slow.init(&e5430()).unwrap();
+        slow.init(&xeon_e5430()).unwrap();
         slow.decide(&snap(0.1, vec![task(1, 0, 100, 2.0, 0.0)]));
         slow.decide(&snap(0.2, vec![task(1, 0, 100, 1.0, 0.0)]));
-        let ipc = slow.threads[&id(1)].ipc.unwrap();
+        let ipc = slow.threads[&task_id(1)].ipc.unwrap();
         assert!((ipc - 1.75).abs() < 1e-3, "{ipc}");
     }
 

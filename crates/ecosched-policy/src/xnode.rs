@@ -344,13 +344,11 @@ impl Xnode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ecosched_testkit::snapshots::task_id;
 
     fn task(pid: u32, v: Vector) -> Published {
         Published {
-            id: TaskId {
-                pid,
-                start_ticks: 0,
-            },
+            id: task_id(pid),
             name: format!("t{pid}"),
             vector: v,
         }
@@ -401,13 +399,7 @@ mod tests {
             next_swap_s: 600.0,
             stats: XnodeStats::default(),
         };
-        let ids = |r: std::ops::Range<u32>| {
-            r.map(|pid| TaskId {
-                pid,
-                start_ticks: 0,
-            })
-            .collect::<Vec<_>>()
-        };
+        let ids = |r: std::ops::Range<u32>| r.map(task_id).collect::<Vec<_>>();
         // Node 1 runs a task (pid 9) nobody has published yet.
         let mut running = vec![ids(0..4), ids(5..10)];
         assert_eq!(x.tick(600.0, &[true, true], &running), None);

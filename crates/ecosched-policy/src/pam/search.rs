@@ -730,6 +730,7 @@ fn random_assignment(layout: &Layout, n: usize, rng: &mut SplitMix) -> Vec<usize
 mod tests {
     use super::super::model::occupancies;
     use super::*;
+    use ecosched_testkit::machines::xeon_e5345;
     use proptest::prelude::*;
 
     #[test]
@@ -771,7 +772,7 @@ mod tests {
 
     #[test]
     fn layout_from_xeon_like_topology() {
-        let topo = crate::pam::tests::xeon();
+        let topo = xeon_e5345();
         let all = Layout::from_topology(&topo, &CpuSet::first_n(8));
         assert_eq!(all.caches.len(), 4);
         assert!(all.caches.iter().all(|c| c.class == 0));

@@ -342,19 +342,14 @@ impl CapController {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn tid(pid: u32) -> TaskId {
-        TaskId {
-            pid,
-            start_ticks: 0,
-        }
-    }
+    use ecosched_testkit::machines::xeon_e5345;
+    use ecosched_testkit::snapshots::task_id;
 
     fn measure(cpis: &[(u32, f64)], energy_j: f64) -> Measure {
         Measure {
             tasks: cpis
                 .iter()
-                .map(|&(p, c)| (tid(p), (c * 1e9, 1e9)))
+                .map(|&(p, c)| (task_id(p), (c * 1e9, 1e9)))
                 .collect(),
             energy_j: Some(energy_j),
             seconds: 1.0,
@@ -385,7 +380,7 @@ mod tests {
     fn failed_plan_leaves_after_m_and_holds_n_minus_m() {
         let mut sm = Machine::new(3, 30);
         sm.baseline = Some(measure(&[(1, 1.0)], 100.0));
-        sm.enter_good(vec![tid(1)]);
+        sm.enter_good(vec![task_id(1)]);
         let worse = measure(&[(1, 1.2)], 100.0);
         assert_eq!(sm.good_step(&worse, &Goal::Performance), None);
         assert_eq!(sm.good_step(&worse, &Goal::Performance), None);
@@ -398,7 +393,7 @@ mod tests {
     fn good_plan_stays_n_intervals_then_reobserves() {
         let mut sm = Machine::new(3, 30);
         sm.baseline = Some(measure(&[(1, 1.2)], 100.0));
-        sm.enter_good(vec![tid(1)]);
+        sm.enter_good(vec![task_id(1)]);
         let better = measure(&[(1, 1.0)], 100.0);
         for i in 1..30 {
             assert_eq!(sm.good_step(&better, &Goal::Performance), None, "{i}");
@@ -408,13 +403,9 @@ mod tests {
         assert_eq!(sm.hold_after(why), 0);
     }
 
-    fn eight() -> Topology {
-        crate::pam::tests::xeon().as_ref().clone()
-    }
-
     #[test]
     fn cap_levels_are_nested_and_shrink_above_the_cap() {
-        let mut cap = CapController::new(&eight(), &CpuSet::first_n(8), 260.0, 2, 0.02, 3);
+        let mut cap = CapController::new(&xeon_e5345(), &CpuSet::first_n(8), 260.0, 2, 0.02, 3);
         assert_eq!(cap.levels.len(), 4);
         for w in cap.levels.windows(2) {
             assert!(w[1].is_subset(&w[0]) && w[1].len() + 2 == w[0].len());
@@ -429,7 +420,7 @@ mod tests {
 
     #[test]
     fn cap_grows_back_only_with_room_and_after_calm_intervals() {
-        let mut cap = CapController::new(&eight(), &CpuSet::first_n(8), 260.0, 1, 0.02, 3);
+        let mut cap = CapController::new(&xeon_e5345(), &CpuSet::first_n(8), 260.0, 1, 0.02, 3);
         cap.step_w = 15.0;
         cap.level = 3;
         // 240 + 15 > 260·0.98: no room.

@@ -3,36 +3,10 @@
 //! and how the power cap steers the CPU count.
 
 use super::*;
-use ecosched_model::topology::{CacheDomain, CacheKind, Cpu};
-use ecosched_model::{Capabilities, Counters, CpuSample, FreqDomainId, PowerSample, TaskSample};
+use ecosched_model::{Capabilities, Counters};
+use ecosched_testkit::machines::xeon_e5345;
+use ecosched_testkit::snapshots::{self, snapshot, TaskBuilder};
 use std::collections::BTreeSet;
-use std::sync::Arc;
-
-/// The Xeon E5345 blade of the paper: 2 packages × 2 L2 caches × 2 cores.
-pub(super) fn xeon() -> Arc<Topology> {
-    Arc::new(Topology {
-        cpus: (0..8)
-            .map(|i| Cpu {
-                id: CpuId(i),
-                package: i / 4,
-                die: i / 2,
-                core: i,
-                numa_node: 0,
-                online: true,
-                freq_domain: Some(FreqDomainId(0)),
-            })
-            .collect(),
-        caches: (0..4)
-            .map(|d| CacheDomain {
-                level: 2,
-                kind: CacheKind::Unified,
-                size_kib: 4096,
-                cpus: [CpuId(2 * d), CpuId(2 * d + 1)].into_iter().collect(),
-            })
-            .collect(),
-        ..Topology::default()
-    })
-}
 
 /// Counters of one second at 2.33 GHz for a task with this CPI and these
 /// miss ratios (0.4 L1D references per instruction).
@@ -54,62 +28,27 @@ fn counters(cpi: f64, m1: f64, m2: f64) -> Counters {
     }
 }
 
-fn task(pid: u32, cpu: u32, c: Counters) -> TaskSample {
-    TaskSample {
-        id: TaskId {
-            pid,
-            start_ticks: 0,
-        },
-        process: ecosched_model::ProcessId {
-            tgid: pid,
-            start_ticks: 0,
-        },
-        name: format!("t{pid}"),
-        managed: true,
-        state: TaskState::Running,
-        cpu: Some(CpuId(cpu)),
-        allowed: CpuSet::first_n(8),
-        nice: 0,
-        started_s: 0.0,
-        finished_s: None,
-        counters: c,
-    }
+fn task(pid: u32, cpu: u32, c: Counters) -> TaskBuilder {
+    snapshots::task(pid).cpu(cpu).counters(c)
 }
 
 /// Streaming tasks on even CPUs, cache-sensitive ones on odd CPUs: every L2
 /// holds one of each (the Linux placement of Fig. 6, left). `sensitive_cpi`
 /// lets a test make the sensitive tasks look faster or slower.
 fn mixed(time_s: f64, sensitive_cpi: f64, power_w: f64) -> Snapshot {
-    let tasks = (0..8)
-        .map(|cpu| {
+    snapshot(xeon_e5345(), time_s, 1.0)
+        .utilisation(1.0)
+        .freq_khz(2_333_000)
+        .nr_running(1)
+        .system_j(power_w)
+        .tasks((0..8).map(|cpu| {
             if cpu % 2 == 0 {
                 task(100 + cpu, cpu, counters(3.0, 0.08, 0.95))
             } else {
                 task(100 + cpu, cpu, counters(sensitive_cpi, 0.03, 0.4))
             }
-        })
-        .collect();
-    Snapshot {
-        time_s,
-        interval_s: 1.0,
-        topology: xeon(),
-        tasks,
-        cpus: (0..8)
-            .map(|c| CpuSample {
-                id: CpuId(c),
-                freq_khz: Some(2_333_000),
-                utilisation: 1.0,
-                nr_running: Some(1),
-            })
-            .collect(),
-        power: PowerSample {
-            package_j: None,
-            system_j: Some(power_w),
-            source: None,
-        },
-        parallelism_hint: None,
-        load_avg: None,
-    }
+        }))
+        .build()
 }
 
 fn from_params(params: &Params) -> Result<Pam, PolicyError> {
@@ -124,7 +63,7 @@ fn config(params: &Params) -> Result<PamConfig, PolicyError> {
 
 fn pam(params: &[&str]) -> Pam {
     let mut p = from_params(&Params::parse(params.iter().copied()).unwrap()).unwrap();
-    p.init(&xeon()).unwrap();
+    p.init(&xeon_e5345()).unwrap();
     p
 }
 
@@ -325,9 +264,8 @@ fn power_cap_shrinks_the_cpu_set_and_regrows_with_room() {
 fn tasks_sharing_a_cpu_move_as_one_group() {
     // Nine tasks: two share CPU 7.
     let mut snap = mixed(1.0, 2.5, 280.0);
-    let mut extra = task(200, 7, counters(2.5, 0.03, 0.4));
-    extra.name = "extra".into();
-    snap.tasks.push(extra);
+    let extra = task(200, 7, counters(2.5, 0.03, 0.4)).name("extra");
+    snap.tasks.push(extra.build(&snap.topology));
     let mut p = pam(&[]);
     p.decide(&snap);
     snap.time_s = 2.0;
