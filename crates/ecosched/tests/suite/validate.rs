@@ -1,0 +1,40 @@
+//! `ecosched validate`'s options, without running the minutes-long check
+//! of the simulator against the papers: one paper's rows alone, and the
+//! refusal of out-of-range sensitivity options.
+
+use crate::support::{ecosched, json};
+use predicates::prelude::*;
+
+/// Out-of-range sensitivity options are refused before any row runs.
+#[test]
+fn validate_refuses_bad_perturb_and_reseed_values() {
+    ecosched()
+        .args(["validate", "--reseed", "0"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("--reseed 0").and(predicate::str::contains("1–20")));
+    ecosched()
+        .args(["validate", "--perturb", "100"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("--perturb 100"));
+}
+
+/// `--paper` runs one paper's rows alone and names the valid papers when
+/// given another.
+#[test]
+fn validate_runs_one_paper_alone() {
+    let report = json(&["validate", "--paper", "pam", "--json"]);
+    let checks = report["checks"].as_array().unwrap();
+    assert!(!checks.is_empty());
+    assert!(checks
+        .iter()
+        .all(|c| c["source"].as_str().unwrap().starts_with("Banikazemi")));
+    ecosched()
+        .args(["validate", "--paper", "nope"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "valid: merkel, richling, pam, dhiman, patel",
+        ));
+}
