@@ -4,10 +4,10 @@
 
 use crate::cli::{ObserveBenchArgs, RestoreArgs, RunArgs};
 use crate::outcome::Outcome;
+use crate::outcome::UsageError;
 use crate::output;
 use crate::power_model;
 use crate::run_summary;
-use crate::outcome::UsageError;
 use crate::settings::RunSettings;
 use crate::table::{count, num, opt, opt_count, Align, Table};
 use anyhow::{Context, Result};

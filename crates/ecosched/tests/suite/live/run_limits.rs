@@ -1,18 +1,10 @@
-//! `ecosched run` and `restore` at the limits (issue #16, part B): a
-//! program with more threads than the open-file limit covers, a dead run's
-//! journal met by a later run, and a journal others could have written.
-//! Real processes; root, as the other `run` tests.
+//! `ecosched run` and `restore` at the limits: a program with more
+//! threads than the open-file limit covers, a dead run's journal met by a
+//! later run, and a state directory others could write. Real processes; root, as the other `run` tests.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
+use crate::support::{ecosched_command, ecosched_path, DEAD_JOURNAL};
 use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
-
-fn bin() -> String {
-    assert_cmd::cargo::cargo_bin("ecosched")
-        .display()
-        .to_string()
-}
 
 /// A Python program that starts `n` sleeping threads and waits for them.
 fn threads(n: usize, secs: f64) -> String {
@@ -22,13 +14,14 @@ fn threads(n: usize, secs: f64) -> String {
 }
 
 #[test]
+#[ignore = "live: a real `ecosched run` on this machine, python3"]
 fn threads_beyond_the_open_file_limit_are_counted_in_the_table() {
     let state = tempfile::tempdir().unwrap();
     // A hard limit of 256 descriptors cannot cover 400 threads (two /proc
     // files and three perf events each), even raised from a soft 64.
     let script = format!(
         "ulimit -Sn 64 && ulimit -Hn 256 && exec {} run --policy performance --state-dir {} -- python3 -c \"$0\"",
-        bin(),
+        ecosched_path().display(),
         state.path().display()
     );
     let out = Command::new("sh")
@@ -54,7 +47,7 @@ fn threads_beyond_the_open_file_limit_are_counted_in_the_table() {
     assert!(line.contains("no longer observed"), "{line}");
 
     // With the default limits the same program is observed whole.
-    let out = Command::new(bin())
+    let out = ecosched_command()
         .args(["run", "--policy", "performance", "--state-dir"])
         .arg(state.path())
         .args(["--", "python3", "-c", &threads(400, 1.5)])
@@ -69,15 +62,13 @@ fn threads_beyond_the_open_file_limit_are_counted_in_the_table() {
     );
 }
 
-const DEAD_JOURNAL: &str = "{\"version\":1,\"owner_pid\":4194311,\"owner_start_ticks\":5}\n\
-    {\"kind\":\"affinity\",\"tid\":4194300,\"start_ticks\":9,\"before\":\"0\"}\n";
-
 #[test]
+#[ignore = "live: a real `ecosched run` on this machine"]
 fn a_later_run_warns_about_a_dead_runs_journal_and_restore_clears_it() {
     let state = tempfile::tempdir().unwrap();
     std::fs::write(state.path().join("journal-4194311.jsonl"), DEAD_JOURNAL).unwrap();
     std::fs::write(state.path().join("hint-4194311"), "3\n").unwrap();
-    let out = Command::new(bin())
+    let out = ecosched_command()
         .args(["run", "--policy", "performance", "--state-dir"])
         .arg(state.path())
         .args(["--", "true"])
@@ -89,7 +80,7 @@ fn a_later_run_warns_about_a_dead_runs_journal_and_restore_clears_it() {
             && stderr.contains("ecosched restore"),
         "{stderr}"
     );
-    let out = Command::new(bin())
+    let out = ecosched_command()
         .args(["restore", "--state-dir"])
         .arg(state.path())
         .output()
@@ -104,30 +95,11 @@ fn a_later_run_warns_about_a_dead_runs_journal_and_restore_clears_it() {
 }
 
 #[test]
-fn restore_refuses_a_journal_others_could_write_and_exits_non_zero() {
-    let state = tempfile::tempdir().unwrap();
-    let path = state.path().join("journal-4194311.jsonl");
-    std::fs::write(&path, DEAD_JOURNAL).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
-    let out = Command::new(bin())
-        .args(["restore", "--state-dir"])
-        .arg(state.path())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(!out.status.success(), "{stdout}");
-    assert!(
-        stdout.contains("not restored") && stdout.contains("writable by group or others"),
-        "{stdout}"
-    );
-    assert!(path.exists());
-}
-
-#[test]
+#[ignore = "live: a real `ecosched run` on this machine"]
 fn run_makes_a_missing_state_dir_0700_and_refuses_a_world_writable_one() {
     let tmp = tempfile::tempdir().unwrap();
     let state = tmp.path().join("state");
-    let out = Command::new(bin())
+    let out = ecosched_command()
         .args(["run", "--policy", "performance", "--state-dir"])
         .arg(&state)
         .args(["--", "true"])
@@ -141,7 +113,7 @@ fn run_makes_a_missing_state_dir_0700_and_refuses_a_world_writable_one() {
     let mode = std::fs::metadata(&state).unwrap().permissions().mode() & 0o7777;
     assert_eq!(mode, 0o700);
     std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o777)).unwrap();
-    let out = Command::new(bin())
+    let out = ecosched_command()
         .args(["run", "--policy", "performance", "--state-dir"])
         .arg(&state)
         .args(["--", "true"])

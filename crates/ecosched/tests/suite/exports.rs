@@ -1,19 +1,15 @@
-//! Issue #15's exports, end to end through the binary: the Perfetto trace
-//! (`--trace F.perfetto.json`) against golden files, and the per-CPU CSV
-//! time series (`--timeseries`). Golden files are regenerated only by an
-//! explicit `ECOSCHED_BLESS=1`, never silently.
+//! The exports of `sim` and `sweep`, end to end through the binary: the
+//! Perfetto trace (`--trace F.perfetto.json`) against golden files, the
+//! per-CPU CSV time series (`--timeseries`), the sweep's table and page,
+//! and the report path checked before the run. Golden files are
+//! regenerated only by an explicit `ECOSCHED_BLESS=1`, never silently.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
-use assert_cmd::Command;
+use crate::support::ecosched;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-fn ecosched() -> Command {
-    Command::cargo_bin("ecosched").expect("the ecosched binary is built")
-}
-
+/// The golden file `name` in the repository's test data.
 fn golden(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/golden")
@@ -67,6 +63,8 @@ fn perfetto_case(name: &str, args: &[&str]) -> Value {
     v
 }
 
+/// The trace events of phase `ph` (`X` slices, `i` instants, `C`
+/// counters, `M` metadata).
 fn events<'a>(v: &'a Value, ph: &str) -> Vec<&'a Value> {
     v["traceEvents"]
         .as_array()
@@ -233,4 +231,21 @@ fn sweep_tabulates_and_plots_against_the_parameter() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains("below the start"));
+}
+
+#[test]
+fn report_path_is_checked_before_the_run() {
+    ecosched()
+        .args([
+            "sim",
+            "--scenario",
+            "merkel-1-aluadd",
+            "--policy",
+            "performance",
+            "--report",
+            "/nonexistent-dir/r.html",
+        ])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("cannot create the report file"));
 }

@@ -1,23 +1,19 @@
-//! Issue #16 part A (part B is in `run_reliability.rs`), with real
-//! processes: a run is checked before anything starts, its command starts
-//! inside its cgroups, a signal to ecosched
-//! reaches every process of the run, its CPU time counts exited processes,
-//! and its own outcomes have unambiguous exit statuses and messages.
-//! Needs root (cgroups), as CI has; the unprivileged cases drop to `nobody`
-//! with `setpriv` (util-linux).
+//! The contract of `ecosched run`, with real processes: a run is checked
+//! before anything starts, its command starts inside its cgroups, a
+//! signal to ecosched reaches every process of the run, its CPU time
+//! counts exited processes, and its own outcomes have unambiguous exit
+//! statuses and messages. Needs root (cgroups), as CI has; the
+//! unprivileged cases drop to `nobody` with `setpriv` (util-linux).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
+use crate::support::{ecosched_as_nobody, ecosched_command, stderr};
+use ecosched_testkit::live::{descendants, has_exited, wait_for};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-fn bin() -> Command {
-    Command::new(assert_cmd::cargo::cargo_bin("ecosched"))
-}
-
+/// `ecosched run --state-dir STATE ARGS…`, waited for.
 fn run(state: &Path, args: &[&str]) -> Output {
-    bin()
+    ecosched_command()
         .arg("run")
         .arg("--state-dir")
         .arg(state)
@@ -26,49 +22,7 @@ fn run(state: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Every descendant of `pid` (by walking `/proc/*/stat` parent links).
-fn descendants(pid: u32) -> Vec<u32> {
-    let mut parent_of = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(p) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
-            continue;
-        };
-        let after = &stat[stat.rfind(')').unwrap() + 2..];
-        let ppid: u32 = after.split(' ').nth(1).unwrap().parse().unwrap();
-        parent_of.push((p, ppid));
-    }
-    let mut out = vec![];
-    let mut frontier = vec![pid];
-    while let Some(p) = frontier.pop() {
-        for &(c, pp) in &parent_of {
-            if pp == p {
-                out.push(c);
-                frontier.push(c);
-            }
-        }
-    }
-    out
-}
-
-/// Whether `pid` still runs (absent or a zombie is not running: an orphan
-/// killed under a PID 1 that does not reap stays a zombie).
-fn running(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => false,
-        Ok(stat) => {
-            let after = &stat[stat.rfind(')').unwrap() + 2..];
-            !after.starts_with('Z') && !after.starts_with('X')
-        }
-    }
-}
-
+/// The command name of `pid` (`/proc/<pid>/comm`), empty once it is gone.
 fn comm(pid: u32) -> String {
     std::fs::read_to_string(format!("/proc/{pid}/comm"))
         .unwrap_or_default()
@@ -76,24 +30,18 @@ fn comm(pid: u32) -> String {
         .to_string()
 }
 
-fn wait_for(secs: u64, what: &str, mut f: impl FnMut() -> bool) {
-    let until = Instant::now() + Duration::from_secs(secs);
-    while !f() {
-        assert!(Instant::now() < until, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
+/// How many CPUs this process may run on.
 fn online_cpus() -> usize {
     std::thread::available_parallelism().unwrap().get()
 }
 
 #[test]
+#[ignore = "live: a real `ecosched run` on this machine"]
 fn a_plan_this_machine_cannot_carry_out_runs_nothing_and_exits_2() {
     let state = tempfile::tempdir().unwrap();
     let marker = state.path().join("ran");
     let cpus = format!("cpus={}", online_cpus() + 3);
-    let o = bin()
+    let o = ecosched_command()
         .args(["run", "--state-dir"])
         .arg(state.path())
         .args(["--policy", "static", "--param", &cpus, "--", "touch"])
@@ -107,6 +55,7 @@ fn a_plan_this_machine_cannot_carry_out_runs_nothing_and_exits_2() {
 }
 
 #[test]
+#[ignore = "live: root (cpuset cgroups)"]
 fn the_command_starts_inside_its_cpuset_every_time() {
     let state = tempfile::tempdir().unwrap();
     for attempt in 0..5 {
@@ -126,10 +75,11 @@ fn the_command_starts_inside_its_cpuset_every_time() {
 }
 
 #[test]
+#[ignore = "live: a real `ecosched run` on this machine"]
 fn sigterm_and_sigint_reach_every_process_of_the_run() {
     for signal in [libc_sig::TERM, libc_sig::INT] {
         let state = tempfile::tempdir().unwrap();
-        let mut eco = bin()
+        let mut eco = ecosched_command()
             .args(["run", "--state-dir"])
             .arg(state.path())
             .args([
@@ -145,7 +95,7 @@ fn sigterm_and_sigint_reach_every_process_of_the_run() {
             .spawn()
             .unwrap();
         let mut sleeps = Vec::new();
-        wait_for(10, "both sleeps", || {
+        wait_for("both sleeps", Duration::from_secs(10), || {
             sleeps = descendants(eco.id())
                 .into_iter()
                 .filter(|&p| comm(p) == "sleep")
@@ -159,9 +109,11 @@ fn sigterm_and_sigint_reach_every_process_of_the_run() {
             .unwrap();
         let status = eco.wait().unwrap();
         assert!(!status.success(), "{signal}: {status:?}");
-        wait_for(5, &format!("the sleeps to end after SIG{signal}"), || {
-            sleeps.iter().all(|&p| !running(p))
-        });
+        wait_for(
+            &format!("the sleeps to end after SIG{signal}"),
+            Duration::from_secs(5),
+            || sleeps.iter().all(|&p| has_exited(p)),
+        );
         assert_eq!(std::fs::read_dir(state.path()).unwrap().count(), 0);
     }
 }
@@ -181,7 +133,7 @@ fn cpu_against_times(script: &str) -> (f64, f64, serde_json::Value) {
     let state = tempfile::tempdir().unwrap();
     let times = state.path().join("times");
     let full = format!("{script}; times > {}", times.display());
-    let o = bin()
+    let o = ecosched_command()
         .args(["run", "--json", "--state-dir"])
         .arg(state.path())
         .args(["--policy", "performance", "--", "sh", "-c", &full])
@@ -203,6 +155,7 @@ fn cpu_against_times(script: &str) -> (f64, f64, serde_json::Value) {
 }
 
 #[test]
+#[ignore = "live: root (the run's accounting cgroup), python3"]
 fn cpu_time_counts_short_lived_processes() {
     for script in [
         "for i in $(seq 30); do python3 -c 'sum(range(300000))'; done",
@@ -229,6 +182,7 @@ fn cpu_time_counts_short_lived_processes() {
 }
 
 #[test]
+#[ignore = "live: a real `ecosched run` on this machine"]
 fn a_missing_or_unexecutable_command_exits_like_a_shell() {
     let state = tempfile::tempdir().unwrap();
     let o = run(
@@ -247,7 +201,7 @@ fn a_missing_or_unexecutable_command_exits_like_a_shell() {
     assert!(o.stdout.is_empty());
     let o = run(state.path(), &["--policy", "performance", "--", "/etc"]);
     assert_eq!(o.status.code(), Some(126), "{}", stderr(&o));
-    // The command's own statuses pass through unchanged.
+    // The command's own statuses come through unchanged.
     let o = run(
         state.path(),
         &["--policy", "performance", "--", "sh", "-c", "exit 125"],
@@ -257,10 +211,11 @@ fn a_missing_or_unexecutable_command_exits_like_a_shell() {
 }
 
 #[test]
+#[ignore = "live: a real `ecosched run` on this machine"]
 fn ecosched_failures_exit_125_and_bad_input_is_named() {
     let state = tempfile::tempdir().unwrap();
     // A state directory that cannot be made: ecosched's own failure.
-    let o = bin()
+    let o = ecosched_command()
         .args([
             "run",
             "--state-dir",
@@ -273,7 +228,7 @@ fn ecosched_failures_exit_125_and_bad_input_is_named() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(125), "{}", stderr(&o));
-    let o = bin()
+    let o = ecosched_command()
         .args([
             "run",
             "--state-dir",
@@ -308,16 +263,11 @@ fn ecosched_failures_exit_125_and_bad_input_is_named() {
 
 /// `ecosched run` as user `nobody`.
 fn as_nobody(args: &[&str]) -> Output {
-    Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(assert_cmd::cargo::cargo_bin("ecosched"))
-        .arg("run")
-        .args(args)
-        .output()
-        .unwrap()
+    ecosched_as_nobody().arg("run").args(args).output().unwrap()
 }
 
 #[test]
+#[ignore = "live: root (to run as nobody with setpriv)"]
 fn without_root_the_missing_capability_is_named_and_a_state_dir_suggested() {
     let o = as_nobody(&[
         "--state-dir",
@@ -377,6 +327,7 @@ fn without_root_the_missing_capability_is_named_and_a_state_dir_suggested() {
 }
 
 #[test]
+#[ignore = "live: a real `ecosched run` on this machine"]
 fn the_estimated_power_model_is_named_and_can_be_chosen() {
     if Path::new("/sys/class/powercap/intel-rapl:0").exists() {
         return; // measured here: no model is used
@@ -389,7 +340,7 @@ fn the_estimated_power_model_is_named_and_can_be_chosen() {
     )
     .unwrap();
     let summary = |extra: &[&str]| -> serde_json::Value {
-        let o = bin()
+        let o = ecosched_command()
             .args(["run", "--json", "--state-dir"])
             .arg(state.path())
             .args(extra)
@@ -418,7 +369,7 @@ fn the_estimated_power_model_is_named_and_can_be_chosen() {
     // 1000 W of uncore, whatever the load: the model was used.
     let power = chosen["avg_power_w"].as_f64().unwrap();
     assert!((power - 1000.0).abs() < 1.0, "{power} W");
-    let o = bin()
+    let o = ecosched_command()
         .args(["run", "--state-dir"])
         .arg(state.path())
         .args(["--power-model", "no-such-model", "--policy", "performance"])

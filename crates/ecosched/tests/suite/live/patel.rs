@@ -1,29 +1,121 @@
-//! `patel2` (issue #12, Patel ch. 6) on this machine, for real: CPU-bound
-//! processes at different nice values, managed by the policy behind the
-//! fake PMU (this VM has none) with `confine_only=true` (it has no
-//! cpufreq either), and `/proc` confirming where each process may run:
-//! `Cpus_allowed_list` in `/proc/<pid>/status` is always exactly one of the
-//! policy's cpusets, the process stays in the run's cpuset cgroup
+//! Patel's schedulers (ch. 6) on this machine, for real. A machine that
+//! cannot serve them refuses them before the command starts, naming the
+//! missing hardware events and frequency control. And `patel2` moves
+//! CPU-bound processes of different nice values between its cpusets:
+//! managed behind the fake PMU (this VM has none) with `confine_only=true`
+//! (it has no cpufreq either), `/proc` confirms where each process may
+//! run: `Cpus_allowed_list` in `/proc/<pid>/status` is always exactly one
+//! of the policy's cpusets, the process stays in the run's cpuset cgroup
 //! (`/proc/<pid>/cpuset`), and the moves the policy reports are the moves
 //! `/proc` shows. Needs root and at least two online CPUs, as CI has.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
+use crate::support::{ecosched_command, loops_of};
 use ecosched_linux::perf::{Event, FakePerf};
 use ecosched_linux::platform::{LinuxOptions, LinuxPlatform};
 use ecosched_model::Platform;
 use ecosched_policy::Params;
+use ecosched_testkit::live::{allowed_list, busy_turn, kill, stat_fields, Reap};
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-fn allowed_list(pid: u32) -> Option<String> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-        .map(|v| v.trim().to_string())
+/// Run `patel*` with `params` on `touch MARKER`; the output and whether
+/// the command ran.
+fn run(policy: &str, params: &[&str]) -> (std::process::Output, bool) {
+    let state = tempfile::tempdir().unwrap();
+    let marker = state.path().join("started");
+    let mut cmd = ecosched_command();
+    cmd.args(["run", "--policy", policy]);
+    for p in params {
+        cmd.args(["--param", p]);
+    }
+    let out = cmd
+        .arg("--state-dir")
+        .arg(state.path())
+        .arg("--")
+        .arg("touch")
+        .arg(&marker)
+        .output()
+        .unwrap();
+    (out, marker.exists())
 }
 
+/// One cpuset of every online CPU (its frequency is nominal under
+/// `confine_only`), so the partition fits whatever machine runs the test.
+fn whole_machine() -> String {
+    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+    format!("partition={n}@800")
+}
+
+/// Whether the kernel exposes a hardware PMU.
+fn has_hardware_pmu() -> bool {
+    Path::new("/sys/bus/event_source/devices/cpu").exists()
+}
+
+/// Whether any CPU has a cpufreq policy.
+fn has_cpufreq() -> bool {
+    Path::new("/sys/devices/system/cpu/cpufreq")
+        .read_dir()
+        .is_ok_and(|mut d| d.next().is_some())
+}
+
+/// perf's software events exist on every Linux with perf_event.
+fn has_perf_software_switches() -> bool {
+    Path::new("/sys/bus/event_source/devices/software").exists()
+}
+
+#[test]
+#[ignore = "live: this machine's PMU (a run refused without one)"]
+fn without_a_pmu_every_patel_policy_is_refused_naming_its_events() {
+    if has_hardware_pmu() {
+        return; // This machine can count them; nothing to check here.
+    }
+    for (policy, events) in [
+        ("patel1", &["Instructions", "Cycles"][..]),
+        (
+            "patel3",
+            &["Instructions", "Cycles", "LlcReferences", "LlcMisses"][..],
+        ),
+        (
+            "patel4",
+            &["ContextSwitches", "Migrations", "Instructions"][..],
+        ),
+    ] {
+        let (out, ran) = run(policy, &["confine_only=true", &whole_machine()]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let software = has_perf_software_switches();
+        assert_eq!(out.status.code(), Some(2), "{policy}: {stderr}");
+        for e in events {
+            // Context switches and migrations are software events perf
+            // counts without a PMU; only hardware events must be named.
+            if software && (*e == "ContextSwitches" || *e == "Migrations") {
+                continue;
+            }
+            assert!(stderr.contains(e), "{policy} must name {e}: {stderr}");
+        }
+        assert!(!ran, "{policy}: the command must not have run");
+    }
+}
+
+#[test]
+#[ignore = "live: this machine's cpufreq (a run refused without it)"]
+fn without_cpufreq_the_refusal_names_frequency_control() {
+    if has_cpufreq() {
+        return; // A machine with cpufreq can pin the cpusets' frequencies.
+    }
+    let (out, ran) = run("patel2", &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("frequency control"), "{stderr}");
+    assert!(!ran);
+    // confine_only drops the frequency requirement: what is left missing
+    // (if anything) is counters, never frequency control.
+    let (out, _) = run("patel2", &["confine_only=true", &whole_machine()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("frequency control"), "{stderr}");
+}
+
+/// The cpuset cgroup of `pid` (`/proc/<pid>/cpuset`).
 fn cpuset_of(pid: u32) -> Option<String> {
     Some(
         std::fs::read_to_string(format!("/proc/{pid}/cpuset"))
@@ -35,58 +127,16 @@ fn cpuset_of(pid: u32) -> Option<String> {
 
 /// Nice value, field 19 of `/proc/<pid>/stat`.
 fn nice_of(pid: u32) -> Option<i32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after = &stat[stat.rfind(')')? + 2..];
-    after.split(' ').nth(16)?.parse().ok()
+    stat_fields(pid)?.get(16)?.parse().ok()
 }
 
-fn ppid_of(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after = &stat[stat.rfind(')')? + 2..];
-    after.split(' ').nth(1)?.parse().ok()
-}
-
-/// The busy loops under `sh`: children whose command line is the loop.
-fn loops_of(sh: u32) -> Vec<u32> {
-    let mut out: Vec<u32> = std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_string_lossy().parse::<u32>().ok())
-        .filter(|&p| {
-            ppid_of(p) == Some(sh)
-                && std::fs::read_to_string(format!("/proc/{p}/cmdline"))
-                    .is_ok_and(|c| c.contains("while"))
-        })
-        .collect();
-    out.sort_unstable();
-    out
-}
-
-/// Kills the busy loops however the test ends, a failed assertion included.
-struct Reap(Vec<u32>);
-
-impl Drop for Reap {
-    fn drop(&mut self) {
-        let pids: Vec<String> = self
-            .0
-            .iter()
-            .filter(|&&p| p > 1)
-            .map(u32::to_string)
-            .collect();
-        if !pids.is_empty() {
-            let _ = std::process::Command::new("kill")
-                .arg("-KILL")
-                .args(&pids)
-                .stderr(std::process::Stdio::null())
-                .status();
-        }
-    }
-}
-
+/// The nice values of the busy loops, in turn.
 const NICES: [i32; 3] = [0, 5, 12];
 
 #[test]
+#[ignore = "live: root (cpuset cgroups), two online CPUs"]
 fn patel2_moves_processes_of_different_nice_values_between_cpusets() {
+    let _turn = busy_turn();
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     if cpus < 2 {
         return; // One CPU makes one cpuset: nothing can move.
@@ -177,9 +227,7 @@ fn patel2_moves_processes_of_different_nice_values_between_cpusets() {
             if !moved(&history) {
                 for (&p, lists) in &history {
                     if lists.last() == Some(&fast) {
-                        let _ = std::process::Command::new("kill")
-                            .args(["-KILL", &p.to_string()])
-                            .status();
+                        kill(&[p]);
                         killed.push(p);
                     }
                 }

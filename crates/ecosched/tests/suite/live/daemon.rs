@@ -5,36 +5,16 @@
 //! `scripts/prometheus-check`, a real Prometheus scraping it. Needs root
 //! (another process's affinity) and two online CPUs, as CI has.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
+use crate::support::{ecosched_command, ecosched_path};
+use ecosched_testkit::live::{allowed_list, wait_for};
 use std::os::unix::net::UnixDatagram;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-fn bin() -> PathBuf {
-    assert_cmd::cargo::cargo_bin("ecosched")
-}
-
-fn allowed_list(pid: u32) -> String {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-        .map(|v| v.trim().to_string())
-        .unwrap()
-}
-
-fn wait_for(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !ok() {
-        assert!(start.elapsed() < timeout, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
+/// `ecosched ctl --socket SOCKET ARGS…`: success, stdout and stderr.
 fn ctl(socket: &Path, args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(bin())
+    let out = ecosched_command()
         .arg("ctl")
         .arg("--socket")
         .arg(socket)
@@ -65,6 +45,8 @@ fn demo(dir: &Path, name: &str) -> Child {
     panic!("{} stayed busy", exe.display())
 }
 
+/// A daemon configuration under `dir` with one group, `demo`: the
+/// processes named `command`, confined by `static` to `cpus`.
 fn config(dir: &Path, command: &str, cpus: &str) -> String {
     format!(
         "[daemon]\nstate_dir = \"{d}/state\"\nsocket = \"{d}/ctl.sock\"\nmetrics = \"\"\nscan_interval_ms = 200\n\n[[group]]\nname = \"demo\"\nmatch = {{ command = \"{command}\" }}\npolicy = \"static\"\nparams = {{ cpus = \"{cpus}\" }}\n",
@@ -76,10 +58,11 @@ fn config(dir: &Path, command: &str, cpus: &str) -> String {
 /// SIGTERM, to the NOTIFY_SOCKET it was given; and the managed process gets
 /// its CPUs back.
 #[test]
+#[ignore = "live: root, two online CPUs"]
 fn notifies_systemd_and_restores_on_sigterm() {
     let dir = tempfile::tempdir().unwrap();
     let mut sleeper = demo(dir.path(), "svc-t-notify");
-    let before = allowed_list(sleeper.id());
+    let before = allowed_list(sleeper.id()).unwrap();
     std::fs::write(
         dir.path().join("c.toml"),
         config(dir.path(), "svc-t-notify", "0"),
@@ -90,7 +73,7 @@ fn notifies_systemd_and_restores_on_sigterm() {
     notify
         .set_read_timeout(Some(Duration::from_secs(20)))
         .unwrap();
-    let mut daemon = Command::new(bin())
+    let mut daemon = ecosched_command()
         .args(["daemon", "--config"])
         .arg(dir.path().join("c.toml"))
         .env("NOTIFY_SOCKET", &notify_path)
@@ -108,7 +91,7 @@ fn notifies_systemd_and_restores_on_sigterm() {
         seen.push('\n');
     }
     wait_for("the group to be confined", Duration::from_secs(10), || {
-        allowed_list(sleeper.id()) == "0"
+        allowed_list(sleeper.id()).unwrap() == "0"
     });
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(daemon.id() as i32),
@@ -121,7 +104,7 @@ fn notifies_systemd_and_restores_on_sigterm() {
     assert!(status.success(), "{status}: {log}");
     let n = notify.recv(&mut buf).unwrap();
     assert!(String::from_utf8_lossy(&buf[..n]).contains("STOPPING=1"));
-    assert_eq!(allowed_list(sleeper.id()), before, "{log}");
+    assert_eq!(allowed_list(sleeper.id()).unwrap(), before, "{log}");
     assert!(log.contains("everything restored"), "{log}");
     assert!(!dir.path().join("ctl.sock").exists());
     sleeper.kill().unwrap();
@@ -132,17 +115,18 @@ fn notifies_systemd_and_restores_on_sigterm() {
 /// SIGHUP with a bad file keeps the old configuration and says where the
 /// error is; a SIGKILLed daemon's changes are restored by the next one.
 #[test]
+#[ignore = "live: root, two online CPUs"]
 fn ctl_reload_and_a_dead_predecessor() {
     let dir = tempfile::tempdir().unwrap();
     let mut sleeper = demo(dir.path(), "svc-t-ctl");
     let pid = sleeper.id();
-    let before = allowed_list(pid);
+    let before = allowed_list(pid).unwrap();
     let conf = dir.path().join("c.toml");
     std::fs::write(&conf, config(dir.path(), "svc-t-ctl", "0")).unwrap();
     let socket = dir.path().join("ctl.sock");
     let log_path = dir.path().join("daemon.log");
     let start = || {
-        Command::new(bin())
+        ecosched_command()
             .args(["daemon", "--config"])
             .arg(&conf)
             .stderr(std::fs::File::create(&log_path).unwrap())
@@ -151,7 +135,7 @@ fn ctl_reload_and_a_dead_predecessor() {
     };
     let mut daemon = start();
     wait_for("confinement", Duration::from_secs(10), || {
-        allowed_list(pid) == "0"
+        allowed_list(pid).unwrap() == "0"
     });
     let (ok, out, _) = ctl(&socket, &["groups"]);
     assert!(
@@ -178,14 +162,14 @@ fn ctl_reload_and_a_dead_predecessor() {
     let (ok, out, _) = ctl(&socket, &["pause", "demo"]);
     assert!(ok, "{out}");
     assert_eq!(
-        allowed_list(pid),
+        allowed_list(pid).unwrap(),
         before,
         "pause undoes the group's changes"
     );
     let (ok, _, _) = ctl(&socket, &["resume", "demo"]);
     assert!(ok);
     wait_for("resumed", Duration::from_secs(10), || {
-        allowed_list(pid) == "0"
+        allowed_list(pid).unwrap() == "0"
     });
     let (ok, _, _) = ctl(
         &socket,
@@ -193,7 +177,7 @@ fn ctl_reload_and_a_dead_predecessor() {
     );
     assert!(ok);
     wait_for("the new policy", Duration::from_secs(10), || {
-        allowed_list(pid) == "1"
+        allowed_list(pid).unwrap() == "1"
     });
 
     // A bad file on SIGHUP: refused with its place, the old one still runs.
@@ -213,12 +197,12 @@ fn ctl_reload_and_a_dead_predecessor() {
     });
     let log = std::fs::read_to_string(&log_path).unwrap();
     assert!(log.contains("c.toml:2:1: unknown field `bogus`"), "{log}");
-    assert_eq!(allowed_list(pid), "1");
+    assert_eq!(allowed_list(pid).unwrap(), "1");
 
     // Killed outright: the journal stays; the next daemon restores it.
     daemon.kill().unwrap();
     daemon.wait().unwrap();
-    assert_eq!(allowed_list(pid), "1");
+    assert_eq!(allowed_list(pid).unwrap(), "1");
     std::fs::write(&conf, config(dir.path(), "svc-t-none", "0")).unwrap();
     let mut next = start();
     wait_for("the predecessor's restore", Duration::from_secs(10), || {
@@ -226,7 +210,7 @@ fn ctl_reload_and_a_dead_predecessor() {
             .unwrap()
             .contains("restored what a dead ecosched left")
     });
-    assert_eq!(allowed_list(pid), before);
+    assert_eq!(allowed_list(pid).unwrap(), before);
     // Stopped as systemd stops it, so that it leaves nothing behind.
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(next.id() as i32),
@@ -242,6 +226,7 @@ fn ctl_reload_and_a_dead_predecessor() {
 /// installs `prometheus` (.ci/run); elsewhere the test says it was skipped,
 /// and under CI a missing Prometheus fails it.
 #[test]
+#[ignore = "live: root, prometheus and promtool"]
 fn a_real_prometheus_scrapes_the_exporter() {
     let have = Command::new("sh")
         .args(["-c", "command -v prometheus && command -v promtool"])
@@ -256,7 +241,7 @@ fn a_real_prometheus_scrapes_the_exporter() {
         return;
     }
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/prometheus-check");
-    let out = Command::new(script).arg(bin()).output().unwrap();
+    let out = Command::new(script).arg(ecosched_path()).output().unwrap();
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),

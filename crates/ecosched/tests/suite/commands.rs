@@ -1,0 +1,64 @@
+//! The command line's shape: the listings of scenarios and policies (as
+//! JSON with every family's parameters, and as tables), and the usage
+//! error for a missing subcommand or option.
+
+use crate::support::{ecosched, has_keys, json};
+use predicates::prelude::*;
+
+#[test]
+fn scenarios_json_lists_builtins() {
+    let v = json(&["scenarios", "--json"]);
+    let list = v.as_array().unwrap();
+    let names: Vec<&str> = list.iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"merkel-4-stream"), "{names:?}");
+    assert!(names.contains(&"bench-8c24t"), "{names:?}");
+    for s in list {
+        assert!(s["description"].is_string(), "{s}");
+    }
+}
+
+#[test]
+fn scenarios_human_is_a_table() {
+    ecosched().arg("scenarios").assert().success().stdout(
+        predicate::str::contains("merkel-1-aluadd").and(predicate::str::contains("description")),
+    );
+}
+
+#[test]
+fn policies_json_lists_baselines_with_params() {
+    let v = json(&["policies", "--json"]);
+    let families = v.as_array().unwrap();
+    let variants: Vec<&serde_json::Value> = families
+        .iter()
+        .flat_map(|f| f["variants"].as_array().unwrap())
+        .collect();
+    for want in ["performance", "ondemand", "fixed", "static"] {
+        assert!(
+            variants.iter().any(|p| p["name"] == want),
+            "{want} missing: {v}"
+        );
+    }
+    let fixed = families.iter().find(|p| p["name"] == "fixed").unwrap();
+    has_keys(
+        fixed,
+        &["name", "title", "kind", "variants", "params", "stats"],
+        "family",
+    );
+    let params = fixed["params"].as_array().unwrap();
+    assert!(
+        params
+            .iter()
+            .any(|p| p["key"] == "freq_mhz" && p["help"].is_string()),
+        "{fixed}"
+    );
+}
+
+#[test]
+fn missing_subcommand_is_a_usage_error() {
+    ecosched().assert().code(2);
+    ecosched()
+        .args(["sim", "--policy", "performance"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--scenario"));
+}

@@ -1,0 +1,33 @@
+//! The live tier: `ecosched` on this machine for real, with root, cgroups
+//! (cpusets, the freezer, accounting), real processes and the tools CI
+//! installs (stress-ng, make and a C compiler, python3, chromium,
+//! Prometheus). Every test is `#[ignore = "live: <what it needs>"]`; run
+//! them as root with `cargo test --release -p ecosched -- --ignored
+//! live::`.
+//!
+//! - [`run`]: `run` and `restore` confine, report, and put everything
+//!   back, after a SIGKILL too; calibration files;
+//! - [`run_contract`]: what a run checks first, where its command starts,
+//!   signals, CPU time, exit statuses and messages;
+//! - [`run_limits`]: the open-file limit, dead runs' journals, state
+//!   directories others could write;
+//! - [`run_exports`]: report, time series and trace of a real run;
+//! - [`counters`]: what needs hardware counters or cpufreq, refused here
+//!   or run behind the fake PMU;
+//! - [`patel`]: Patel's schedulers refused here, and `patel2` moving real
+//!   processes between cpusets;
+//! - [`av_sort`]: av-sort's gang groups in the cgroup freezer, and
+//!   `restore` after a SIGKILL;
+//! - [`daemon`]: `daemon` and `ctl` with systemd's notify protocol, and a
+//!   real Prometheus scraping the exporter;
+//! - [`report_browser`]: the HTML reports in headless Chromium.
+
+mod av_sort;
+mod counters;
+mod daemon;
+mod patel;
+mod report_browser;
+mod run;
+mod run_contract;
+mod run_exports;
+mod run_limits;

@@ -1,0 +1,124 @@
+//! What the suite's modules share: the `ecosched` binary under test (as an
+//! `assert_cmd` command to assert on, or a plain command to spawn), its
+//! JSON output, the recorded machine trees of `ecosched-linux`, and the
+//! checks several `run` tests make on what a run leaves behind.
+//!
+//! Helpers for this machine's processes that other crates' tests need too
+//! live in `ecosched_testkit::live`.
+
+pub mod av_sort;
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The `ecosched` binary cargo built for these tests.
+pub fn ecosched_path() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("ecosched")
+}
+
+/// `ecosched`, to run and assert on (status, stdout, stderr).
+pub fn ecosched() -> assert_cmd::Command {
+    assert_cmd::Command::cargo_bin("ecosched").expect("the ecosched binary is built")
+}
+
+/// `ecosched` as a plain command, for tests that spawn it, signal it or
+/// read its output as they go.
+pub fn ecosched_command() -> Command {
+    Command::new(ecosched_path())
+}
+
+/// `ecosched` run as user `nobody` (uid and gid 65534, no groups), through
+/// util-linux's `setpriv`; the caller adds the subcommand. Needs root.
+pub fn ecosched_as_nobody() -> Command {
+    let mut cmd = Command::new("setpriv");
+    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(ecosched_path());
+    cmd
+}
+
+/// Run with `args`, require success, and parse stdout as one JSON value.
+pub fn json(args: &[&str]) -> Value {
+    let out = ecosched()
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}):\n{text}"))
+}
+
+/// Assert that `v` has every key of `keys`; `what` names `v` in the
+/// failure.
+pub fn has_keys(v: &Value, keys: &[&str], what: &str) {
+    for k in keys {
+        assert!(v.get(k).is_some(), "{what} lacks {k:?}: {v}");
+    }
+}
+
+/// A command's stderr as text.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The hand-written recording of a dual Xeon E5345 with acpi-cpufreq,
+/// kept with `ecosched-linux`'s test data.
+pub fn e5345_tree() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../ecosched-linux/tests/data/cpufreq-acpi-xeon-e5345")
+}
+
+/// The journal and the hint file are gone: the run undid everything.
+pub fn assert_left_nothing(state: &Path) {
+    let left: Vec<_> = std::fs::read_dir(state)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "left in the state directory: {left:?}");
+}
+
+/// The busy loops `sh -c 'while :; do :; done'` that the shell `sh`
+/// started: its children whose command line is the loop, in pid order.
+pub fn loops_of(sh: u32) -> Vec<u32> {
+    ecosched_testkit::live::children_of(sh)
+        .into_iter()
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/cmdline")).is_ok_and(|c| c.contains("while"))
+        })
+        .collect()
+}
+
+/// `ecosched run --policy POLICY --calibration FILE` with `text` in FILE,
+/// on a command that touches a marker. Returns the exit code, stderr and
+/// whether the command ran.
+pub fn run_with_calibration(policy: &str, text: &str) -> (Option<i32>, String, bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cal.toml");
+    std::fs::write(&file, text).unwrap();
+    let marker = dir.path().join("started");
+    let out = ecosched_command()
+        .args(["run", "--policy", policy, "--calibration"])
+        .arg(&file)
+        .arg("--state-dir")
+        .arg(dir.path().join("state"))
+        .arg("--")
+        .arg("touch")
+        .arg(&marker)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        marker.exists(),
+    )
+}
+
+/// The journal of a dead `ecosched` (owner pid 4194311, above the largest
+/// pid Linux hands out) that changed the affinity of a thread that is
+/// gone as well: `restore` finds nothing left to put back, and a later run
+/// warns about it.
+pub const DEAD_JOURNAL: &str = "{\"version\":1,\"owner_pid\":4194311,\"owner_start_ticks\":5}\n\
+    {\"kind\":\"affinity\",\"tid\":4194300,\"start_ticks\":9,\"before\":\"0\"}\n";
