@@ -1,6 +1,6 @@
 //! A policy's statistics: what it has done so far (plans made, tasks moved,
 //! searches run …), declared once per policy as a typed struct with
-//! [`policy_stats!`], in the manner of `scx_stats`.
+//! [`policy_stats!`](crate::policy_stats), in the manner of `scx_stats`.
 //!
 //! Each statistic is described once (name, kind, help) in a `'static`
 //! table, so consumers that never see the policy's type still know what a

@@ -1,6 +1,6 @@
 //! Policy parameters: what a user writes (`--param key=value`, a daemon
 //! group's `params` table) and what a policy reads (one typed struct per
-//! policy family, declared with [`typed_params!`]).
+//! policy family, declared with [`typed_params!`](crate::typed_params)).
 //!
 //! ```text
 //! --param hold_ms=300 ─▶ Params (strings) ─▶ resolve against HiloParams::SPEC
@@ -320,7 +320,7 @@ fn or_list(words: &[&str]) -> String {
     }
 }
 
-/// The building blocks of a spec in [`typed_params!`]: a kind, then its
+/// The building blocks of a spec in [`typed_params!`](crate::typed_params): a kind, then its
 /// default and source (`real().above(0.0).default("0.5").source("eq. 1")`).
 pub mod build {
     use super::{ParamDefault, ParamKind, ParamSpec};
