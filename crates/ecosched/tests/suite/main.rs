@@ -18,7 +18,9 @@
 //! - [`recorded_cpufreq`]: `patel2`'s frequencies on a recorded machine
 //!   with cpufreq, through the journal;
 //! - [`fake_pmu`]: the Linux platform behind the fake PMU serves PAM;
-//! - [`restore`]: `restore` refuses a journal others could have written.
+//! - [`restore`]: `restore` refuses a journal others could have written;
+//! - [`structure`]: the workspace's files stay small and its modules
+//!   free of import cycles.
 //!
 //! Live tier: [`live`] (its own doc lists its modules).
 //!
@@ -41,6 +43,7 @@ mod live;
 mod recorded_cpufreq;
 mod restore;
 mod sim;
+mod structure;
 mod support;
 mod topology;
 mod validate;
