@@ -122,53 +122,78 @@ fn section(heading: &str, paper: Option<Paper>, rows: &[&Check]) -> String {
          |---|---|---:|---:|---:|---|---|\n",
     );
     for c in rows {
-        let place = paper.map_or(c.source.as_str(), |p| p.place(c));
-        let (paper_figure, model, tolerance) = if states_an_ordering(c) {
-            let model = if c.simulated == 1.0 {
-                "holds"
-            } else {
-                "does not hold"
-            };
-            ("holds".to_string(), model.to_string(), "–".to_string())
-        } else {
-            (
-                figure(c.paper),
-                figure(c.simulated),
-                format!("±{}", figure(c.tolerance)),
-            )
-        };
-        let kind = match c.kind {
-            RowKind::Calibrated => "calibrated",
-            RowKind::Predicted => "predicted",
-        };
-        let _ = writeln!(
-            out,
-            "| {} | {} | {} | {} | {} | {} | {} |",
-            cell(&c.name),
-            cell(place),
-            paper_figure,
-            model,
-            tolerance,
-            kind,
-            verdict(c)
-        );
+        out.push_str(&row(paper, c));
     }
     let missed: Vec<&&Check> = rows.iter().filter(|c| !c.pass).collect();
     if !missed.is_empty() {
         out.push_str("\n### Rows that miss, and why\n\n");
         for c in missed {
-            let place = paper.map_or(c.source.as_str(), |p| p.place(c));
-            let _ = writeln!(
-                out,
-                "- **{}** ({place}, {}): {}",
-                c.name,
-                verdict(c),
-                c.note
-            );
+            out.push_str(&miss(paper, c));
         }
     }
     out.push('\n');
     out
+}
+
+/// `c`'s line in its paper's table.
+fn row(paper: Option<Paper>, c: &Check) -> String {
+    let place = paper.map_or(c.source.as_str(), |p| p.place(c));
+    let (paper_figure, model, tolerance) = if states_an_ordering(c) {
+        let model = if c.simulated == 1.0 {
+            "holds"
+        } else {
+            "does not hold"
+        };
+        ("holds".to_string(), model.to_string(), "–".to_string())
+    } else {
+        (
+            figure(c.paper),
+            figure(c.simulated),
+            format!("±{}", figure(c.tolerance)),
+        )
+    };
+    let kind = match c.kind {
+        RowKind::Calibrated => "calibrated",
+        RowKind::Predicted => "predicted",
+    };
+    format!(
+        "| {} | {} | {} | {} | {} | {} | {} |\n",
+        cell(&c.name),
+        cell(place),
+        paper_figure,
+        model,
+        tolerance,
+        kind,
+        verdict(c)
+    )
+}
+
+/// The line that gives the cause of a row that misses.
+fn miss(paper: Option<Paper>, c: &Check) -> String {
+    let place = paper.map_or(c.source.as_str(), |p| p.place(c));
+    format!("- **{}** ({place}, {}): {}\n", c.name, verdict(c), c.note)
+}
+
+/// Every line the document gives `checks`: each row's table line, and the
+/// cause of each row that misses. The validation tier checks that
+/// `docs/validation.md` holds them, so the committed document cannot drift
+/// from the rows.
+pub fn row_lines(checks: &[Check]) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in checks {
+        let paper = Paper::of(c);
+        out.push(row(paper, c));
+        if !c.pass {
+            out.push(miss(paper, c));
+        }
+    }
+    out
+}
+
+/// The document's opening (what it is, how to read the rows), which
+/// depends on no row.
+pub fn opening(observe: Observe) -> String {
+    intro(observe)
 }
 
 /// Whether `c` states an ordering or a direction, 1 when it holds and 0
@@ -217,6 +242,20 @@ fn cell(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_committed_document_opens_with_this_text() {
+        let doc = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/validation.md"
+        ))
+        .unwrap_or_default();
+        assert!(
+            doc.starts_with(&opening(Observe::Linux)),
+            "docs/validation.md is stale: regenerate it with \
+             `cargo run --release -p ecosched -- validate --markdown > docs/validation.md`"
+        );
+    }
 
     fn row(name: &str, source: &str, paper: f64, simulated: f64, tolerance: f64) -> Check {
         Check::new(name, source, paper, simulated, tolerance, "the cause")

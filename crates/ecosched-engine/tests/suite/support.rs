@@ -3,9 +3,12 @@
 //! tolerance, the rows whose tolerance is wider than the rules allow
 //! ([`Check::tolerance_problem`]) or accepts no effect at all
 //! ([`Check::no_effect_problem`]), and the known misses that now pass (so
-//! they are promoted, not forgotten). Shared by the `validation` modules.
+//! they are promoted, not forgotten), and every row's line that
+//! `docs/validation.md` lacks (the committed document is generated from
+//! these rows and must not drift from them). Shared by the `validation`
+//! modules.
 
-use ecosched_engine::validate::Check;
+use ecosched_engine::validate::{markdown, Check};
 
 /// Print `checks` and assert that all pass (known misses: still miss) and
 /// that every tolerance keeps within the rules.
@@ -54,5 +57,19 @@ pub fn report(checks: &[Check]) {
     assert!(
         vanishing.is_empty(),
         "tolerances that pass no effect: {vanishing:?}"
+    );
+    let doc = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/validation.md"
+    ))
+    .unwrap_or_default();
+    let stale: Vec<String> = markdown::row_lines(checks)
+        .into_iter()
+        .filter(|line| !doc.contains(line.as_str()))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "docs/validation.md does not say this of its rows (regenerate it: \
+         `cargo run --release -p ecosched -- validate --markdown > docs/validation.md`): {stale:#?}"
     );
 }
