@@ -2,7 +2,7 @@
 //! figure next to the paper's, then fail naming the rows outside their
 //! tolerance, the rows whose tolerance is wider than the rules allow
 //! ([`Check::tolerance_problem`]) or accepts no effect at all
-//! ([`Check::no_effect_problem`]), and the known misses that now pass (so
+//! ([`Check::no_effect_problem`]), and the known misses that pass (so
 //! they are promoted, not forgotten). Shared by the `validation` modules.
 
 use ecosched_engine::validate::Check;
