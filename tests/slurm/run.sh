@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The Slurm test (issue #13): a real Slurm 22.05 on one host carries out
-# ecosched's decisions. It brings up deploy/slurm/local-cluster.sh (3 nodes
+# The Slurm test: a real Slurm 22.05 on one host carries out ecosched's
+# decisions. It brings up deploy/slurm/local-cluster.sh (3 nodes
 # of 2 CPUs), one ecosched daemon per node, and `ecosched slurm advise`,
 # then checks:
 #   hooks      the Prolog and Epilog reached the node's ecosched for every job
@@ -25,7 +25,7 @@
 # On a machine without hardware counters the memory component of a job's
 # activity vector cannot be measured: classes here come from the job's
 # comment (`ecosched:class=mem`) and then from the store, and what is
-# measured is each job's CPU use (see README, "Running on a Slurm cluster").
+# measured is each job's CPU use (see docs/operators/slurm.md).
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 export ECOSCHED_SLURM_DIR=${ECOSCHED_SLURM_DIR:-/tmp/ecosched-slurm-test}

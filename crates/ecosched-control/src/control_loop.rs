@@ -79,11 +79,10 @@ pub fn run(
     session.finish(sink)
 }
 
-/// A run taken one wake-up at a time, for a caller that interleaves
-/// several machines (a simulated cluster, POLICIES.md §4.5) and acts on
-/// them between steps. The platform, policy and sink stay the caller's:
-/// pass the same ones to every call. [`run`] is `start`, `step` until
-/// finished, `finish`.
+/// A run taken one wake-up at a time, for a caller that interleaves several
+/// machines (a simulated cluster) and acts on them between steps. The
+/// platform, policy and sink stay the caller's: pass the same ones to every
+/// call. [`run`] is `start`, `step` until finished, `finish`.
 pub struct Session {
     cadence: Cadence,
     header: TraceHeader,

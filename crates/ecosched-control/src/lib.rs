@@ -1,10 +1,10 @@
 //! # ecosched-control
 //!
-//! The control loop that joins a [`Platform`](ecosched_model::Platform) and
-//! a [`Policy`](ecosched_policy::Policy) (ARCHITECTURE.md "One loop, two
-//! worlds"), and the sinks its trace streams to. It depends on neither the
-//! simulator nor the Linux crate, so the same loop drives both and neither
-//! can leak into it.
+//! The control loop that joins a [`Platform`](ecosched_model::Platform) and a
+//! [`Policy`](ecosched_policy::Policy) (`docs/design/architecture.md`, "One
+//! loop, two worlds"), and the sinks its trace streams to. It depends on
+//! neither the simulator nor the Linux crate, so the same loop drives both
+//! and neither can leak into it.
 //!
 //! ```
 //! use ecosched_control::{run, JsonLinesSink};

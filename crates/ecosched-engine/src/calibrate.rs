@@ -1,5 +1,5 @@
 //! `ecosched calibrate av --machine M`: activity-vector calibration of a
-//! simulated machine (Merkel et al. §4.1, seed 004).
+//! simulated machine (Merkel et al., EuroSys'10, §4.1).
 //!
 //! Each benchmark runs alone in the simulator, held at each P-state by the
 //! `fixed` policy, and is measured only through what `--observe linux`

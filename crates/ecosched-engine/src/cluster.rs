@@ -1,7 +1,7 @@
 //! Simulated clusters (`ecosched sim`/`compare` on a scenario with
 //! `[[nodes]]`): one [`SimPlatform`] and one node policy per node, stepped
 //! in lockstep by the control loop's [`Session`], and for `av-xnode` the
-//! cross-node coordinator of POLICIES.md §4.5 (Merkel et al. §5.2, §8.4).
+//! cross-node coordinator (Merkel et al., EuroSys'10, §5.2, §8.4).
 //!
 //! ```text
 //!  each wake-up:  node 0 ─ step ─▶ snapshot ─┬─▶ its own figures

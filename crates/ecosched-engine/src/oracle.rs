@@ -1,7 +1,8 @@
-//! The oracle (POLICIES.md §6): the best *static* configuration
-//! of a small scenario — each managed task pinned to one CPU and each
-//! frequency domain held at one P-state — found by simulating every
-//! configuration that is not a symmetric copy of one already tried.
+//! The oracle (`docs/design/papers.md`, "Baselines and the oracle"): the
+//! best *static* configuration of a small scenario — each managed task
+//! pinned to one CPU and each frequency domain held at one P-state — found
+//! by simulating every configuration that is not a symmetric copy of one
+//! already tried.
 //!
 //! ```text
 //!   machine ── package ── last-level cache ── CPU ── tasks on it

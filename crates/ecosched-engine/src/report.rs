@@ -58,7 +58,7 @@ pub struct SimReport {
     /// Managed instances still running when the run ended (a fixed
     /// duration cut them off).
     pub unfinished_tasks: u32,
-    /// Patel's ch. 9 figures (POLICIES.md §5.7).
+    /// Patel's ch. 9 figures (thesis §5.2 step 9).
     pub patel: PatelMetrics,
     /// The policy's statistics at the end of the run (its family's typed
     /// statistics); omitted when it keeps none.

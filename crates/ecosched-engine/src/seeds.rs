@@ -1,7 +1,7 @@
 //! Repeated comparisons over several seeds (`ecosched compare --seeds N`):
 //! the same scenario run N times with seeds `s, s+1, …`, each policy's
 //! figures reported as a mean and a standard deviation. This is how Dhiman
-//! et al. report predictability (seed 003, §5.2, Table 2): migrations per
+//! et al. report predictability (ISLPED'10, §5.2, Table 2): migrations per
 //! second and the standard deviation of run time over 10 runs. In the
 //! simulator a seed changes what is random in a run (when the background
 //! kernel threads wake, sleep lengths), as repeating a run on a real

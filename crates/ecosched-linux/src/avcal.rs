@@ -1,6 +1,7 @@
 //! `ecosched calibrate av` on this machine: activity-vector peaks and
 //! translation vectors measured with built-in kernels at each P-state
-//! (Merkel et al. §4.1, seed 004; POLICIES.md §4.1).
+//! (Merkel et al., EuroSys'10, §4.1; `docs/design/papers.md`, "Activity
+//! vectors").
 //!
 //! ```text
 //!  preflight: cpufreq policies? perf hardware events?

@@ -12,7 +12,7 @@
 //!
 //! The planner ([`writes_for`]) is pure: it turns a setting into an ordered
 //! list of [`SysfsWrite`]s and touches nothing, so the caller can journal
-//! each old value before writing (STYLE.md: plan as data, plumbing apart).
+//! each old value before writing (`docs/design/restore-journal.md`).
 
 use crate::error::LinuxError;
 use crate::fsroot::FsRoot;

@@ -1,5 +1,6 @@
 //! The one error type of the Linux platform. It keeps apart the cases a
-//! caller handles differently (STYLE.md "Errors"):
+//! caller handles differently (`docs/design/architecture.md`, "Conventions
+//! that hold across crates"):
 //!
 //! - `Absent`: the machine lacks the feature (no cpufreq, no RAPL, no PMU
 //!   event) — degrade and say so;

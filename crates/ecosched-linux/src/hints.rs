@@ -1,6 +1,6 @@
 //! Application hints: how a running program tells ecosched its parallelism
-//! (Richling et al., seed 002 §IV-B: with a hint the spare core is not
-//! needed).
+//! (Richling et al., PIK 32(2), 2009, §IV-B: with a hint the spare core is
+//! not needed).
 //!
 //! Protocol. `ecosched run` gives the program the path of a hint file in the
 //! environment variable [`HINT_ENV`]. The program writes its expected

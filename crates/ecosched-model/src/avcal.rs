@@ -1,8 +1,7 @@
-//! Turning benchmark measurements into activity-vector calibration
-//! (Merkel et al. §4.1, seed 004): one derivation for every place that
+//! Turning benchmark measurements into activity-vector calibration (Merkel,
+//! Stoess and Bellosa, EuroSys'10, §4.1): one derivation for every place that
 //! measures, the simulator (`ecosched-engine`) and a live Linux machine
-//! (`ecosched-linux`), so both store the same figures for the same
-//! counters.
+//! (`ecosched-linux`), so both store the same figures for the same counters.
 //!
 //! The paper calibrates translation vectors "by running a set of
 //! representative benchmarks at each processor frequency while

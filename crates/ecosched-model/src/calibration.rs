@@ -1,12 +1,12 @@
 //! Per-machine calibration data: measured facts about one machine that some
 //! policies need and that discovery cannot read from sysfs.
 //!
-//! - Activity vectors (Merkel et al. §4.1, seed 004): the peaks each
+//! - Activity vectors (Merkel et al., EuroSys'10, §4.1): the peaks each
 //!   component is normalised to, and one *translation vector* per P-state
 //!   that scales a vector sampled at that frequency to the maximum one.
 //! - The EDP factor of the frequency heuristic (Merkel §4.4):
 //!   `EDP_factor(x) = intercept + slope·x` (Q6600: 1.6 − 0.8·x).
-//! - The heterogeneous cpuset partition (Patel, seed 000 §5): how many CPUs
+//! - The heterogeneous cpuset partition (Patel's thesis, §5): how many CPUs
 //!   run at which fixed frequency.
 //!
 //! A simulator preset carries it in its `[calibration]` table; on a real

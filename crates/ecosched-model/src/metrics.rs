@@ -85,15 +85,15 @@ pub struct RunMetrics {
     /// energy is only comparable with another run's per unit of work.
     #[serde(default)]
     pub unfinished_tasks: u32,
-    /// Patel's ch. 9 figures (POLICIES.md §5.7) and the counter totals
+    /// Patel's ch. 9 figures (thesis §5.2 step 9) and the counter totals
     /// his Tables 21 and 25 compare.
     #[serde(default)]
     pub patel: PatelMetrics,
 }
 
-/// Patel's figures of merit (thesis §5.2 step 9, ch. 9; POLICIES.md §5.7),
-/// over the managed programs of a run. A *process* is a task name: all the
-/// runs of one program, as the thesis reports one figure per benchmark.
+/// Patel's figures of merit (thesis §5.2 step 9, ch. 9), over the managed
+/// programs of a run. A *process* is a task name: all the runs of one
+/// program, as the thesis reports one figure per benchmark.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PatelMetrics {
     /// Average watts while every program still had runs left (until the
@@ -257,7 +257,7 @@ impl MetricsAccumulator {
     }
 
     /// Task `id` left this machine without finishing (a cross-node
-    /// migration, POLICIES.md §4.5): it is no longer counted as running
+    /// migration of `av-xnode`): it is no longer counted as running
     /// here. Its completed instances stay counted.
     pub fn depart(&mut self, id: TaskId) {
         self.live.remove(&id);

@@ -1,5 +1,5 @@
 //! Resource-conscious scheduling with activity vectors — Merkel et al.,
-//! EuroSys'10 (seed 004, POLICIES.md §4.1–4.4, 4.6).
+//! EuroSys'10, §4–6 (`docs/design/papers.md`, "Activity vectors").
 //!
 //! ```text
 //!  counters ──▶ activity vector (bus, cache, core) ∈ [0,1]³, as if at f_max

@@ -1,8 +1,9 @@
-//! The comparisons every experiment needs (POLICIES.md §6): the kernel's own
-//! scheduler left unrestricted under one cpufreq governor, all CPUs held at
-//! one frequency (`fixed`), and all managed tasks confined to a static CPU
-//! set (`static`, the managed and measured equivalent of `taskset`).
-//! None of them reads counters; they decide once, at `init`.
+//! The comparisons every experiment needs (`docs/design/papers.md`,
+//! "Baselines and the oracle"): the kernel's own scheduler left unrestricted
+//! under one cpufreq governor, all CPUs held at one frequency (`fixed`), and
+//! all managed tasks confined to a static CPU set (`static`, the managed and
+//! measured equivalent of `taskset`). None of them reads counters; they
+//! decide once, at `init`.
 
 use crate::{Policy, PolicyError};
 use ecosched_model::{

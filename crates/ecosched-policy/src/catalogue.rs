@@ -358,7 +358,7 @@ const FAMILIES: &[Family] = &[
     Family {
         name: "oracle",
         title: "the best static placement and frequencies, by search",
-        source: "the comparison point of POLICIES.md §6",
+        source: "the comparison point for every policy, searched up to symmetry as in PAM's eq. 3",
         decides: "Simulates every static placement of up to 8 named tasks on up to 8 CPUs, \
                   with every frequency per domain, and keeps the one that minimises \
                   `objective`: a lower bound for any static policy on that scenario. Runs \

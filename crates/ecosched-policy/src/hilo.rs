@@ -1,5 +1,5 @@
-//! High/low core sets with a spare core — Richling et al. (seed 002, §IV,
-//! POLICIES.md §2).
+//! High/low core sets with a spare core — Richling, Schönherr, Mühl and
+//! Werner (PIK 32(2), 2009, §IV; `docs/design/papers.md`, "High/low sets").
 //!
 //! A polling governor raises a core's frequency only after it has seen load
 //! there, and the kernel puts new work on the idlest — slowest — core

@@ -1,9 +1,9 @@
-//! The oracle's side in the policy crate (POLICIES.md §6): its parameter
-//! (the objective the search minimises) and [`FixedConfig`], the static
-//! configuration one candidate of the search is — each named task pinned
-//! to one CPU (or all managed work confined to a CPU set) and each
-//! frequency domain held at one P-state. The search itself runs the
-//! simulator, so it lives in `ecosched-engine` (`oracle.rs`); a policy
+//! The oracle's side in the policy crate (`docs/design/papers.md`, "Baselines
+//! and the oracle"): its parameter (the objective the search minimises) and
+//! [`FixedConfig`], the static configuration one candidate of the search is —
+//! each named task pinned to one CPU (or all managed work confined to a CPU
+//! set) and each frequency domain held at one P-state. The search itself runs
+//! the simulator, so it lives in `ecosched-engine` (`oracle.rs`); a policy
 //! never knows which world it runs in.
 
 use crate::params::{Params, TypedParams};

@@ -1,6 +1,6 @@
 //! `placed`: each named task pinned to one CPU of its own choosing, for
 //! hand-made static placements — the best and worst schedules Dhiman et
-//! al. create "manually … by binding threads to cores" (seed 003, §3,
+//! al. create "manually … by binding threads to cores" (ISLPED'10, §3,
 //! Fig. 2a) to bracket what a balancer achieves. Unlike `static`, which
 //! confines all managed work to one set, this places tasks one by one.
 //!

@@ -1,8 +1,8 @@
 //! WCA — the workload-characteristics-aware load balancer of Dhiman,
-//! Kontorinis, Tullsen, Rosing, Saxe and Chew (ISLPED'10, seed 003;
-//! POLICIES.md §3), as a meta-scheduler: instead of patching the kernel's
-//! balancer it decides where each thread belongs and pins it there, so the
-//! kernel's count-only balancer has nothing left to flip.
+//! Kontorinis, Tullsen, Rosing, Saxe and Chew (ISLPED'10), as a
+//! meta-scheduler: instead of patching the kernel's balancer it decides where
+//! each thread belongs and pins it there, so the kernel's count-only balancer
+//! has nothing left to flip.
 //!
 //! ```text
 //!  every interval, per managed thread (§4.1, §4.2, eq. 1):
@@ -19,7 +19,7 @@
 //!  pin every non-transient thread to its CPU
 //! ```
 //!
-//! Choices where the paper leaves room (POLICIES.md §3):
+//! Choices where the paper leaves room (`docs/design/papers.md`, "WCA"):
 //! - The paper updates the averages each time a thread leaves a CPU; a
 //!   meta-scheduler sees counter deltas once per interval (`interval_ms`,
 //!   default 100 ms), so each interval is one "run". An interval in which a

@@ -1,6 +1,6 @@
 //! Cross-node balancing with activity vectors — Merkel et al., EuroSys'10
-//! §5.2, §8.4 (seed 004; POLICIES.md §4.5): `av-xnode` is `av` on every
-//! node plus this coordinator.
+//! §5.2, §8.4 (`docs/design/papers.md`, "Activity vectors"): `av-xnode`
+//! is `av` on every node plus this coordinator.
 //!
 //! ```text
 //!  node i: snapshots (what Linux shows) ──▶ Publisher: each task's vector,

@@ -1,6 +1,6 @@
 //! Cluster scenarios: several simulated machines ("nodes"), each with its
 //! own machine preset and workload, and what moving a workload between
-//! them costs (Merkel et al. §5.2, §8.4; POLICIES.md §4.5).
+//! them costs (Merkel et al., EuroSys'10, §5.2, §8.4).
 //!
 //! ```toml
 //! name = "merkel-xnode-worst"

@@ -1,6 +1,6 @@
 //! How fast each running task goes, given who else is running
-//! (SIMULATOR.md §2). One solve covers the whole machine for one
-//! configuration of running tasks and frequencies:
+//! (`docs/design/simulator.md`, "How fast a task runs"). One solve covers the
+//! whole machine for one configuration of running tasks and frequencies:
 //!
 //! ```text
 //! time per instruction  tpi_i = cpi_i / f_i + api_i · m_i(S_i) · (1 − c_i) · L_d / mlp_i     (ns)
@@ -245,7 +245,7 @@ pub struct Warming {
 /// (`latency_ns`, its memory domain's in the same solve) and the KiB of
 /// its lines already there (`occupancy_kib`); `None` once it is warm.
 ///
-/// The physics (SIMULATOR.md §2, with a cold start):
+/// The physics (`docs/design/simulator.md`, "Cache warm-up"):
 /// - its occupancy starts at zero and grows by one line for every line it
 ///   brings in (every miss and prefetched line: `miss_ratio` counts both),
 ///   until it reaches the share the steady-state solve gives it, capped at
@@ -434,11 +434,11 @@ mod tests {
         assert!(traffic(l) <= 8.0 + 1e-9);
     }
 
-    /// Memory latency is in nanoseconds and does not follow the core
-    /// clock (SIMULATOR.md §2): on the Q6600, one stream instance at
-    /// 1.6 GHz instead of 2.4 GHz loses under 10 % while a compute-only
-    /// task loses the full 1.5×, and the memory latency each sees is the
-    /// same. Nothing was calibrated on a single instance at 1.6 GHz.
+    /// Memory latency is in nanoseconds and does not follow the core clock
+    /// (`docs/design/simulator.md`, "How fast a task runs"): on the Q6600, one
+    /// stream instance at 1.6 GHz instead of 2.4 GHz loses under 10 % while a
+    /// compute-only task loses the full 1.5×, and the memory latency each sees
+    /// is the same. Nothing was calibrated on a single instance at 1.6 GHz.
     #[test]
     fn a_memory_bound_task_depends_only_weakly_on_frequency() {
         let machine = crate::scenario::preset("q6600").unwrap().unwrap();

@@ -1,8 +1,8 @@
-//! Models of the Linux cpufreq governors (SIMULATOR.md §4), one per
-//! frequency domain. Sampling is explicit: ondemand and conservative only
-//! look at load every sampling period, so a core that becomes busy waits
-//! for the next sample — the delay Richling et al. measured hurting short
-//! compile jobs.
+//! Models of the Linux cpufreq governors (`docs/design/simulator.md`,
+//! "Governors"), one per frequency domain. Sampling is explicit: ondemand and
+//! conservative only look at load every sampling period, so a core that
+//! becomes busy waits for the next sample — the delay Richling et al.
+//! measured hurting short compile jobs.
 //!
 //! - performance / powersave / userspace (`Fixed`): constant.
 //! - ondemand: every `sampling_ms`, load = busiest CPU's busy fraction over

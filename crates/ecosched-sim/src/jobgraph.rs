@@ -1,5 +1,5 @@
-//! A `make -jN`-style build as a simulated workload (SIMULATOR.md §7;
-//! Richling et al. §II, Fig. 1): hundreds of short compile jobs whose
+//! A `make -jN`-style build as a simulated workload (Richling et al., PIK
+//! 32(2), 2009, §II, Fig. 1): hundreds of short compile jobs whose
 //! dependencies limit the parallelism, started by a `make` process that
 //! sleeps most of the time and runs a short burst for every job it spawns.
 //!

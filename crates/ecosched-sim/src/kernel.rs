@@ -1,5 +1,5 @@
-//! The baseline kernel scheduler (SIMULATOR.md §3), the "Linux default"
-//! every paper compares against:
+//! The baseline kernel scheduler (`docs/design/simulator.md`, "The kernel
+//! scheduler"), the "Linux default" every paper compares against:
 //!
 //! - per-CPU run queues with weighted fair sharing: each task's virtual
 //!   runtime advances at `1024 / weight`, weight ≈ 1024 · 1.25^−nice; the
@@ -19,18 +19,17 @@
 //! - count-based balancing up the topology (it looks at task counts only,
 //!   Dhiman's point), plus pulling work when a CPU goes idle; on a machine
 //!   whose `balance_by` is `weight`, both compare summed CFS weights as
-//!   2.6.35 does (`Kernel::domain_pull`), and an idle CPU leaves
-//!   cache-hot tasks alone. The count-based form is every preset's but
-//!   the Opteron 6134's: it stands in for the 2.6.2x kernels, whose
-//!   balancer differs from 2.6.35's (a group holds one task per CPU
-//!   before `SD_PREFER_SIBLING`), and 2.6.35's form measures worse on
-//!   those machines (README). Balancing pulls work to a
-//!   CPU, and a busy CPU balances only every
+//!   2.6.35 does (`Kernel::domain_pull`), and an idle CPU leaves cache-hot
+//!   tasks alone. The count-based form is every preset's but the Opteron
+//!   6134's: it stands in for the 2.6.2x kernels, whose balancer differs from
+//!   2.6.35's (a group holds one task per CPU before `SD_PREFER_SIBLING`),
+//!   and with 2.6.35's form those machines' validation rows fit worse.
+//!   Balancing pulls work to a CPU, and a busy CPU balances only every
 //!   `balance_interval · busy_factor` (`rebalance_domains` in
 //!   kernel/sched.c), its `balance_interval` back at `sd_min_interval_ms`
-//!   after a pass that pulled and doubling up to `sd_max_interval_ms`
-//!   after one that did not (`load_balance`), so moves onto busy CPUs are
-//!   much rarer than onto idle ones;
+//!   after a pass that pulled and doubling up to `sd_max_interval_ms` after
+//!   one that did not (`load_balance`), so moves onto busy CPUs are much
+//!   rarer than onto idle ones;
 //! - affinity masks and cpusets always respected.
 //!
 //! The kernel holds only scheduling state; the platform owns the tasks and

@@ -1,12 +1,12 @@
 //! # ecosched-sim
 //!
 //! A calibrated multicore simulator at scheduler granularity
-//! (SIMULATOR.md): machine presets from the papers, shared-cache and
-//! memory-bandwidth contention, DVFS with voltage domains, a power model
-//! with idle states, the Linux scheduler and governors as baselines, and
-//! workloads from TOML scenarios, and clusters of such machines
-//! (`cluster`: `[[nodes]]`, tasks moved between them). It implements the same
-//! [`Platform`](ecosched_model::Platform) trait as a real machine.
+//! (`docs/design/simulator.md`): machine presets from the papers,
+//! shared-cache and memory-bandwidth contention, DVFS with voltage domains, a
+//! power model with idle states, the Linux scheduler and governors as
+//! baselines, and workloads from TOML scenarios, and clusters of such
+//! machines (`cluster`: `[[nodes]]`, tasks moved between them). It implements
+//! the same [`Platform`](ecosched_model::Platform) trait as a real machine.
 //!
 //! ```
 //! use ecosched_model::{Platform, Plan};

@@ -4,8 +4,10 @@
 //! A machine is a topology (packages → dies → cores → hardware threads,
 //! caches by scope) plus the handful of physical parameters the simulator's
 //! models need: P-states with voltages, DVFS latency, memory latency and
-//! saturation bandwidth, and the power model's coefficients (SIMULATOR.md
-//! §1, §2, §5). Each preset documents where every number comes from.
+//! saturation bandwidth, and the power model's coefficients
+//! (`docs/design/simulator.md`; every key in
+//! `docs/researchers/machine-files.md`). Each preset documents where every
+//! number comes from.
 
 use crate::error::SimError;
 use ecosched_model::topology::{
@@ -111,7 +113,7 @@ pub struct IdleSpec {
     pub power_w: f64,
 }
 
-/// Power model coefficients (SIMULATOR.md §5).
+/// Power model coefficients (`docs/design/simulator.md`, "Power and energy").
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PowerSpec {
@@ -139,7 +141,8 @@ pub struct PowerSpec {
     pub idle_states: Vec<IdleSpec>,
 }
 
-/// Baseline kernel scheduler tunables (SIMULATOR.md §3); Linux CFS defaults.
+/// Baseline kernel scheduler tunables (`docs/design/simulator.md`, "The
+/// kernel scheduler"); Linux CFS defaults.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SchedSpec {
@@ -188,7 +191,8 @@ pub struct SchedSpec {
     pub migration_cost_ms: f64,
 }
 
-/// What the periodic balancer equalises (SIMULATOR.md §3).
+/// What the periodic balancer equalises (`docs/design/simulator.md`, "The
+/// kernel scheduler").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BalanceBy {
@@ -202,7 +206,8 @@ pub enum BalanceBy {
     Count,
 }
 
-/// Where a woken (not newly created) task is queued (SIMULATOR.md §3).
+/// Where a woken (not newly created) task is queued
+/// (`docs/design/simulator.md`, "The kernel scheduler").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WakeTarget {
@@ -218,7 +223,7 @@ pub enum WakeTarget {
 }
 
 /// Where a task started by another (a build job `make` forks and execs)
-/// is first queued (SIMULATOR.md §3).
+/// is first queued (`docs/design/simulator.md`, "The kernel scheduler").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NewTaskTarget {
@@ -258,7 +263,8 @@ impl Default for SchedSpec {
     }
 }
 
-/// Governor tunables (SIMULATOR.md §4). Defaults are the papers' machines'.
+/// Governor tunables (`docs/design/simulator.md`, "Governors"). Defaults
+/// are the papers' machines'.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct GovernorSpec {

@@ -1,4 +1,4 @@
-//! Power (SIMULATOR.md §5):
+//! Power (`docs/design/simulator.md`, "Power and energy"):
 //!
 //! ```text
 //! active core  P = activity · ceff · V² · f + leak · V,

@@ -1,6 +1,6 @@
 //! Task profiles: how a program uses a core, the shared cache and memory
-//! (SIMULATOR.md §2, §7). The built-in ones live in `profiles.toml`, each
-//! with the source of its numbers.
+//! (`docs/design/simulator.md`, "How fast a task runs"). The built-in ones
+//! live in `profiles.toml`, each with the source of its numbers.
 
 use serde::Deserialize;
 

@@ -1,7 +1,7 @@
 //! Scenarios: a machine, a workload and a stop condition, written in TOML
-//! (SIMULATOR.md §7). Built-in ones live in `scenarios/*.toml` and are
-//! parsed by the same code as a user's file, so every built-in is also a
-//! parser test.
+//! (`docs/researchers/scenario-files.md`). Built-in ones live in
+//! `scenarios/*.toml` and are parsed by the same code as a user's file, so
+//! every built-in is also a parser test.
 //!
 //! ```toml
 //! name = "merkel-4stream"
@@ -109,7 +109,8 @@ fn yes() -> bool {
     true
 }
 
-/// Short, frequent kernel/daemon threads (SIMULATOR.md §3).
+/// Short, frequent kernel/daemon threads (`docs/design/simulator.md`, "The
+/// kernel scheduler").
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TransientSpec {

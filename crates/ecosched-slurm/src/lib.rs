@@ -1,8 +1,9 @@
 //! # ecosched-slurm
 //!
-//! The cluster side of ecosched on a Slurm cluster (POLICIES.md §4.5,
-//! without a C plugin): an idempotent advisory loop that turns the
-//! activity the nodes measure into Slurm's own soft placement knobs.
+//! The cluster side of ecosched on a Slurm cluster (Merkel et al.'s
+//! cross-node placement, EuroSys'10 §5.2, without a C plugin): an idempotent
+//! advisory loop that turns the activity the nodes measure into Slurm's own
+//! soft placement knobs.
 //!
 //! ```text
 //!  every pass:  squeue (running jobs) ─┐

@@ -4,10 +4,10 @@
 //! through the Prolog is group `job-N`.
 //!
 //! The activity vector's memory-bus component needs the shared-cache miss
-//! counters (POLICIES.md §4.1): the exporter publishes them per group
-//! (`ecosched_group_llc_misses_total`) only where the node reads hardware
-//! counters. Without them (a VM) only the CPU use is measured, and classes
-//! come from a declaration or an earlier run (see `store`).
+//! counters (Merkel et al., EuroSys'10, §4.1): the exporter publishes them
+//! per group (`ecosched_group_llc_misses_total`) only where the node reads
+//! hardware counters. Without them (a VM) only the CPU use is measured, and
+//! classes come from a declaration or an earlier run (see `store`).
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};

@@ -58,7 +58,7 @@ pub enum Command {
     Daemon(DaemonArgs),
     /// Talk to a running daemon through its control socket.
     Ctl(CtlArgs),
-    /// The Slurm cluster side (see README, "Running on a Slurm cluster").
+    /// The Slurm cluster side (see docs/operators/slurm.md).
     #[command(subcommand)]
     Slurm(SlurmCommand),
 }

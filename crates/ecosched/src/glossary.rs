@@ -1,6 +1,7 @@
 //! What every column of `ecosched compare` means, shown under `compare
-//! --help` (and repeated in the README's glossary), so that a reader never
-//! has to guess whether a figure is a ratio, a gain or a total.
+//! --help` (and repeated in `docs/researchers/simulation.md`), so that a
+//! reader never has to guess whether a figure is a ratio, a gain or a
+//! total.
 
 /// The text after `compare --help`'s options.
 pub const COMPARE_COLUMNS: &str = "\

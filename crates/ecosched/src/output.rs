@@ -277,7 +277,7 @@ fn totals_table(r: &CompareReport, label: &dyn Fn(usize) -> String) -> String {
     t.render()
 }
 
-/// Patel's ch. 9 figures (POLICIES.md §5.7): (a) mean instructions/s per
+/// Patel's ch. 9 figures (thesis §5.2 step 9): (a) mean instructions/s per
 /// process per average watt, (b) mean completion time × average watts, and
 /// the percentages of his Table 4 against the baseline.
 fn patel_table(r: &CompareReport) -> String {

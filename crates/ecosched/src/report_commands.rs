@@ -1,7 +1,7 @@
-//! What issue #15 added to the commands, kept apart from `commands.rs` so
-//! that file only calls in: `bench oracle` (how long the oracle's
-//! exhaustive search takes) and the `--report` pages of `compare` and
-//! `sim`.
+//! `bench oracle` (how long the oracle's exhaustive search takes) and the
+//! `--report` pages of `compare` and `sim`: commands that render or time
+//! whole comparisons, kept apart from `commands.rs` so that file only
+//! calls in.
 
 use crate::cli::{BenchOracleArgs, CompareArgs, SimArgs};
 use crate::outcome::Outcome;

@@ -1,7 +1,7 @@
-//! The `compare` table of a fixed-duration scenario in which some run
-//! stopped with work left (issue #15): every headline figure per unit of
-//! work, so that a policy doing less work never reads as saving energy.
-//! Which unit is chosen, and why, is `ecosched_engine::normalise`'s.
+//! The `compare` table of a fixed-duration scenario in which some run stopped
+//! with work left: every headline figure per unit of work, so that a policy
+//! doing less work never reads as saving energy. Which unit is chosen, and
+//! why, is `ecosched_engine::normalise`'s.
 
 use crate::table::{num, opt, ratio, Align, Table};
 use ecosched_engine::compare::CompareReport;

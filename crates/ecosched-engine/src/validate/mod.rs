@@ -1,7 +1,8 @@
 //! The simulator checked against the papers' published figures
-//! (SIMULATOR.md §6). Each check runs built-in scenarios, derives the
-//! figure the paper reports, and compares it with the paper's value within
-//! a stated tolerance. The tests and `ecosched validate` call the same code.
+//! (`docs/design/simulator.md`, "Calibration, perturbation, validation").
+//! Each check runs built-in scenarios, derives the figure the paper
+//! reports, and compares it with the paper's value within a stated
+//! tolerance. The tests and `ecosched validate` call the same code.
 //!
 //! - [`Check`] is one row: the paper's figure, the model's, the tolerance,
 //!   whether a parameter was set from it ([`RowKind`]), and the rules every

@@ -2,8 +2,8 @@
 //! figure next to the paper's, then fail naming the rows outside their
 //! tolerance, the rows whose tolerance is wider than the rules allow
 //! ([`Check::tolerance_problem`]) or accepts no effect at all
-//! ([`Check::no_effect_problem`]), and the known misses that now pass (so
-//! they are promoted, not forgotten), and every row's line that
+//! ([`Check::no_effect_problem`]), the known misses that pass (so they
+//! are promoted, not forgotten), and every row's line that
 //! `docs/validation.md` lacks (the committed document is generated from
 //! these rows and must not drift from them). Shared by the `validation`
 //! modules.

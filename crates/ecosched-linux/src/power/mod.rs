@@ -2,8 +2,9 @@
 //! ([`powercap`]), then hwmon sensors ([`hwmon`]), then a model of
 //! utilisation and P-states ([`estimate`]). [`PowerMeter`] is the one front
 //! door: it picks the source once, at open, and then returns energy deltas
-//! per interval, labelled measured or estimated (ARCHITECTURE.md,
-//! "Real-world interfaces": say the source in every output).
+//! per interval, labelled measured or estimated, so that every output can
+//! say where its energy came from (`docs/design/linux-platform.md`,
+//! "Power").
 //!
 //! Each of the two meters is chosen on its own:
 //!

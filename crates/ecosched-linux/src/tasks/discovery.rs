@@ -51,7 +51,7 @@ impl TaskDiscovery {
     /// the process's), or `Gone`. Read as `/proc/<pid>/task/<pid>/stat`:
     /// the thread-group view `/proc/<pid>/stat` sums CPU times over every
     /// thread in the kernel, so for a 2000-thread program each discovery
-    /// paid 2000 threads' worth; the process view is the fallback.
+    /// would pay 2000 threads' worth; the process view is the fallback.
     fn process_stat(&self, pid: u32) -> Result<Stat, LinuxError> {
         let mut rel = format!("proc/{pid}/task/{pid}/stat");
         let text = match self.root.read(&rel, "process") {

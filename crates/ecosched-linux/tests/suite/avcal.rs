@@ -3,7 +3,7 @@
 //! writable directory) behind a counter source that models that machine's
 //! PMU. This VM has neither cpufreq nor hardware counters, so the
 //! measurement path is tested here and the refusal both here and for real
-//! (`crates/ecosched/tests/cli.rs`).
+//! (`crates/ecosched/tests/suite/live/counters.rs`).
 //!
 //! The model PMU counts what a Clovertown core would while the built-in
 //! kernels run: it tells them apart by the kernel thread's name

@@ -1,8 +1,8 @@
 //! PAM — the performance/power aware meta-scheduler of Banikazemi, Poff and
-//! Abali (seed 001; POLICIES.md §1). Every interval it reads per-task
-//! counters, predicts with an algebraic shared-cache model how a different
-//! mapping of processes to caches would run ([`model`]), searches the
-//! mappings ([`search`]), and applies the best one through per-task CPU
+//! Abali (SC '08; `docs/design/papers.md`, "PAM"). Every interval it reads
+//! per-task counters, predicts with an algebraic shared-cache model how a
+//! different mapping of processes to caches would run ([`model`]), searches
+//! the mappings ([`search`]), and applies the best one through per-task CPU
 //! sets — keeping it only while it measurably helps ([`state`]).
 //!
 //! ```text

@@ -1,6 +1,7 @@
-//! PAM's algebraic shared-cache model (seed 001 §IV-B, §IV-C; POLICIES.md
-//! §1.2): from what the counters say about each CPU now, predict how fast
-//! each one would run if the processes were re-shuffled among the caches.
+//! PAM's algebraic shared-cache model (Banikazemi, Poff and Abali, SC '08,
+//! §IV-B, §IV-C): from what the counters say about each CPU now, predict how
+//! fast each one would run if the processes were re-shuffled among the
+//! caches.
 //!
 //! ```text
 //!  measured per slot (a CPU, or the group of tasks time-sharing it):
@@ -21,7 +22,7 @@
 //! cache never depends on another: the solve runs cache by cache, which is
 //! what lets the search re-evaluate a swap by re-solving two caches only.
 //!
-//! **Offset (a resolution of POLICIES.md §1.2):** the paper hard-codes one
+//! **Offset (`docs/design/papers.md`, "PAM"):** the paper hard-codes one
 //! CPI fit (eq. 14) for every benchmark. Used raw, the model then predicts a
 //! change even for the identity assignment whenever a process does not sit
 //! exactly on the fitted plane, and Algorithm 2 compares candidates with the

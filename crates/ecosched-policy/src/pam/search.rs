@@ -1,6 +1,6 @@
 //! Choosing an assignment of slots (processes, or groups of processes that
-//! share a CPU) to shared caches (seed 001 §IV-A and Algorithm 2;
-//! POLICIES.md §1.2).
+//! share a CPU) to shared caches (Banikazemi, Poff and Abali, SC '08,
+//! §IV-A and Algorithm 2; `docs/design/papers.md`, "PAM", on the search).
 //!
 //! ```text
 //!   caches (physical)       cache 0   cache 1   cache 2   cache 3
@@ -136,7 +136,7 @@ impl SearchKind {
     }
 }
 
-/// Tunables of the search (POLICIES.md §1.2).
+/// Tunables of the search (`docs/design/papers.md`, "PAM").
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SearchConfig {
     /// Algorithm 2's δ on the predicted system speedup (paper: 0.1 %).
@@ -403,7 +403,8 @@ pub fn exhaustive(problem: &Problem<'_>, config: &SearchConfig) -> Decision {
 }
 
 /// A small seeded generator (SplitMix64) for the restarts: policies take
-/// randomness only from a seed they are given (STYLE.md).
+/// randomness only from a seed they are given (`docs/design/architecture.md`,
+/// "One loop, two worlds").
 #[derive(Debug, Clone)]
 struct SplitMix(u64);
 

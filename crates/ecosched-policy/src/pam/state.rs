@@ -1,5 +1,5 @@
-//! PAM's two-state machine and its goals (seed 001 §III-A, Fig. 2;
-//! POLICIES.md §1.3–1.4), and the CPU-count controller of the power cap
+//! PAM's two-state machine and its goals (Banikazemi, Poff and Abali,
+//! SC '08, §III-A, Fig. 2), and the CPU-count controller of the power cap
 //! (§V-G).
 //!
 //! ```text
@@ -14,7 +14,7 @@
 //! instruction, `power × cycle time / ΣIPC` (§III-A), lower is better;
 //! `power-cap` — performance inside the CPU set the cap controller allows.
 //!
-//! **Worst case (a resolution of POLICIES.md §1.3).** The paper's bound —
+//! **Worst case (`docs/design/papers.md`, "PAM").** The paper's bound —
 //! goodness ≥ (N−M)/N of Default — assumes that a failed plan costs at most
 //! M intervals per N. Two things make that true here: after a failed check
 //! Default is held for N−M intervals before Algorithm 2 may propose again,

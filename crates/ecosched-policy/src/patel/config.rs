@@ -1,6 +1,7 @@
 //! Parameters of Patel's schedulers: every threshold of the thesis is a
-//! named, overridable parameter (POLICIES.md §5), with the thesis's value
-//! as its default and the section it comes from.
+//! named, overridable parameter, with the thesis's value as its default
+//! and the section it comes from (or the resolution of
+//! `docs/design/papers.md` it follows).
 
 use crate::PolicyError;
 use ecosched_model::calibration::Partition;

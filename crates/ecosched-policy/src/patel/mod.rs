@@ -1,5 +1,6 @@
 //! Heterogeneous cpusets — Patel's four feedback-driven CPU schedulers
-//! (seed 000, chapters 5–8; POLICIES.md §5 with resolutions A1–A6).
+//! (R. Patel, PhD thesis, UNLV 2012, chapters 5–8), with the resolutions
+//! A1–A9 of `docs/design/papers.md` ("Patel") where the thesis is open.
 //!
 //! The machine is split once into cpusets of different *fixed* frequencies,
 //! sized inversely to frequency (the thesis's Opteron 6134: 8 cores →
@@ -27,7 +28,7 @@
 //!   cpuset (step 6); and a cpuset with an empty run queue receives the
 //!   most CPU-intensive process that can use it (step 7).
 //! - `patel2` (§6, *Priority CPU Scheduler*): the same with the nice-value
-//!   guards of POLICIES.md §5.4, and the empty-queue fill ranked by the
+//!   guards of §6.2, and the empty-queue fill ranked by the
 //!   `CPU_intensity_priority_index` of A5.
 //! - `patel3` (§7, *Cache Miss Priority CPU Scheduler*): `patel2`, and no
 //!   step-8 up-move while misses/references exceeds 0.0014 (§7.2 steps 7–8).
@@ -49,8 +50,8 @@
 //!   Opteron count L2 requests and misses);
 //! - (context switches + migrations) / 2 per second of CPU time.
 //!
-//! Two project resolutions beyond A1–A6, both to stop moves that undo
-//! themselves, which the thesis does not discuss:
+//! Two resolutions beyond A1–A6, both to stop moves that undo themselves,
+//! which the thesis does not discuss:
 //! - **A7** Scores are evaluated *as if the process had moved*: the target
 //!   cpuset's run-queue average counts the mover's own demand, its current
 //!   cpuset's does not change. A process therefore never moves to a cpuset
@@ -60,22 +61,21 @@
 //!   CPU) or that runs on a slower cpuset, and only if the target stays at
 //!   no more than one runnable thread per CPU after the move.
 //!
-//! And one reading of the thesis where POLICIES.md §5.5–5.6 is looser:
+//! And one reading of algorithms 3 and 4, narrower than gating every
+//! up-move:
 //! - **A9** The cache-miss and context-switch indices gate only the
 //!   up-moves of the periodic rules (§7.2 and §8.2 step 8(a) and the
 //!   least-`a` branch of 8(b)), as the thesis's text and its Algorithm 3
 //!   pseudocode do; the waiting rule (step 9) and the empty-queue fill
-//!   (step 11) stay as in algorithm 2. §5.6's "every up-move" gated those
-//!   too, and then `patel4` migrated *more* than `patel2` on
-//!   `patel-task4-dyn` (13 328 against 5 650 cpu-migrations): in that
-//!   workload nearly every process exceeds 17 switches and migrations per
-//!   CPU second (the non-CPU-intensive program ~60–70, because it blocks
-//!   after a short burst), so vetoed fills and waiting-moves piled
-//!   processes into the four-CPU 0.8 GHz cpuset (5.75 against 4.84 on
-//!   average), where every wake-up of a blocking program finds another
-//!   idle CPU to migrate to (11 011 of the 13 328 migrations were there).
-//!   A blocked-from-running process is the opposite of what the index
-//!   guards against (§4: the overhead of moving a process too often).
+//!   (step 11) stay as in algorithm 2. Gating those too would backfire on
+//!   `patel-task4-dyn`: nearly every process there exceeds 17 switches
+//!   and migrations per CPU second (the non-CPU-intensive program ~60–70,
+//!   because it blocks after a short burst), so vetoed fills and
+//!   waiting-moves would pile processes into the four-CPU 0.8 GHz cpuset,
+//!   where every wake-up of a blocking program finds another idle CPU to
+//!   migrate to, and `patel4` would migrate more than `patel2`. A process
+//!   that switches often because it blocks is not what the index guards
+//!   against (§4: the overhead of moving a process too often).
 
 mod config;
 mod partition;

@@ -1,4 +1,5 @@
-//! The static heterogeneous cpusets (Patel ch. 4 and §9.1; POLICIES.md §5):
+//! The static heterogeneous cpusets (Patel ch. 4 and §9.1;
+//! `docs/design/papers.md`, "Patel", on the partition):
 //! which CPUs run at which fixed frequency.
 //!
 //! - **Derivation.** Without a partition from `--param partition` or the

@@ -1,6 +1,6 @@
 //! Moving a running task to another simulated machine: the simulator's
-//! stand-in for migrating a VM between nodes (Merkel et al. §5.2, §8.4;
-//! POLICIES.md §4.5). The task leaves its machine at once, mid-instance,
+//! stand-in for migrating a VM between nodes (Merkel et al., EuroSys'10,
+//! §5.2, §8.4). The task leaves its machine at once, mid-instance,
 //! and arrives on the other after the migration's downtime with the work
 //! it had left, its phase, its identity and its instance's start, so its
 //! run time spans both machines and the downtime. Its remaining

@@ -219,7 +219,7 @@ impl SimPlatform {
 fn transient_profile(run_ms: f64, period_ms: f64) -> Profile {
     Profile {
         description: "transient kernel/daemon thread".into(),
-        source: "SIMULATOR.md §3".into(),
+        source: "transient threads of docs/design/simulator.md, The kernel scheduler".into(),
         phases: vec![Phase {
             instructions: None,
             cpi_core: 1.0,

@@ -214,10 +214,10 @@ completions = 10
     assert!(most <= 200 + 200, "{most} slots");
 }
 
-/// Leaving an idle state costs its exit latency (SIMULATOR.md §1): one
-/// short task arriving on an idle machine finishes later by the exit
-/// latency of the state its CPU had reached, here made 20 ms so that it
-/// stands out of the 1 ms observation steps.
+/// Leaving an idle state costs its exit latency (`docs/design/simulator.md`,
+/// "Power and energy"): one short task arriving on an idle machine finishes
+/// later by the exit latency of the state its CPU had reached, here made
+/// 20 ms so that it stands out of the 1 ms observation steps.
 #[test]
 fn waking_an_idle_cpu_costs_the_exit_latency() {
     let text = r#"
@@ -399,9 +399,10 @@ fn q6600_l2_pairs() -> (u32, u32) {
 }
 
 /// A task moved to a CPU behind another L2 finds none of its lines there
-/// (SIMULATOR.md §2, warm-up): it misses more and runs slower until it has
-/// brought its working set back in, then runs exactly as before.
-/// stream-fit1 sweeps 3.5 MiB, all of which it holds alone in a 4 MiB L2.
+/// (`docs/design/simulator.md`, "Cache warm-up"): it misses more and runs
+/// slower until it has brought its working set back in, then runs exactly as
+/// before. stream-fit1 sweeps 3.5 MiB, all of which it holds alone in a 4 MiB
+/// L2.
 #[test]
 fn a_task_moved_across_caches_runs_cold_then_recovers() {
     let (_, other) = q6600_l2_pairs();

@@ -1,6 +1,6 @@
-//! `--report out.html` on `compare`, `sim` and `run` (issue #15): one
-//! self-contained HTML file — inline SVG charts, inline CSS, no scripts,
-//! fonts or requests — that a researcher or an operator can open anywhere.
+//! `--report out.html` on `compare`, `sim` and `run`: one self-contained HTML
+//! file — inline SVG charts, inline CSS, no scripts, fonts or requests — that
+//! a researcher or an operator can open anywhere.
 //!
 //! It shows the scenario, machine and parameters; energy, time and EDP of
 //! each policy against the baseline (and the oracle), per unit of work when

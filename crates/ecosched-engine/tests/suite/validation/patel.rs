@@ -6,7 +6,7 @@ use crate::support::report;
 use ecosched_engine::validate::patel;
 use ecosched_engine::validate::RowKind;
 
-/// POLICIES.md §5.4 and the thesis's Table 8: processes with
+/// The thesis's §6.2 and Table 8: processes with
 /// distinct priorities complete in the same order under algorithm 2 as
 /// under the default scheduler. Task 4 (24 programs on 8 CPUs) is where
 /// priorities decide the order: with three to eight programs each has a
@@ -59,7 +59,7 @@ fn patel_table4_rows() {
 #[ignore = "validation: Patel Tables 24–25 against the simulator"]
 fn patel_tables24_25_rows() {
     // `report` holds the known misses to the tolerance rules too, and
-    // fails on one that now passes (it is promoted, not forgotten).
+    // fails on one that passes (it is promoted, not forgotten).
     report(&patel::priorities::tables24_25().unwrap());
 }
 
