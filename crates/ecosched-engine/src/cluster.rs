@@ -69,7 +69,7 @@ pub struct NodeReport {
     /// Per task, the instances that finished here.
     pub tasks: Vec<TaskMetrics>,
     /// Its node policy's statistics at the end.
-    #[serde(skip_serializing_if = "PolicyStats::is_empty")]
+    #[serde(rename = "policy_notes", skip_serializing_if = "PolicyStats::is_empty")]
     pub policy_stats: PolicyStats,
 }
 

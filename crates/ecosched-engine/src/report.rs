@@ -61,8 +61,9 @@ pub struct SimReport {
     /// Patel's ch. 9 figures (thesis §5.2 step 9).
     pub patel: PatelMetrics,
     /// The policy's statistics at the end of the run (its family's typed
-    /// statistics); omitted when it keeps none.
-    #[serde(skip_serializing_if = "PolicyStats::is_empty")]
+    /// statistics); omitted when it keeps none. The JSON key is the one
+    /// tools have always read.
+    #[serde(rename = "policy_notes", skip_serializing_if = "PolicyStats::is_empty")]
     pub policy_stats: PolicyStats,
 }
 
@@ -157,7 +158,9 @@ pub struct RunReport {
     pub notices: Vec<String>,
     /// The policy's statistics at the end of the run (`Policy::stats`):
     /// e.g. the tasks `av` only balances because they block, or that
-    /// `patel*` under `confine_only` set no frequency.
+    /// `patel*` under `confine_only` set no frequency. The JSON key is the
+    /// one tools have always read.
+    #[serde(rename = "policy_notes")]
     pub policy_stats: PolicyStats,
 }
 

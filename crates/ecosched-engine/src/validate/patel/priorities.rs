@@ -124,7 +124,7 @@ pub fn tables24_25() -> Result<Vec<Check>, EngineError> {
                  on {cs42_up} of them), thesis 25.82 %; 21.95–29.69 % accepted (15 %). A known \
                  miss, because the index vetoes keep more programs in the crowded 0.8 GHz cpuset: \
                  the index (17 switches and migrations per CPU second) vetoes up-moves algorithm \
-                 2 would make (`sim --json`, policy_stats: `vetoed_by_cs_mig_index`; algorithm 4 \
+                 2 would make (`sim --json`, policy_notes: `vetoed_by_cs_mig_index`; algorithm 4 \
                  against 2 on migrations: simulated {mig42:.1} %, thesis 22.59 %). \
                  Against control the model also misses: algorithm 4 {cs4:.1} % and algorithm 2 \
                  {cs2:.1} % (thesis 52.19 / 35.55 %), because crowding 24 programs into the faster \

@@ -292,7 +292,7 @@ fn patel2_moves_processes_of_different_nice_values_between_cpusets() {
     assert_eq!(nices, Some(started), "nice values as started");
     assert!(count("vetoed_by_nice") >= 1, "{notes:?}");
     // Without cpufreq the run only confines, and says so (`run` prints the
-    // statistics as `policy: …` rows and in its JSON's `policy_stats`).
+    // statistics as `policy: …` rows and in its JSON's `policy_notes`).
     let confine = notes.get("confine_only").map(ToString::to_string);
     assert!(confine.is_some_and(|c| c.contains("NOT set")), "{notes:?}");
 

@@ -136,7 +136,7 @@ fn run_exits_with_the_commands_status_and_json_uses_the_sim_field_names() {
         "cpu_s",
         "energy_source",
         "exit_code",
-        "policy_stats",
+        "policy_notes",
     ] {
         assert!(v.get(key).is_some(), "run --json lacks {key}: {v}");
     }
