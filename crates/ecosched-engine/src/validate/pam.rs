@@ -20,7 +20,7 @@
 //! | Figs. 8–9, §V-E | 3 + 2 + 3 and 3 + 3 + 3 mixes: PAM improves the system | holds | predicted |
 //! | Figs. 11–12, §V-G | CINT2006-like suite under a 260 W cap: four or five CPUs in most intervals | holds | calibrated |
 
-use crate::compare::compare;
+use crate::compare::{compare, CompareReport};
 use crate::experiment::{simulate_traced, SimOptions};
 use crate::validate::check::Check;
 use crate::validate::runs::mean;
@@ -163,23 +163,7 @@ pub fn checks(o: Observe) -> Result<Vec<Check>, EngineError> {
     let fit_error = eq14_error(&fit, &["bzip2", "libquantum"]);
     // Separating xalancbmk from libquantum: PAM against the kernel's own
     // placement under ondemand.
-    let scenario = Scenario::load("pam-libq-xalancbmk")?;
-    let report = compare(
-        &scenario,
-        &[
-            ("ondemand".into(), Params::default()),
-            ("pam".into(), Params::default()),
-        ],
-        "ondemand",
-        &SimOptions::observing(o),
-        &mut |_, _| {},
-    )?;
-    let gain = report
-        .ratios
-        .get("pam")
-        .and_then(|r| r.speedup_geomean)
-        .unwrap_or(f64::NAN)
-        - 1.0;
+    let (report, gain) = against_linux(o, "pam-libq-xalancbmk", Params::default())?;
     let base = &report.results[0];
     let pam = &report.results[1];
     let moves =
@@ -249,15 +233,13 @@ pub fn checks(o: Observe) -> Result<Vec<Check>, EngineError> {
     ])
 }
 
-/// PAM against the kernel's placement under ondemand on `scenario`, with
-/// PAM's `params`: the system gain (geomean speedup − 1) and each
-/// benchmark's mean run-time ratio PAM/Linux (instances grouped by the
-/// profile their name starts with).
-fn pam_vs_linux(
+/// PAM (with `params`) against the kernel's placement under ondemand on
+/// `scenario`: the comparison, and the system gain (geomean speedup − 1).
+fn against_linux(
     o: Observe,
     scenario: &str,
     params: Params,
-) -> Result<(f64, BTreeMap<String, f64>), EngineError> {
+) -> Result<(CompareReport, f64), EngineError> {
     let scenario = Scenario::load(scenario)?;
     let report = compare(
         &scenario,
@@ -275,6 +257,19 @@ fn pam_vs_linux(
         .and_then(|r| r.speedup_geomean)
         .unwrap_or(f64::NAN)
         - 1.0;
+    Ok((report, gain))
+}
+
+/// PAM against the kernel's placement under ondemand on `scenario`, with
+/// PAM's `params`: the system gain (geomean speedup − 1) and each
+/// benchmark's mean run-time ratio PAM/Linux (instances grouped by the
+/// profile their name starts with).
+fn pam_vs_linux(
+    o: Observe,
+    scenario: &str,
+    params: Params,
+) -> Result<(f64, BTreeMap<String, f64>), EngineError> {
+    let (report, gain) = against_linux(o, scenario, params)?;
     let (base, pam) = (&report.results[0], &report.results[1]);
     let mut ratios: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for t in &pam.tasks {

@@ -10,42 +10,12 @@ use ecosched_linux::mounts::MountTable;
 use ecosched_linux::platform::{LinuxOptions, LinuxPlatform};
 use ecosched_linux::FsRoot;
 use ecosched_model::{GangGroup, GangSchedule, GangSlot, Plan, Platform, TaskId};
+use ecosched_testkit::live::{descendants, freezer_cgroup, kill, on_cpu_ns, Reap};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// Two busy loops (subshells) under one `sh`.
 const TWO_LOOPS: &str = "while :; do :; done & while :; do :; done & wait";
-
-fn on_cpu_ns(pid: u32) -> Option<u64> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/schedstat")).ok()?;
-    text.split_whitespace().next()?.parse().ok()
-}
-
-/// The freezer cgroup of `pid` as a path under the freezer mount, and
-/// that mount's state file name.
-fn freezer_cgroup(pid: u32) -> Option<(PathBuf, &'static str)> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
-    if let Some(path) = text.lines().find_map(|l| {
-        let mut p = l.splitn(3, ':');
-        let (_, ctl, path) = (p.next()?, p.next()?, p.next()?);
-        ctl.split(',')
-            .any(|c| c == "freezer")
-            .then(|| path.to_string())
-    }) {
-        let dir = Path::new("/sys/fs/cgroup/freezer").join(path.trim_start_matches('/'));
-        return Some((dir, "freezer.state"));
-    }
-    let path = text.lines().find_map(|l| l.strip_prefix("0::"))?;
-    let mount = if Path::new("/sys/fs/cgroup/unified").exists() {
-        "/sys/fs/cgroup/unified"
-    } else {
-        "/sys/fs/cgroup"
-    };
-    Some((
-        Path::new(mount).join(path.trim_start_matches('/')),
-        "cgroup.freeze",
-    ))
-}
 
 /// Whether a group's state file says it is frozen or being frozen (v1's
 /// `FREEZING` is neither thawed nor yet frozen).
@@ -113,24 +83,6 @@ fn alternate(a: TaskId, b: TaskId, slot_ms: u64) -> GangSchedule {
     }
 }
 
-fn kill(pids: &[u32]) {
-    for &p in pids.iter().filter(|&&p| p > 1) {
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(p as i32),
-            nix::sys::signal::SIGKILL,
-        );
-    }
-}
-
-/// Kills the busy loops however the test ends, a failed assertion included.
-struct Reap(Vec<u32>);
-
-impl Drop for Reap {
-    fn drop(&mut self) {
-        kill(&self.0);
-    }
-}
-
 /// Kills every descendant of a command however the test ends: the loops a
 /// shell forks outlive the shell, and a failure before their ids are known
 /// must not leave them spinning.
@@ -138,28 +90,9 @@ struct ReapTree(u32);
 
 impl Drop for ReapTree {
     fn drop(&mut self) {
-        let mut tree = vec![self.0];
-        let mut grew = true;
-        while grew {
-            grew = false;
-            for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-                let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-                    continue;
-                };
-                let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-                    continue;
-                };
-                let ppid = stat
-                    .rsplit_once(')')
-                    .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-                    .and_then(|p| p.parse::<u32>().ok());
-                if ppid.is_some_and(|p| tree.contains(&p)) && !tree.contains(&pid) {
-                    tree.push(pid);
-                    grew = true;
-                }
-            }
-        }
-        kill(&tree[1..]);
+        let mut tree = descendants(self.0);
+        tree.push(self.0);
+        kill(&tree);
     }
 }
 

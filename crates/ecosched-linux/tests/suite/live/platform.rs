@@ -9,13 +9,7 @@ use ecosched_model::{CpuId, CpuSet, Plan, Platform, Snapshot, TaskSample, TaskSt
 use std::time::Duration;
 
 fn allowed_list(pid: u32) -> String {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-        .unwrap()
-        .trim()
-        .to_string()
+    ecosched_testkit::live::allowed_list(pid).unwrap()
 }
 
 /// Pin process `pid`'s task to CPU 0 by a plan, as a policy would.
