@@ -35,7 +35,7 @@ pub use cpuset::{CpuId, CpuSet};
 pub use metrics::{Comparison, PatelComparison, PatelMetrics, RunMetrics, TaskMetrics};
 pub use plan::{FreqSetting, GangAction, GangGroup, GangSchedule, GangSlot, Governor, Plan};
 pub use platform::{ApplyReport, Platform, PlatformError};
-pub use pmu::{PmuEvent, PmuSpec, PmuTable};
+pub use pmu::{PmuEvent, PmuSpec, PmuTable, Via};
 pub use sample::{
     CounterKind, Counters, CpuSample, LoadAvg, Meter, PowerSample, PowerSource, TaskSample,
 };

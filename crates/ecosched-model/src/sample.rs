@@ -24,8 +24,13 @@ pub enum CounterKind {
     L1dReferences,
     /// L1 data cache misses.
     L1dMisses,
-    /// Memory (bus) transactions.
+    /// Memory (bus) transactions: cache lines moved between the cores and
+    /// memory (a bus event, the CPU's memory-traffic events, or resctrl's
+    /// memory-bandwidth monitoring divided by the line size).
     MemTransactions,
+    /// Bytes of the last-level cache a task holds at the end of the
+    /// interval: a level, not a delta (resctrl's cache monitoring, CMT).
+    LlcOccupancy,
     /// Time on a CPU.
     OnCpuTime,
     /// Time runnable but waiting for a CPU.
@@ -55,6 +60,10 @@ pub struct Counters {
     pub l1d_misses: Option<u64>,
     /// Memory transactions.
     pub mem_transactions: Option<u64>,
+    /// Bytes of the last-level cache held at the end of the interval (a
+    /// level: accumulating keeps the latest).
+    #[serde(default)]
+    pub llc_occupancy: Option<u64>,
     /// Nanoseconds on a CPU.
     pub on_cpu_ns: Option<u64>,
     /// Nanoseconds runnable but not running.
@@ -67,7 +76,7 @@ pub struct Counters {
 
 impl CounterKind {
     /// Every counter kind.
-    pub const ALL: [CounterKind; 12] = [
+    pub const ALL: [CounterKind; 13] = [
         CounterKind::Instructions,
         CounterKind::Cycles,
         CounterKind::LlcReferences,
@@ -76,6 +85,7 @@ impl CounterKind {
         CounterKind::L1dReferences,
         CounterKind::L1dMisses,
         CounterKind::MemTransactions,
+        CounterKind::LlcOccupancy,
         CounterKind::OnCpuTime,
         CounterKind::RunqueueWait,
         CounterKind::ContextSwitches,
@@ -95,6 +105,7 @@ impl Counters {
             CounterKind::L1dReferences => self.l1d_references,
             CounterKind::L1dMisses => self.l1d_misses,
             CounterKind::MemTransactions => self.mem_transactions,
+            CounterKind::LlcOccupancy => self.llc_occupancy,
             CounterKind::OnCpuTime => self.on_cpu_ns,
             CounterKind::RunqueueWait => self.runqueue_wait_ns,
             CounterKind::ContextSwitches => self.context_switches,
@@ -113,6 +124,7 @@ impl Counters {
             CounterKind::L1dReferences => &mut self.l1d_references,
             CounterKind::L1dMisses => &mut self.l1d_misses,
             CounterKind::MemTransactions => &mut self.mem_transactions,
+            CounterKind::LlcOccupancy => &mut self.llc_occupancy,
             CounterKind::OnCpuTime => &mut self.on_cpu_ns,
             CounterKind::RunqueueWait => &mut self.runqueue_wait_ns,
             CounterKind::ContextSwitches => &mut self.context_switches,
@@ -122,7 +134,8 @@ impl Counters {
     }
 
     /// Add `other`'s deltas to these (a counter measured in either stays
-    /// measured; one measured in neither stays absent).
+    /// measured; one measured in neither stays absent). Occupancy is a
+    /// level, so the later reading replaces the earlier.
     pub fn accumulate(&mut self, other: &Counters) {
         fn add(total: &mut Option<u64>, x: Option<u64>) {
             if let Some(x) = x {
@@ -137,6 +150,9 @@ impl Counters {
         add(&mut self.l1d_references, other.l1d_references);
         add(&mut self.l1d_misses, other.l1d_misses);
         add(&mut self.mem_transactions, other.mem_transactions);
+        if other.llc_occupancy.is_some() {
+            self.llc_occupancy = other.llc_occupancy;
+        }
         add(&mut self.on_cpu_ns, other.on_cpu_ns);
         add(&mut self.runqueue_wait_ns, other.runqueue_wait_ns);
         add(&mut self.context_switches, other.context_switches);

@@ -383,6 +383,7 @@ mod tests {
             kind,
             name: format!("{kind:?}"),
             raw,
+            via: ecosched_model::Via::Perf,
         };
         PmuSpec {
             cpuid: None,

@@ -133,11 +133,13 @@ mod tests {
                     kind: CounterKind::Instructions,
                     name: "instructions".into(),
                     raw: None,
+                    via: ecosched_model::Via::Perf,
                 },
                 ecosched_model::PmuEvent {
                     kind: CounterKind::LinesIn,
                     name: "L2_LINES_IN.SELF.ANY".into(),
                     raw: Some(0x7024),
+                    via: ecosched_model::Via::Perf,
                 },
             ],
         }

@@ -57,9 +57,33 @@ pub struct PmuEvent {
     /// The vendor's name (`L2_LINES_IN.SELF.ANY`), or perf's generic name.
     pub name: String,
     /// The raw `perf_event_attr.config` (`PERF_TYPE_RAW`); `None` for one of
-    /// perf's generic hardware or cache events.
+    /// perf's generic hardware or cache events, or an event had another way
+    /// ([`Via`]).
     #[serde(default)]
     pub raw: Option<u64>,
+    /// How Linux gets it on the real machine.
+    #[serde(default)]
+    pub via: Via,
+}
+
+/// How Linux gets an event on the real machine. The simulator shows a
+/// policy the same kinds either way; the Linux resolver opens each the way
+/// its table says, and only the perf ones take a general-purpose counter.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Via {
+    /// A perf event: generic by name (`cache-misses`) or `raw`.
+    #[default]
+    Perf,
+    /// The vendor's event name, encoded for the running PMU by libpfm4
+    /// (`L2_LINES_IN:ALL`), so no encoding is written by hand.
+    Libpfm,
+    /// An event the kernel names under
+    /// `/sys/bus/event_source/devices/<pmu>/events/` (Arm PMUs).
+    Sysfs,
+    /// resctrl monitoring of the task's group (CMT occupancy, MBM bytes):
+    /// no perf counter at all.
+    Resctrl,
 }
 
 impl PmuSpec {
@@ -78,15 +102,19 @@ impl PmuSpec {
             .collect()
     }
 
-    /// Split `open` hardware events into the groups perf rotates through:
+    /// Split `open` hardware events into the groups perf rotates through
+    /// (events resctrl monitors take no counter and are in none):
     /// events on fixed counters are always counted (they appear in every
     /// group); the others share the general-purpose counters, `counters`
     /// at a time. One group means no multiplexing.
     /// Events whose ratio policies read (references and misses of one
     /// cache) are kept in one group, so the ratio comes from one window.
     pub fn multiplex_groups(&self, open: &[CounterKind]) -> Vec<Vec<CounterKind>> {
-        let (fixed, mut general): (Vec<CounterKind>, Vec<CounterKind>) =
-            open.iter().partition(|k| self.fixed.contains(k));
+        let counted = |k: &&CounterKind| self.event(**k).is_none_or(|e| e.via != Via::Resctrl);
+        let (fixed, mut general): (Vec<CounterKind>, Vec<CounterKind>) = open
+            .iter()
+            .filter(counted)
+            .partition(|k| self.fixed.contains(k));
         general.sort_by_key(|k| pairing_order(*k));
         general.dedup();
         let per = self.counters.max(1) as usize;
@@ -112,7 +140,8 @@ fn pairing_order(kind: CounterKind) -> u8 {
         CounterKind::L1dMisses => 5,
         CounterKind::LinesIn => 6,
         CounterKind::MemTransactions => 7,
-        _ => 8,
+        CounterKind::LlcOccupancy => 8,
+        _ => 9,
     }
 }
 
@@ -125,6 +154,7 @@ mod tests {
             kind,
             name: name.into(),
             raw,
+            via: Via::Perf,
         };
         PmuSpec {
             cpuid: Some("GenuineIntel-6-0F".into()),

@@ -85,6 +85,7 @@ impl Acc {
             l1d_references: d(self.l1d_refs, before.l1d_refs),
             l1d_misses: d(self.l1d_misses, before.l1d_misses),
             mem_transactions: d(self.lines_in, before.lines_in),
+            llc_occupancy: None,
             on_cpu_ns: d(self.on_cpu_ns, before.on_cpu_ns),
             runqueue_wait_ns: Some(sched.wait_ns.saturating_sub(sched_before.wait_ns)),
             context_switches: Some(sched.switches - sched_before.switches),

@@ -393,6 +393,7 @@ fn a_preset_pmu_reaches_the_capabilities_only_on_its_own_cpu() {
             kind: CounterKind::MemTransactions,
             name: "BUS_TRANS_MEM.ALL_AGENTS".into(),
             raw: Some(0xe06f),
+            via: ecosched_model::Via::Perf,
         }],
     };
     let state = tempfile::tempdir().unwrap();
