@@ -248,6 +248,7 @@ pub fn discover_with(root: &FsRoot, mounts: &MountTable) -> Result<LinuxTopology
                         numa_node: 0,
                         online: true,
                         freq_domain: None,
+                        capacity: ecosched_model::topology::FULL_CAPACITY,
                     });
                 }
                 smt_siblings.push(cset);
@@ -270,6 +271,7 @@ pub fn discover_with(root: &FsRoot, mounts: &MountTable) -> Result<LinuxTopology
             numa_node: 0,
             online: false,
             freq_domain: None,
+            capacity: ecosched_model::topology::FULL_CAPACITY,
         });
         next_core += 1;
     }

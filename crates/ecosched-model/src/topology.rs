@@ -59,6 +59,20 @@ pub struct Cpu {
     /// Its frequency domain; `None` when the machine exposes no frequency
     /// control (no cpufreq) or the CPU is offline without a policy.
     pub freq_domain: Option<FreqDomainId>,
+    /// How much work it does per unit time relative to the machine's
+    /// fastest CPU type at the same frequency, on Linux's scale (1024 = the
+    /// biggest core: `/sys/devices/system/cpu/cpuN/cpu_capacity`). Hybrid
+    /// parts (Intel P/E cores, Arm big.LITTLE) have CPUs below 1024; every
+    /// CPU of a homogeneous machine has 1024.
+    #[serde(default = "full_capacity")]
+    pub capacity: u32,
+}
+
+/// Linux's `SCHED_CAPACITY_SCALE`: the capacity of the biggest core.
+pub const FULL_CAPACITY: u32 = 1024;
+
+fn full_capacity() -> u32 {
+    FULL_CAPACITY
 }
 
 /// Data, instruction or unified cache.
@@ -435,6 +449,7 @@ mod tests {
             numa_node: 0,
             online: true,
             freq_domain: Some(FreqDomainId(0)),
+            capacity: FULL_CAPACITY,
         };
         Topology {
             cpus: vec![cpu(0, 0), cpu(1, 0)],

@@ -632,6 +632,7 @@ impl Machine {
                 numa_node: group(numa_scope, i) as u32,
                 online: true,
                 freq_domain: Some(FreqDomainId(group(f.domain, i))),
+                capacity: ecosched_model::topology::FULL_CAPACITY,
             })
             .collect();
         let mut caches = Vec::new();

@@ -102,6 +102,7 @@ impl Synthetic {
                     .dvfs
                     .as_ref()
                     .map(|d| FreqDomainId(self.key(d.domain, i) as usize)),
+                capacity: ecosched_model::topology::FULL_CAPACITY,
             })
             .collect();
         let caches = self

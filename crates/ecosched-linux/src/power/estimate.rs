@@ -253,6 +253,7 @@ mod tests {
                     numa_node: 0,
                     online: true,
                     freq_domain: Some(ecosched_model::FreqDomainId(0)),
+                    capacity: ecosched_model::topology::FULL_CAPACITY,
                 });
             }
         }

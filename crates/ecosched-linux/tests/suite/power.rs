@@ -38,6 +38,7 @@ fn topology(n: u32) -> Topology {
                 numa_node: 0,
                 online: true,
                 freq_domain: Some(ecosched_model::FreqDomainId(0)),
+                capacity: ecosched_model::topology::FULL_CAPACITY,
             })
             .collect(),
         ..Topology::default()

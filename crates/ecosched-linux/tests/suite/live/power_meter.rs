@@ -32,6 +32,7 @@ fn live_machine() {
                 numa_node: 0,
                 online: true,
                 freq_domain: Some(ecosched_model::FreqDomainId(0)),
+                capacity: ecosched_model::topology::FULL_CAPACITY,
             })
             .collect(),
         ..Topology::default()
