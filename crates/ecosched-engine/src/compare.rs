@@ -117,8 +117,8 @@ fn compare_impl(
     let mut oracle_search = None;
     for (i, (name, params)) in policies.iter().enumerate() {
         if is_search(name)? {
-            let objective = ecosched_policy::oracle::Objective::from_params(params)?;
-            let (run, found) = oracle::search(scenario, objective, options, &mut |done, total| {
+            let goal = ecosched_policy::oracle::SearchGoal::from_params(params)?;
+            let (run, found) = oracle::search(scenario, goal, options, &mut |done, total| {
                 progress(
                     i,
                     done as f64 / total.max(1) as f64 * scenario.spec.duration_s.unwrap_or(1.0),

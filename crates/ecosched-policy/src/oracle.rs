@@ -20,6 +20,12 @@ crate::typed_params! {
         /// What the search minimises: energy per unit of work, energy,
         /// energy × makespan, or makespan.
         objective: String = choice(&Objective::NAMES).default("work_energy"),
+        /// The most throughput the chosen configuration may give up
+        /// against the fastest one the search tried, as a fraction
+        /// (0.03: at most 3 % less work per second). Without it the
+        /// search may pick a configuration that saves energy by doing
+        /// the work much more slowly.
+        slowdown: Option<f64> = real().at_least(0.0).below(1.0).unset("no limit"),
     }
 }
 
@@ -66,17 +72,39 @@ impl Objective {
 
     /// From `--param objective=…`, checked against [`OracleParams`].
     pub fn from_params(params: &Params) -> Result<Self, PolicyError> {
+        Ok(SearchGoal::from_params(params)?.objective)
+    }
+}
+
+/// What the search minimises and under which throughput limit.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct SearchGoal {
+    /// The objective.
+    pub objective: Objective,
+    /// The most throughput the choice may give up against the fastest
+    /// configuration tried (a fraction); `None`: no limit.
+    pub slowdown: Option<f64>,
+}
+
+impl SearchGoal {
+    /// From `--param objective=… --param slowdown=…`, checked against
+    /// [`OracleParams`].
+    pub fn from_params(params: &Params) -> Result<Self, PolicyError> {
         let typed = OracleParams::from_resolved(&params.resolve(
             "oracle",
             OracleParams::SPEC,
             &[],
             &[],
         )?)?;
-        Ok(match typed.objective.as_str() {
+        let objective = match typed.objective.as_str() {
             "energy" => Objective::Energy,
             "edp" => Objective::Edp,
             "makespan" => Objective::Makespan,
             _ => Objective::WorkEnergy,
+        };
+        Ok(SearchGoal {
+            objective,
+            slowdown: typed.slowdown,
         })
     }
 }

@@ -15,7 +15,7 @@ use ecosched_engine::oracle::{self, OracleChoice};
 use ecosched_engine::report::SimReport;
 use ecosched_engine::series::Series;
 use ecosched_engine::EngineError;
-use ecosched_policy::oracle::Objective;
+use ecosched_policy::oracle::{Objective, SearchGoal};
 use ecosched_policy::Params;
 use ecosched_sim::Scenario;
 use serde::Serialize;
@@ -40,7 +40,11 @@ pub fn bench_oracle(args: &BenchOracleArgs) -> Result<Outcome> {
         .context("--objective")?;
     let scenario = Scenario::load(&args.scenario)
         .with_context(|| format!("cannot load scenario {:?}", args.scenario))?;
-    let (_, found) = oracle::search(&scenario, objective, &SimOptions::default(), &mut |_, _| {})
+    let goal = SearchGoal {
+        objective,
+        slowdown: None,
+    };
+    let (_, found) = oracle::search(&scenario, goal, &SimOptions::default(), &mut |_, _| {})
         .with_context(|| format!("searching {} for the oracle", scenario.spec.name))?;
     let report = OracleBench {
         scenario: scenario.spec.name.clone(),

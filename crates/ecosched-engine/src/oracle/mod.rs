@@ -26,14 +26,23 @@
 //! graph has no fixed tasks to pin: its placement is the CPU set all
 //! managed work is confined to, every non-empty subset tried.
 //!
-//! Limited to [`MAX_TASKS`] tasks on [`MAX_CPUS`] CPUs; larger scenarios
-//! are refused with the limit named.
+//! The exhaustive search takes at most [`MAX_TASKS`] tasks on
+//! [`MAX_CPUS`] CPUs. A larger scenario is searched over a smaller family
+//! instead ([`confined`]: work confined to whole last-level caches, one
+//! P-state rank for every domain), and the search says which it did.
+//!
+//! With a `slowdown` limit the choice is the lowest objective among the
+//! configurations whose throughput (work per second) is within that
+//! fraction of the fastest configuration tried, so that an energy figure
+//! is never bought with work left undone.
+
+pub mod confined;
 
 use crate::experiment::{simulate_policy_into, SimOptions, SimRun};
 use crate::EngineError;
 use ecosched_model::trace::NullSink;
 use ecosched_model::{CounterKind, CpuId, CpuSet, FreqDomainId, TypedStats};
-use ecosched_policy::oracle::{FixedConfig, Objective, OracleStats};
+use ecosched_policy::oracle::{FixedConfig, Objective, OracleStats, SearchGoal};
 use ecosched_policy::PolicyError;
 use ecosched_sim::Scenario;
 use serde::Serialize;
@@ -77,7 +86,8 @@ impl OracleChoice {
         )
     }
 
-    /// One line: `a@0 b@1 | 2400,1600 MHz`.
+    /// One line: `a@0 b@1 | 2400,1600 MHz`; runs of domains at one
+    /// frequency are written once with their count (`3700×16,1500×176`).
     pub fn label(&self) -> String {
         let place = match &self.cpus {
             Some(c) => format!("cpus {c}"),
@@ -88,9 +98,36 @@ impl OracleChoice {
                 .collect::<Vec<_>>()
                 .join(" "),
         };
-        let freqs: Vec<String> = self.freq_mhz.iter().map(u64::to_string).collect();
+        let mut runs: Vec<(u64, usize)> = Vec::new();
+        for &f in &self.freq_mhz {
+            match runs.last_mut() {
+                Some((g, n)) if *g == f => *n += 1,
+                _ => runs.push((f, 1)),
+            }
+        }
+        let freqs: Vec<String> = runs
+            .iter()
+            .map(|&(f, n)| {
+                if n >= 3 {
+                    format!("{f}×{n}")
+                } else {
+                    vec![f.to_string(); n].join(",")
+                }
+            })
+            .collect();
         format!("{place} | {} MHz", freqs.join(","))
     }
+}
+
+/// Which family of configurations the search went through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchMethod {
+    /// Every static placement and P-state combination, up to symmetry.
+    Exhaustive,
+    /// Work confined to whole last-level caches, one P-state rank
+    /// ([`confined`]): for scenarios too large for the exhaustive search.
+    Confined,
 }
 
 /// What the search did and found.
@@ -98,6 +135,12 @@ impl OracleChoice {
 pub struct OracleSearch {
     /// What it minimised.
     pub objective: Objective,
+    /// The throughput it could give up against the fastest configuration
+    /// tried, as a fraction, if limited.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slowdown: Option<f64>,
+    /// Which family of configurations it searched.
+    pub method: SearchMethod,
     /// Configurations before symmetry pruning.
     pub raw_configurations: u64,
     /// Configurations simulated (one per symmetry class).
@@ -447,51 +490,116 @@ fn candidates(space: &Space, scenario: &str) -> Result<(Vec<Candidate>, u64), En
     Ok((out, raw))
 }
 
-/// Search `scenario`'s static configurations for the one minimising
-/// `objective`; returns its run (reported as policy `oracle`) and what the
-/// search did. `progress(done, total)` after each candidate.
+/// Whether `scenario` is beyond the exhaustive search's limits.
+fn too_large(scenario: &Scenario) -> bool {
+    let online = scenario
+        .machine
+        .topology
+        .cpus
+        .iter()
+        .filter(|c| c.online)
+        .count();
+    let tasks: u32 = scenario
+        .spec
+        .tasks
+        .iter()
+        .filter(|t| t.managed)
+        .map(|t| t.count)
+        .sum();
+    online > MAX_CPUS || tasks as usize > MAX_TASKS
+}
+
+/// Work per second of a run: instructions over the time the work took
+/// (the makespan when everything finished, the scenario's duration when
+/// it was cut off), so candidates that did less are slower.
+fn throughput(run: &SimRun) -> Option<f64> {
+    let r = &run.report;
+    let time = if r.unfinished_tasks > 0 {
+        r.simulated_s
+    } else {
+        r.makespan_s
+    };
+    r.instructions
+        .filter(|&i| i > 0 && time > 0.0)
+        .map(|i| i as f64 / time)
+}
+
+/// Search `scenario`'s static configurations for the one minimising the
+/// goal's objective within its slowdown; returns its run (reported as
+/// policy `oracle`) and what the search did. `progress(done, total)`
+/// after each candidate.
 pub fn search(
     scenario: &Scenario,
-    objective: Objective,
+    goal: SearchGoal,
     options: &SimOptions,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<(SimRun, OracleSearch), EngineError> {
     let started = Instant::now();
-    let space = Space::new(scenario)?;
-    let (cands, raw) = candidates(&space, &scenario.spec.name)?;
+    let (method, configs, raw) = if too_large(scenario) {
+        let cands = confined::candidates(scenario);
+        let n = cands.len() as u64;
+        let configs: Vec<(FixedConfig, OracleChoice)> =
+            cands.iter().map(confined::Candidate::config).collect();
+        (SearchMethod::Confined, configs, n)
+    } else {
+        let space = Space::new(scenario)?;
+        let (cands, raw) = candidates(&space, &scenario.spec.name)?;
+        let configs = cands.iter().map(|(p, f)| space.config(p, f)).collect();
+        (SearchMethod::Exhaustive, configs, raw)
+    };
     // The work-normalised objective needs instructions whatever the
     // observation model shows the (counter-less) configuration.
     let mut options = options.clone();
     options.extra_counters.insert(CounterKind::Instructions);
-    let mut best: Option<(f64, SimRun, OracleChoice)> = None;
-    let total = cands.len();
-    for (i, (placement, freqs)) in cands.iter().enumerate() {
-        let (policy, choice) = space.config(placement, freqs);
-        let run = simulate_policy_into(
+    let total = configs.len();
+    let simulate = |policy: FixedConfig| {
+        simulate_policy_into(
             scenario,
             Box::new(policy),
             &options,
             &mut NullSink,
             &mut |_| {},
-        )?;
+        )
+    };
+    // Each candidate's score and throughput; the best run is kept when
+    // no throughput limit can change which one wins.
+    let mut scored: Vec<(usize, f64, Option<f64>)> = Vec::new();
+    let mut best: Option<(f64, SimRun)> = None;
+    for (i, (policy, _)) in configs.iter().enumerate() {
+        let run = simulate(policy.clone())?;
         progress(i + 1, total);
-        let Some(s) = score(&run, objective) else {
+        let Some(s) = score(&run, goal.objective) else {
             continue;
         };
-        let better = match &best {
-            Some((b, _, _)) => s < *b,
-            None => true,
-        };
-        if better {
-            best = Some((s, run, choice));
+        scored.push((i, s, throughput(&run)));
+        if goal.slowdown.is_none() && best.as_ref().is_none_or(|(b, _)| s < *b) {
+            best = Some((s, run));
         }
     }
-    let Some((score, mut run, choice)) = best else {
+    let fastest = scored
+        .iter()
+        .filter_map(|&(_, _, t)| t)
+        .fold(0.0_f64, f64::max);
+    let admissible = |t: Option<f64>| match goal.slowdown {
+        None => true,
+        Some(limit) => t.is_some_and(|t| t >= fastest * (1.0 - limit)),
+    };
+    let chosen = scored
+        .iter()
+        .filter(|&&(_, _, t)| admissible(t))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|&(i, s, _)| (i, s));
+    let Some((index, score)) = chosen else {
         return Err(refuse(format!(
             "no configuration of {} gave the figures objective {} needs",
             scenario.spec.name,
-            objective.name()
+            goal.objective.name()
         )));
+    };
+    let (policy, choice) = configs[index].clone();
+    let mut run = match best {
+        Some((_, run)) => run,
+        None => simulate(policy)?,
     };
     run.report.policy_stats = OracleStats {
         choice: choice.label(),
@@ -502,7 +610,9 @@ pub fn search(
     Ok((
         run,
         OracleSearch {
-            objective,
+            objective: goal.objective,
+            slowdown: goal.slowdown,
+            method,
             raw_configurations: raw,
             evaluated: total,
             search_s: started.elapsed().as_secs_f64(),
@@ -547,23 +657,58 @@ mod tests {
     #[test]
     fn too_large_is_refused_naming_the_limit() {
         let s = Scenario::load("bench-8c24t").unwrap();
-        let err = search(
+        let err = Space::new(&s)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains("limited to 8 tasks on 8 CPUs"), "{err}");
+    }
+
+    fn goal(objective: Objective, slowdown: Option<f64>) -> SearchGoal {
+        SearchGoal {
+            objective,
+            slowdown,
+        }
+    }
+
+    #[test]
+    fn too_large_for_the_exhaustive_search_is_searched_confined() {
+        let s = Scenario::load("bench-8c24t-short").unwrap();
+        let (_, found) = search(
             &s,
-            Objective::Energy,
+            goal(Objective::WorkEnergy, None),
             &SimOptions::default(),
             &mut |_, _| {},
         )
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
-        assert!(err.contains("limited to 8 tasks on 8 CPUs"), "{err}");
+        .unwrap();
+        assert_eq!(found.method, SearchMethod::Confined);
+        assert!(found.choice.cpus.is_some());
+    }
+
+    #[test]
+    fn a_slowdown_limit_never_picks_a_slower_configuration_than_it_allows() {
+        let s = Scenario::load("merkel-2hmmer-2soplex").unwrap();
+        let opts = SimOptions::default();
+        let (free, _) = search(&s, goal(Objective::Energy, None), &opts, &mut |_, _| {}).unwrap();
+        let (held, found) = search(
+            &s,
+            goal(Objective::Energy, Some(0.0)),
+            &opts,
+            &mut |_, _| {},
+        )
+        .unwrap();
+        // With no slowdown allowed the choice is the fastest configuration
+        // (or one as fast), never slower than the unconstrained choice.
+        assert_eq!(found.slowdown, Some(0.0));
+        assert!(throughput(&held).unwrap() >= throughput(&free).unwrap() * (1.0 - 1e-9));
     }
 
     #[test]
     fn the_oracle_is_no_worse_than_any_candidate() {
         let s = Scenario::load("merkel-2hmmer-2soplex").unwrap();
         let opts = SimOptions::default();
-        let (run, found) = search(&s, Objective::WorkEnergy, &opts, &mut |_, _| {}).unwrap();
+        let (run, found) =
+            search(&s, goal(Objective::WorkEnergy, None), &opts, &mut |_, _| {}).unwrap();
         assert_eq!(run.report.policy, "oracle");
         let space = Space::new(&s).unwrap();
         let (cands, _) = candidates(&space, "t").unwrap();

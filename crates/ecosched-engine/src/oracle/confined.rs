@@ -1,0 +1,166 @@
+//! The oracle on a machine or workload too large to search exhaustively
+//! (more than [`super::MAX_CPUS`] CPUs or [`super::MAX_TASKS`] managed
+//! tasks): the best of a small family of static configurations that an
+//! operator could set by hand — all managed work confined to the first
+//! last-level caches of the machine (whole caches, with or without SMT
+//! siblings), every frequency domain held at one P-state of the same rank
+//! from the top, the domains outside the set at their lowest.
+//!
+//! The family is what consolidation and frequency choice can reach without
+//! knowing the tasks (which is what makes it comparable with every policy
+//! on any scenario); it is not exhaustive, so a policy that places tasks
+//! by their behaviour can beat it, and the comparison says "oracle
+//! (confined)" to make that plain.
+
+use super::OracleChoice;
+use ecosched_model::{CpuId, CpuSet, FreqDomainId};
+use ecosched_policy::oracle::FixedConfig;
+use ecosched_sim::Scenario;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Most confining sets tried (sizes spread between one cache and all).
+pub const MAX_SETS: usize = 6;
+
+/// One candidate: the CPUs work is confined to and each domain's P-state.
+pub struct Candidate {
+    /// The confining set.
+    pub cpus: CpuSet,
+    /// Frequency domain → kHz.
+    pub freq_khz: BTreeMap<FreqDomainId, u64>,
+}
+
+impl Candidate {
+    /// As the policy that holds it, and as the search reports it.
+    pub fn config(&self) -> (FixedConfig, OracleChoice) {
+        let choice = OracleChoice {
+            placement: BTreeMap::new(),
+            cpus: Some(self.cpus.to_list()),
+            freq_mhz: self.freq_khz.values().map(|k| k / 1000).collect(),
+            freq_khz: self.freq_khz.values().copied().collect(),
+        };
+        (
+            FixedConfig::new(
+                BTreeMap::new(),
+                Some(self.cpus.clone()),
+                self.freq_khz.clone(),
+            ),
+            choice,
+        )
+    }
+}
+
+/// Every candidate of `scenario`'s machine.
+pub fn candidates(scenario: &Scenario) -> Vec<Candidate> {
+    let m = &scenario.machine;
+    let topo = &m.topology;
+    let online = |c: usize| topo.cpus[c].online;
+    // Last-level caches in the order of their first CPU, each with its
+    // CPUs and the first hardware thread of each of its cores.
+    let mut caches: Vec<(Vec<usize>, Vec<usize>)> = m
+        .llc
+        .iter()
+        .map(|(_, cpus)| {
+            let all: Vec<usize> = cpus.iter().copied().filter(|&c| online(c)).collect();
+            let mut cores = BTreeSet::new();
+            let first: Vec<usize> = all
+                .iter()
+                .copied()
+                .filter(|&c| cores.insert(m.core_of[c]))
+                .collect();
+            (all, first)
+        })
+        .filter(|(all, _)| !all.is_empty())
+        .collect();
+    caches.sort_by_key(|(all, _)| all[0]);
+    let n = caches.len();
+    let smt = caches.iter().any(|(all, first)| all.len() > first.len());
+    let mut sets: Vec<CpuSet> = Vec::new();
+    for k in cache_counts(n) {
+        let take = |threads: bool| -> CpuSet {
+            caches[..k]
+                .iter()
+                .flat_map(|(all, first)| if threads { all } else { first })
+                .map(|&c| topo.cpus[c].id)
+                .collect()
+        };
+        sets.push(take(true));
+        if smt {
+            sets.push(take(false));
+        }
+    }
+    let ranks = topo
+        .freq_domains
+        .iter()
+        .map(|d| d.pstates.len())
+        .max()
+        .unwrap_or(0);
+    let mut out = Vec::new();
+    for set in &sets {
+        for rank in 0..ranks.max(1) {
+            let mut freq_khz = BTreeMap::new();
+            for (d, dom) in topo.freq_domains.iter().enumerate() {
+                let mut khz: Vec<u64> = dom.pstates.iter().map(|p| p.freq_khz).collect();
+                khz.sort_unstable();
+                let Some(&lowest) = khz.first() else { continue };
+                let used = dom.cpus.iter().any(|c: CpuId| set.contains(c));
+                let pick = if used {
+                    khz[khz.len().saturating_sub(1 + rank)]
+                } else {
+                    lowest
+                };
+                freq_khz.insert(FreqDomainId(d), pick);
+            }
+            out.push(Candidate {
+                cpus: set.clone(),
+                freq_khz,
+            });
+        }
+    }
+    out
+}
+
+/// How many caches the confining sets take: one, all, and up to
+/// [`MAX_SETS`] − 2 sizes spread evenly between them.
+fn cache_counts(n: usize) -> Vec<usize> {
+    let mut counts: BTreeSet<usize> = [1, n].into_iter().filter(|&k| k >= 1).collect();
+    let inner = MAX_SETS.saturating_sub(2);
+    for i in 1..=inner {
+        counts.insert((n * i).div_ceil(inner + 1).clamp(1, n));
+    }
+    counts.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_span_one_cache_to_all() {
+        assert_eq!(cache_counts(1), vec![1]);
+        assert_eq!(cache_counts(2), vec![1, 2]);
+        let c = cache_counts(24);
+        assert_eq!(c.first(), Some(&1));
+        assert_eq!(c.last(), Some(&24));
+        assert!(c.len() <= MAX_SETS, "{c:?}");
+    }
+
+    #[test]
+    fn every_candidate_confines_whole_caches_and_idles_the_rest_low() {
+        let s = Scenario::load("bench-64c512t").unwrap();
+        let cands = candidates(&s);
+        assert!(!cands.is_empty());
+        let topo = &s.machine.topology;
+        for c in &cands {
+            for (d, khz) in &c.freq_khz {
+                let dom = &topo.freq_domains[d.index()];
+                let used = dom.cpus.iter().any(|cpu| c.cpus.contains(cpu));
+                let lowest = dom.pstates.iter().map(|p| p.freq_khz).min().unwrap();
+                if !used {
+                    assert_eq!(*khz, lowest);
+                }
+            }
+        }
+        // One cache (4 CPUs) at the top P-state is among them.
+        assert!(cands.iter().any(|c| c.cpus.len() == 4));
+    }
+}
