@@ -25,9 +25,13 @@ pub const TABLES: &[(&str, &str)] = builtin_tables!(
     "core2",
     "nehalem",
     "k10",
+    "skx",
+    "icx",
     "spr",
-    "zen4",
     "alderlake",
+    "zen2",
+    "zen3",
+    "zen4",
     "neoverse-n1",
 );
 
