@@ -26,6 +26,7 @@ pub mod oracle;
 pub mod report;
 pub mod seeds;
 pub mod series;
+pub mod suite;
 pub mod sweep;
 pub mod validate;
 

@@ -247,6 +247,10 @@ pub const SCENARIOS: &[(&str, &str)] = builtin_files!("../scenarios":
     "pam-libq-hmmer", "pam-libq-omnetpp", "pam-libq-perlbench",
     "pam-mix-323", "pam-mix-333", "pam-powercap", "pam-bzip2-libq",
     "dhiman-art-equake-equake", "dhiman-mcf-applu-applu", "dhiman-bzip2-lucas-lucas", "dhiman-vortex-swim-swim", "dhiman-gcc-wupwise-wupwise", "dhiman-art-mcf-mcf", "dhiman-mcf-bzip2-bzip2", "dhiman-vortex-equake-equake",
+    "suite-epyc-batch", "suite-epyc-build", "suite-epyc-services-low", "suite-epyc-services-high", "suite-epyc-batch-services",
+    "suite-xeon-batch", "suite-xeon-build", "suite-xeon-services-low", "suite-xeon-services-high", "suite-xeon-batch-services",
+    "suite-i9-batch", "suite-i9-build", "suite-i9-services-low", "suite-i9-services-high", "suite-i9-batch-services",
+    "suite-altra-batch", "suite-altra-build", "suite-altra-services-low", "suite-altra-services-high", "suite-altra-batch-services",
     "patel-task1", "patel-task1-hi", "patel-task1-lo", "patel-task1-dyn", "patel-task2", "patel-task2-hi", "patel-task2-lo", "patel-task2-dyn", "patel-task3", "patel-task3-hi", "patel-task3-lo", "patel-task3-dyn", "patel-task4", "patel-task4-hi", "patel-task4-lo", "patel-task4-dyn",
 );
 

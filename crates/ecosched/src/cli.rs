@@ -33,6 +33,10 @@ pub enum Command {
     Compare(CompareArgs),
     /// Check the simulator against the papers' published figures (exit 1 if any check fails).
     Validate(ValidateArgs),
+    /// Run every policy on the workload suite of current machines (EPYC,
+    /// Xeon, hybrid, Arm) against performance, schedutil and the oracle;
+    /// exit 1 if a workload misses (the oracle saves more than any policy).
+    Suite(SuiteArgs),
     /// Benchmarks.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -61,6 +65,25 @@ pub enum Command {
     /// The Slurm cluster side (see docs/operators/slurm.md).
     #[command(subcommand)]
     Slurm(SlurmCommand),
+}
+
+/// `ecosched suite`.
+#[derive(Debug, Args)]
+pub struct SuiteArgs {
+    /// Only these machines (short names epyc, xeon, i9, altra, or preset
+    /// names); repeatable. Default: all four.
+    #[arg(long, value_name = "NAME")]
+    pub machine: Vec<String>,
+    /// Only these workloads (batch, build, services-low, services-high,
+    /// batch-services); repeatable. Default: all.
+    #[arg(long, value_name = "NAME")]
+    pub workload: Vec<String>,
+    /// Print the rows as one JSON array.
+    #[arg(long, conflicts_with = "markdown")]
+    pub json: bool,
+    /// Print the table as Markdown (what the README shows).
+    #[arg(long)]
+    pub markdown: bool,
 }
 
 /// `ecosched sweep`.

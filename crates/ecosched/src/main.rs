@@ -32,6 +32,7 @@ mod run_summary;
 mod service_commands;
 mod settings;
 mod slurm_commands;
+mod suite_commands;
 mod table;
 mod timeseries;
 mod topology_view;

@@ -3,7 +3,8 @@
 //! tasks): the best of a small family of static configurations that an
 //! operator could set by hand — all managed work confined to the first
 //! last-level caches of the machine (whole caches, with or without SMT
-//! siblings), every frequency domain held at one P-state of the same rank
+//! siblings; whole cores on a machine with one cache), every frequency
+//! domain held at one P-state of the same rank
 //! from the top, the domains outside the set at their lowest.
 //!
 //! The family is what consolidation and frequency choice can reach without
@@ -56,30 +57,41 @@ pub fn candidates(scenario: &Scenario) -> Vec<Candidate> {
     let online = |c: usize| topo.cpus[c].online;
     // Last-level caches in the order of their first CPU, each with its
     // CPUs and the first hardware thread of each of its cores.
-    let mut caches: Vec<(Vec<usize>, Vec<usize>)> = m
+    // Cores in the order of their first CPU, grouped by last-level cache
+    // (each with all its hardware threads); sets take whole caches when
+    // the machine has several, else whole cores.
+    let mut caches: Vec<Vec<Vec<usize>>> = m
         .llc
         .iter()
         .map(|(_, cpus)| {
-            let all: Vec<usize> = cpus.iter().copied().filter(|&c| online(c)).collect();
-            let mut cores = BTreeSet::new();
-            let first: Vec<usize> = all
-                .iter()
-                .copied()
-                .filter(|&c| cores.insert(m.core_of[c]))
-                .collect();
-            (all, first)
+            let mut cores: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+            for &c in cpus.iter().filter(|&&c| online(c)) {
+                cores.entry(m.core_of[c]).or_default().push(c);
+            }
+            let mut cores: Vec<Vec<usize>> = cores.into_values().collect();
+            cores.sort_by_key(|threads| threads[0]);
+            cores
         })
-        .filter(|(all, _)| !all.is_empty())
+        .filter(|cores| !cores.is_empty())
         .collect();
-    caches.sort_by_key(|(all, _)| all[0]);
-    let n = caches.len();
-    let smt = caches.iter().any(|(all, first)| all.len() > first.len());
+    caches.sort_by_key(|cores| cores[0][0]);
+    let units: Vec<Vec<Vec<usize>>> = if caches.len() >= 2 {
+        caches
+    } else {
+        caches
+            .into_iter()
+            .flatten()
+            .map(|core| vec![core])
+            .collect()
+    };
+    let smt = units.iter().flatten().any(|core| core.len() > 1);
     let mut sets: Vec<CpuSet> = Vec::new();
-    for k in cache_counts(n) {
+    for k in unit_counts(units.len()) {
         let take = |threads: bool| -> CpuSet {
-            caches[..k]
+            units[..k]
                 .iter()
-                .flat_map(|(all, first)| if threads { all } else { first })
+                .flatten()
+                .flat_map(|core| if threads { &core[..] } else { &core[..1] })
                 .map(|&c| topo.cpus[c].id)
                 .collect()
         };
@@ -119,9 +131,9 @@ pub fn candidates(scenario: &Scenario) -> Vec<Candidate> {
     out
 }
 
-/// How many caches the confining sets take: one, all, and up to
-/// [`MAX_SETS`] − 2 sizes spread evenly between them.
-fn cache_counts(n: usize) -> Vec<usize> {
+/// How many units (caches, or cores under one cache) the confining sets
+/// take: one, all, and up to [`MAX_SETS`] − 2 sizes spread evenly between.
+fn unit_counts(n: usize) -> Vec<usize> {
     let mut counts: BTreeSet<usize> = [1, n].into_iter().filter(|&k| k >= 1).collect();
     let inner = MAX_SETS.saturating_sub(2);
     for i in 1..=inner {
@@ -136,9 +148,9 @@ mod tests {
 
     #[test]
     fn sizes_span_one_cache_to_all() {
-        assert_eq!(cache_counts(1), vec![1]);
-        assert_eq!(cache_counts(2), vec![1, 2]);
-        let c = cache_counts(24);
+        assert_eq!(unit_counts(1), vec![1]);
+        assert_eq!(unit_counts(2), vec![1, 2]);
+        let c = unit_counts(24);
         assert_eq!(c.first(), Some(&1));
         assert_eq!(c.last(), Some(&24));
         assert!(c.len() <= MAX_SETS, "{c:?}");
