@@ -6,6 +6,7 @@ use super::*;
 use ecosched_model::{Capabilities, Counters};
 use ecosched_testkit::machines::xeon_e5345;
 use ecosched_testkit::snapshots::{self, snapshot, TaskBuilder};
+use shares::weigh_by_measured_occupancy;
 use std::collections::BTreeSet;
 
 /// Counters of one second at 2.33 GHz for a task with this CPI and these
