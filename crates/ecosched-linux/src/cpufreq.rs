@@ -16,6 +16,7 @@
 
 use crate::error::LinuxError;
 use crate::fsroot::FsRoot;
+use crate::pstate::{self, FreqControl};
 use ecosched_model::topology::{FreqDomain, PState};
 use ecosched_model::{CpuId, CpuSet, FreqSetting};
 use serde::Serialize;
@@ -52,9 +53,13 @@ pub struct CpufreqPolicy {
     pub transition_latency_ns: Option<u64>,
     /// Whether `scaling_setspeed` exists (the `userspace` governor's knob).
     pub has_setspeed: bool,
-    /// Whether `energy_performance_preference` exists (an active-mode
-    /// `intel_pstate` with HWP, or `amd-pstate-epp`).
-    pub has_epp: bool,
+    /// `scaling_driver` (`acpi-cpufreq`, `intel_pstate`, `amd-pstate-epp`...).
+    pub driver: Option<String>,
+    /// `energy_performance_preference` as found: what a governor setting
+    /// puts back after a fixed frequency changed it.
+    pub epp: Option<String>,
+    /// `energy_performance_available_preferences`.
+    pub epp_offered: Vec<String>,
 }
 
 /// One value to write to one sysfs file.
@@ -196,7 +201,12 @@ pub fn read_policy(
         cpuinfo_max_khz: root.read_u64_opt(&f("cpuinfo_max_freq"))?,
         transition_latency_ns: root.read_u64_opt(&f("cpuinfo_transition_latency"))?,
         has_setspeed: root.exists(&f("scaling_setspeed")),
-        has_epp: root.exists(&f("energy_performance_preference")),
+        driver: root.read_opt(&f("scaling_driver"))?,
+        epp: root.read_opt(&f(pstate::EPP_FILE))?,
+        epp_offered: root
+            .read_opt(&f(pstate::EPP_OFFERED_FILE))?
+            .map(|t| t.split_whitespace().map(str::to_string).collect())
+            .unwrap_or_default(),
     })
 }
 
@@ -250,10 +260,15 @@ pub fn read_policies(root: &FsRoot) -> Result<Vec<CpufreqPolicy>, LinuxError> {
 /// - `Fixed{freq}` with the `userspace` governor offered: the governor, the
 ///   full range (the kernel clamps `scaling_setspeed` into
 ///   `[scaling_min_freq, scaling_max_freq]`), then `scaling_setspeed`.
-/// - `Fixed{freq}` without it (`intel_pstate`, `amd-pstate` active mode):
-///   pin the range: min to the hardware minimum first, so that max may go
-///   to `freq` without crossing min, then min to `freq`. The governor is
-///   left alone; with min = max it has nothing to choose.
+/// - `Fixed{freq}` without it (`intel_pstate`, `amd-pstate-epp` active
+///   mode): pin the range: min to the hardware minimum first, so that max
+///   may go to `freq` without crossing min, then min to `freq`; then the
+///   matching `energy_performance_preference` ([`pstate::epp_for`]) where
+///   the policy has one. Both drivers refuse any EPP but `performance`
+///   under the `performance` governor, so a lower one switches the
+///   governor to `powersave` first.
+/// - `Governor(g)` on a policy with EPP: after the governor, the EPP found
+///   at discovery goes back (under `powersave`; `performance` sets its own).
 ///
 /// A frequency the policy cannot hold is an error listing what it can.
 pub fn writes_for(
@@ -288,6 +303,11 @@ pub fn writes_for(
             }
             let mut v = widen();
             v.push(w("scaling_governor", g.name().to_string()));
+            if g.name() == "powersave" && FreqControl::of(policy) == FreqControl::PinnedRangeEpp {
+                if let Some(epp) = &policy.epp {
+                    v.push(w(pstate::EPP_FILE, epp.clone()));
+                }
+            }
             Ok(v)
         }
         FreqSetting::Fixed { freq_khz } => {
@@ -312,25 +332,36 @@ pub fn writes_for(
                 });
             }
             let khz = freq_khz.to_string();
-            if policy.has_setspeed && policy.governors.iter().any(|g| g == "userspace") {
+            if FreqControl::of(policy) == FreqControl::Setspeed {
                 let mut v = vec![w("scaling_governor", "userspace".to_string())];
                 v.extend(widen());
                 v.push(w("scaling_setspeed", khz));
                 return Ok(v);
             }
+            let epp = pstate::epp_for(policy, *freq_khz);
+            let mut v = Vec::new();
+            let under_performance = policy.governor.as_deref() == Some("performance");
+            if epp.as_deref().is_some_and(|e| e != "performance")
+                && under_performance
+                && policy.governors.iter().any(|g| g == "powersave")
+            {
+                v.push(w("scaling_governor", "powersave".to_string()));
+            }
             let lo = policy.cpuinfo_min_khz.unwrap_or(*freq_khz).min(*freq_khz);
-            Ok(vec![
-                w("scaling_min_freq", lo.to_string()),
-                w("scaling_max_freq", khz.clone()),
-                w("scaling_min_freq", khz),
-            ])
+            v.push(w("scaling_min_freq", lo.to_string()));
+            v.push(w("scaling_max_freq", khz.clone()));
+            v.push(w("scaling_min_freq", khz));
+            if let Some(epp) = epp {
+                v.push(w(pstate::EPP_FILE, epp));
+            }
+            Ok(v)
         }
         FreqSetting::Hwp {
             epp,
             min_khz,
             max_khz,
         } => {
-            if !policy.has_epp || !policy.governors.iter().any(|g| g == "powersave") {
+            if policy.epp.is_none() || !policy.governors.iter().any(|g| g == "powersave") {
                 return Err(LinuxError::Absent {
                     path: PathBuf::from(policy.file("energy_performance_preference")),
                     what: format!(
@@ -351,7 +382,7 @@ pub fn writes_for(
             if let Some(lo) = min_khz {
                 v.push(w("scaling_min_freq", lo.to_string()));
             }
-            v.push(w("energy_performance_preference", epp.name().to_string()));
+            v.push(w(pstate::EPP_FILE, epp.name().to_string()));
             Ok(v)
         }
     }
@@ -387,7 +418,9 @@ mod tests {
             cpuinfo_max_khz: Some(2_333_000),
             transition_latency_ns: Some(10_000),
             has_setspeed: true,
-            has_epp: false,
+            driver: Some("acpi-cpufreq".into()),
+            epp: None,
+            epp_offered: vec![],
         }
     }
 
@@ -460,7 +493,7 @@ mod tests {
             max_khz: Some(2_200_000),
         };
         assert!(writes_for(&p, &setting).is_err(), "no EPP file: refused");
-        p.has_epp = true;
+        p.epp = Some("balance_performance".into());
         let names: Vec<(String, String)> = writes_for(&p, &setting)
             .unwrap()
             .iter()

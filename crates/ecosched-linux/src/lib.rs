@@ -30,6 +30,7 @@ pub mod platform;
 pub mod pmu;
 pub mod power;
 pub mod procfs;
+pub mod pstate;
 pub mod runcgroup;
 pub mod signals;
 pub mod spawn;

@@ -53,6 +53,7 @@ use crate::cpufreq::{self, CpufreqPolicy};
 use crate::error::LinuxError;
 use crate::fsroot::FsRoot;
 use crate::mounts::MountTable;
+use crate::pstate::DriverState;
 use ecosched_model::topology::{Cpu, VoltageDomain};
 use ecosched_model::{CpuId, CpuSet, FreqDomainId, Topology};
 use masks::parse_cpumask;
@@ -99,6 +100,9 @@ pub struct LinuxTopology {
     /// cpufreq policies, index-aligned with `topology.freq_domains`; both
     /// empty when there is no frequency control.
     pub cpufreq: Vec<CpufreqPolicy>,
+    /// The pstate driver's machine-wide state (`intel_pstate/`,
+    /// `amd_pstate/`); empty without one.
+    pub pstate: DriverState,
     /// NUMA distances (`node*/distance`), rows and columns in the order of
     /// `topology.numa_nodes`; empty when the kernel gives none.
     pub numa_distances: Vec<Vec<u32>>,
@@ -377,6 +381,7 @@ pub fn discover_with(root: &FsRoot, mounts: &MountTable) -> Result<LinuxTopology
     Ok(LinuxTopology {
         topology,
         cpufreq,
+        pstate: DriverState::read(root)?,
         numa_distances,
         capacity,
         cppc,

@@ -46,6 +46,7 @@ const CPUFREQ_FILES: &[&str] = &[
     "scaling_setspeed",
     "scaling_min_freq",
     "scaling_max_freq",
+    "energy_performance_preference",
 ];
 
 const CPU_SYSFS: &str = "sys/devices/system/cpu/";

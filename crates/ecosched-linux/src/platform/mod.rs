@@ -327,10 +327,8 @@ impl LinuxPlatform {
 
     /// Whether frequency can be controlled here, in words.
     pub fn frequency_description(&self) -> String {
-        match self.machine.cpufreq.len() {
-            0 => "unavailable: no cpufreq on this machine".into(),
-            n => format!("cpufreq, {n} policies"),
-        }
+        crate::pstate::describe_control(&self.machine.cpufreq, &self.machine.pstate)
+            .unwrap_or_else(|| "unavailable: no cpufreq on this machine".into())
     }
 
     /// Read the run's CPU time from its cgroup, undo every change, pass on

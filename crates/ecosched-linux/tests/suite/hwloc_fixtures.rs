@@ -274,7 +274,8 @@ fn hybrid_laptop_has_intel_pstate_policies_and_cppc() {
         [
             ("scaling_min_freq", "400000"),
             ("scaling_max_freq", "1900000"),
-            ("scaling_min_freq", "1900000")
+            ("scaling_min_freq", "1900000"),
+            ("energy_performance_preference", "balance_power")
         ]
     );
     assert!(writes[0]

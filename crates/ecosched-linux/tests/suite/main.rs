@@ -7,6 +7,8 @@
 //! - `cpufreq_fixtures`: cpufreq policies read and write plans made
 //! - `hwloc_fixtures`: discovery on every machine hwloc recorded, against lstopo
 //! - `limits`: the open-file limit raised to the hard one
+//! - `pstate_actuation`: fixed frequencies on intel_pstate / amd-pstate-epp,
+//!   pinned with EPP, journalled and undone
 //! - `power`: power meters of recorded machines, measured or estimated
 //! - `recorded_platform`: `LinuxPlatform` observes a recording, changes nothing
 //! - `signals`: the signal resolver on recorded resctrl and Arm PMU trees
@@ -32,6 +34,7 @@ mod hwloc_fixtures;
 mod limits;
 mod live;
 mod power;
+mod pstate_actuation;
 mod recorded_platform;
 mod signals;
 mod support;
