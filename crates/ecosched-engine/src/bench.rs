@@ -1,6 +1,7 @@
 //! Simulator speed: simulated seconds per wall second on a built-in
 //! scenario — `bench-8c24t` (8 cores, 24 tasks, 1 ms tick) by default,
-//! `bench-64c512t` (64 cores, 512 tasks) for a large machine — with the
+//! `bench-64c512t` (64 cores, 512 tasks) and `bench-192c1000t` (2 x EPYC
+//! 9654, 384 CPUs, 1,000 tasks) for large machines — with the
 //! simulator's own work counters (events, contention solves, memo hit
 //! rate) so a slowdown can be traced to its cause. Shared by
 //! `ecosched bench sim` and the criterion benchmark so both measure the
@@ -46,7 +47,8 @@ pub struct BenchReport {
     pub cold_starts: u64,
 }
 
-/// Run a benchmark scenario (`bench-8c24t`, `bench-64c512t` or any other)
+/// Run a benchmark scenario (`bench-8c24t`, `bench-64c512t`,
+/// `bench-192c1000t` or any other)
 /// once under [`BENCH_POLICY`] and time it, engine and trace included.
 pub fn bench_sim(scenario: &str) -> Result<BenchReport, EngineError> {
     let scenario = Scenario::load(scenario)?;

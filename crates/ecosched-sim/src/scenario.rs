@@ -238,7 +238,7 @@ pub const SCENARIOS: &[(&str, &str)] = builtin_files!("../scenarios":
     "merkel-1stream-3alu", "merkel-2stream-2alu", "merkel-3stream-1alu",
     "merkel-4hmmer", "merkel-4soplex", "merkel-2hmmer-2soplex",
     "merkel-sort-8", "merkel-freq-s1", "merkel-freq-s2", "merkel-freq-s3", "merkel-freq-s4",
-    "bench-8c24t", "bench-8c24t-short", "bench-64c512t", "bench-10k-tasks",
+    "bench-8c24t", "bench-8c24t-short", "bench-64c512t", "bench-192c1000t", "bench-10k-tasks",
     "richling-make-j1", "richling-make-j2", "richling-make-j3", "richling-make-j4",
     "richling-make-j5", "richling-make-j6", "richling-make-j7", "richling-make-j8",
     "richling-make-j9", "richling-make-j10", "richling-make-j11", "richling-make-j12",

@@ -420,8 +420,9 @@ pub struct BenchOracleArgs {
 /// `ecosched bench sim`.
 #[derive(Debug, Args)]
 pub struct BenchSimArgs {
-    /// The scenario to time: bench-8c24t (8 cores, 24 tasks) or
-    /// bench-64c512t (64 cores, 512 tasks), or any scenario name or file.
+    /// The scenario to time: bench-8c24t (8 cores, 24 tasks),
+    /// bench-64c512t (64 cores, 512 tasks) or bench-192c1000t (2 x EPYC
+    /// 9654: 384 CPUs, 1,000 tasks), or any scenario name or file.
     #[arg(long, value_name = "NAME|FILE.toml", default_value = "bench-8c24t")]
     pub scenario: String,
     /// Print JSON: {"scenario", "simulated_s", "wall_s", "realtime_factor",
