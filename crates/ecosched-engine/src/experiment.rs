@@ -47,6 +47,12 @@ thread_local! {
     static SEED_SHIFT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
+/// The seed shift in force on this thread (see [`with_seed_shift`]), to
+/// carry into the worker threads of a parallel search.
+pub fn seed_shift() -> u64 {
+    SEED_SHIFT.with(std::cell::Cell::get)
+}
+
 /// Run `f` with the seed of every simulated run on this thread (the
 /// explicit one or the scenario's) moved by `shift`: `validate --reseed`
 /// re-runs the same rows on other seeds to show which verdicts are a seed's

@@ -45,6 +45,7 @@ use ecosched_model::{CounterKind, CpuId, CpuSet, FreqDomainId, TypedStats};
 use ecosched_policy::oracle::{FixedConfig, Objective, OracleStats, SearchGoal};
 use ecosched_policy::PolicyError;
 use ecosched_sim::Scenario;
+use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
 use std::time::Instant;
@@ -561,19 +562,40 @@ pub fn search(
             &mut |_| {},
         )
     };
-    // Each candidate's score and throughput; the best run is kept when
-    // no throughput limit can change which one wins.
+    // Each candidate's score and throughput. The exhaustive search runs
+    // in order on this thread and keeps the best run when no throughput
+    // limit can change which one wins; the confined search's large
+    // simulations run one per core, and the chosen one runs again.
     let mut scored: Vec<(usize, f64, Option<f64>)> = Vec::new();
     let mut best: Option<(f64, SimRun)> = None;
-    for (i, (policy, _)) in configs.iter().enumerate() {
-        let run = simulate(policy.clone())?;
-        progress(i + 1, total);
-        let Some(s) = score(&run, goal.objective) else {
-            continue;
-        };
-        scored.push((i, s, throughput(&run)));
-        if goal.slowdown.is_none() && best.as_ref().is_none_or(|(b, _)| s < *b) {
-            best = Some((s, run));
+    if method == SearchMethod::Confined {
+        let shift = crate::experiment::seed_shift();
+        let results: Vec<Result<(usize, Option<f64>, Option<f64>), EngineError>> = configs
+            .par_iter()
+            .enumerate()
+            .map(|(i, (policy, _))| {
+                let run = crate::experiment::with_seed_shift(shift, || simulate(policy.clone()))?;
+                Ok((i, score(&run, goal.objective), throughput(&run)))
+            })
+            .collect();
+        for r in results {
+            let (i, s, t) = r?;
+            progress(i + 1, total);
+            if let Some(s) = s {
+                scored.push((i, s, t));
+            }
+        }
+    } else {
+        for (i, (policy, _)) in configs.iter().enumerate() {
+            let run = simulate(policy.clone())?;
+            progress(i + 1, total);
+            let Some(s) = score(&run, goal.objective) else {
+                continue;
+            };
+            scored.push((i, s, throughput(&run)));
+            if goal.slowdown.is_none() && best.as_ref().is_none_or(|(b, _)| s < *b) {
+                best = Some((s, run));
+            }
         }
     }
     let fastest = scored
