@@ -40,7 +40,7 @@
 //!   "Hardware Controlled Performance States") leaves the hardware's
 //!   algorithm unpublished and defines EPP only as a hint from 0
 //!   (performance) to 255 (energy); the targets here (0.6, 0.8, 0.95 for
-//!   balance_performance, balance_power, power) are the model's [estimate]
+//!   balance_performance, balance_power, power) are the model's estimate
 //!   of that hint, ordered as the hint is.
 //!
 //! With a package power limit every setting is also re-evaluated every
