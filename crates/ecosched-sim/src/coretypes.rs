@@ -14,9 +14,45 @@
 //! (`cpu_capacity`, 1024 for the fastest type) is its highest frequency
 //! over its CPI factor, relative to the fastest type's.
 
-use crate::machine::{MachineSpec, PStateSpec};
 use ecosched_model::topology::FULL_CAPACITY;
 use serde::Deserialize;
+
+/// One P-state.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PStateSpec {
+    /// Frequency in MHz.
+    pub mhz: u64,
+    /// Voltage in millivolts.
+    pub mv: u32,
+}
+
+/// What a machine file says about its cores: the hierarchy, the core
+/// types it lists, and the top-level defaults an unlisted or partly
+/// described type takes.
+#[derive(Debug, Clone, Copy)]
+pub struct Shape<'a> {
+    /// Sockets.
+    pub packages: u32,
+    /// Dies per package.
+    pub dies_per_package: u32,
+    /// Cores per die (the listed types' sum).
+    pub cores_per_die: u32,
+    /// Threads per core when no types are listed.
+    pub threads_per_core: u32,
+    /// The listed types (`[[core_types]]`), possibly none.
+    pub core_types: &'a [CoreTypeSpec],
+    /// `[power] ceff`.
+    pub ceff: f64,
+    /// `[power] leak_w_per_v`.
+    pub leak_w_per_v: f64,
+    /// `[frequency] pstates`.
+    pub pstates: &'a [PStateSpec],
+    /// `[frequency] base_mhz`.
+    pub base_mhz: Option<u64>,
+    /// Whether frequency domains are per core.
+    pub per_core_frequency: bool,
+}
 
 /// One kind of core, as written in TOML.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -95,7 +131,7 @@ pub struct Layout {
 
 impl Layout {
     /// Lay out `spec`'s CPUs; the error says what is wrong.
-    pub fn of(spec: &MachineSpec) -> Result<Layout, String> {
+    pub fn of(spec: &Shape<'_>) -> Result<Layout, String> {
         let types = core_types(spec)?;
         let threads: Vec<usize> = if spec.core_types.is_empty() {
             vec![spec.threads_per_core as usize]
@@ -143,9 +179,7 @@ impl Layout {
 }
 
 /// The types of `spec`, defaults filled in and checked.
-fn core_types(spec: &MachineSpec) -> Result<Vec<CoreType>, String> {
-    let p = &spec.power;
-    let f = &spec.frequency;
+fn core_types(spec: &Shape<'_>) -> Result<Vec<CoreType>, String> {
     let implicit = [CoreTypeSpec {
         name: "core".into(),
         cores: spec.cores_per_die,
@@ -157,7 +191,7 @@ fn core_types(spec: &MachineSpec) -> Result<Vec<CoreType>, String> {
         base_mhz: None,
     }];
     let listed: &[CoreTypeSpec] = if spec.core_types.is_empty() {
-        &implicit
+        &implicit[..]
     } else {
         if spec.threads_per_core != 1 {
             return Err("with [[core_types]], threads_per_core is given per core type".into());
@@ -169,13 +203,13 @@ fn core_types(spec: &MachineSpec) -> Result<Vec<CoreType>, String> {
                 spec.cores_per_die
             ));
         }
-        if f.domain != crate::machine::Scope::Core {
+        if !spec.per_core_frequency {
             return Err(
                 "with [[core_types]], frequency.domain must be `core` (a domain holds one type)"
                     .into(),
             );
         }
-        &spec.core_types
+        spec.core_types
     };
     let mut types = Vec::new();
     for t in listed {
@@ -186,14 +220,14 @@ fn core_types(spec: &MachineSpec) -> Result<Vec<CoreType>, String> {
         if !(t.cpi_factor.is_finite() && t.cpi_factor >= 1.0) {
             return Err(at("cpi_factor must be at least 1"));
         }
-        let ceff = t.ceff.unwrap_or(p.ceff);
-        let leak = t.leak_w_per_v.unwrap_or(p.leak_w_per_v);
+        let ceff = t.ceff.unwrap_or(spec.ceff);
+        let leak = t.leak_w_per_v.unwrap_or(spec.leak_w_per_v);
         if !(ceff.is_finite() && ceff >= 0.0 && leak.is_finite() && leak >= 0.0) {
             return Err(at("ceff and leak_w_per_v must be finite and non-negative"));
         }
-        let pstates = t.pstates.clone().unwrap_or_else(|| f.pstates.clone());
+        let pstates = t.pstates.clone().unwrap_or_else(|| spec.pstates.to_vec());
         check_pstates(&pstates).map_err(|e| at(&e))?;
-        let base_mhz = t.base_mhz.or(f.base_mhz);
+        let base_mhz = t.base_mhz.or(spec.base_mhz);
         let base = match base_mhz {
             None => 0,
             Some(mhz) => pstates

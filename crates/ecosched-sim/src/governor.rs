@@ -40,7 +40,7 @@
 //!   "Hardware Controlled Performance States") leaves the hardware's
 //!   algorithm unpublished and defines EPP only as a hint from 0
 //!   (performance) to 255 (energy); the targets here (0.6, 0.8, 0.95 for
-//!   balance_performance, balance_power, power) are the model's [estimate]
+//!   balance_performance, balance_power, power) are the model's estimate
 //!   of that hint, ordered as the hint is.
 //!
 //! With a package power limit every setting is also re-evaluated every
@@ -551,6 +551,59 @@ mod tests {
         assert_eq!(
             g.evaluate(&spec, &d, 500 * MS, 2_000_000, u64::MAX),
             Some(1_000_000)
+        );
+    }
+
+    /// Hardware-chosen frequency: EPP performance takes the top, the
+    /// other preferences aim the busiest CPU's utilisation at their target
+    /// (a lower preference, a lower frequency), within the request's range.
+    #[test]
+    fn hwp_follows_utilisation_by_preference() {
+        let spec = GovernorSpec::default();
+        let d = domain();
+        let pick = |epp: Epp, max_khz: Option<u64>| {
+            let setting = FreqSetting::Hwp {
+                epp,
+                min_khz: None,
+                max_khz,
+            };
+            let mut g = DomainGovernor::new(setting, 2, 0, 2_000_000, None);
+            assert_eq!(g.next_eval(&spec), Some(4 * MS));
+            // Busy 40 % of the period at the top frequency.
+            g.account(&spec, 1, 16 * MS / 10, true, 2_000_000, 2_000_000);
+            g.evaluate(&spec, &d, 4 * MS, 2_000_000, u64::MAX)
+        };
+        assert_eq!(pick(Epp::Performance, None), None, "already at the top");
+        // 0.4 / 0.6 = 0.67 of 2 GHz: 1.5 GHz; 0.4 / 0.95: 1 GHz.
+        assert_eq!(pick(Epp::BalancePerformance, None), Some(1_500_000));
+        assert_eq!(pick(Epp::Power, None), Some(1_000_000));
+        assert_eq!(pick(Epp::Performance, Some(1_500_000)), Some(1_500_000));
+    }
+
+    /// A package's boost ceiling caps every setting, and the settings
+    /// that do not sample (performance) are re-evaluated every limit
+    /// period, so a lifted ceiling restores the top.
+    #[test]
+    fn the_boost_ceiling_caps_and_lifts() {
+        let spec = GovernorSpec::default();
+        let d = domain();
+        let perf = FreqSetting::Governor(Governor::Performance);
+        let mut g = DomainGovernor::new(perf, 2, 0, 2_000_000, Some(10 * MS));
+        assert_eq!(g.next_eval(&spec), Some(10 * MS));
+        assert_eq!(
+            g.evaluate(&spec, &d, 10 * MS, 2_000_000, 1_600_000),
+            Some(1_500_000)
+        );
+        assert_eq!(g.next_eval(&spec), Some(20 * MS));
+        assert_eq!(
+            g.evaluate(&spec, &d, 20 * MS, 1_500_000, u64::MAX),
+            Some(2_000_000)
+        );
+        let none = DomainGovernor::new(perf, 2, 0, 2_000_000, None);
+        assert_eq!(
+            none.next_eval(&spec),
+            None,
+            "no limit: nothing to re-evaluate"
         );
     }
 }

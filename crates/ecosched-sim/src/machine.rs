@@ -9,7 +9,8 @@
 //! `docs/researchers/machine-files.md`). Each preset documents where every
 //! number comes from.
 
-use crate::coretypes::{check_pstates, CoreType, CoreTypeSpec, Layout};
+pub use crate::coretypes::PStateSpec;
+use crate::coretypes::{check_pstates, CoreType, CoreTypeSpec, Layout, Shape};
 use crate::error::SimError;
 use ecosched_model::topology::{
     CacheDomain, CacheKind, Cpu, FreqDomain, IdleState, NumaNode, PState, VoltageDomain,
@@ -42,16 +43,6 @@ pub struct CacheSpec {
     pub size_kib: u64,
     /// Which CPUs share one instance.
     pub scope: Scope,
-}
-
-/// One P-state.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PStateSpec {
-    /// Frequency in MHz.
-    pub mhz: u64,
-    /// Voltage in millivolts.
-    pub mv: u32,
 }
 
 /// DVFS.
@@ -482,7 +473,19 @@ impl Machine {
         }
         let f = &spec.frequency;
         check_pstates(&f.pstates).map_err(|e| bad(format!("frequency.{e}")))?;
-        let layout = Layout::of(&spec).map_err(bad)?;
+        let layout = Layout::of(&Shape {
+            packages: spec.packages,
+            dies_per_package: spec.dies_per_package,
+            cores_per_die: spec.cores_per_die,
+            threads_per_core: spec.threads_per_core,
+            core_types: &spec.core_types,
+            ceff: spec.power.ceff,
+            leak_w_per_v: spec.power.leak_w_per_v,
+            pstates: &f.pstates,
+            base_mhz: f.base_mhz,
+            per_core_frequency: f.domain == Scope::Core,
+        })
+        .map_err(bad)?;
         let n = layout.core.len();
         if rank(f.voltage_domain) < rank(f.domain) {
             return Err(bad(

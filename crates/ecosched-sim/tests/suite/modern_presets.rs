@@ -353,3 +353,48 @@ fn uncore_follows_traffic_and_idles_in_package_c6() {
         "{deep:.1} vs {shallow:.1} W"
     );
 }
+
+fn hybrid_spec() -> ecosched_sim::MachineSpec {
+    let text = ecosched_sim::scenario::PRESETS
+        .iter()
+        .find(|(n, _)| *n == "core-i9-13900k")
+        .map(|(_, t)| *t)
+        .unwrap();
+    ecosched_sim::scenario::parse_toml("core-i9-13900k", text).unwrap()
+}
+
+/// Linux's numbering: the P-cores' threads first, siblings adjacent.
+#[test]
+fn hybrid_layout_numbers_p_threads_first() {
+    let m = preset("core-i9-13900k").unwrap().unwrap();
+    assert_eq!(m.type_of[..16], [0; 16]);
+    assert_eq!(m.type_of[16..], [1; 16]);
+    assert_eq!(m.core_cpus[0], vec![0, 1]);
+    assert_eq!(m.core_cpus[8], vec![16]);
+    // 4.3 GHz / 1.5 against 5.8 GHz, of 1024.
+    assert_eq!(m.core_types[1].capacity, 506);
+}
+
+#[test]
+fn inconsistent_core_types_are_refused_with_the_reason() {
+    let refused = |edit: fn(&mut ecosched_sim::MachineSpec), says: &str| {
+        let mut spec = hybrid_spec();
+        edit(&mut spec);
+        let err = Machine::build(spec).unwrap_err().to_string();
+        assert!(err.contains(says), "{err}");
+    };
+    refused(|s| s.cores_per_die = 20, "list 24 cores per die");
+    refused(|s| s.threads_per_core = 2, "given per core type");
+    refused(
+        |s| s.core_types[1].cpi_factor = 0.5,
+        "core type `E`: cpi_factor",
+    );
+    refused(
+        |s| s.core_types[0].base_mhz = Some(3100),
+        "core type `P`: base_mhz 3100",
+    );
+    refused(
+        |s| s.frequency.domain = ecosched_sim::machine::Scope::Package,
+        "frequency.domain must be `core`",
+    );
+}
