@@ -9,7 +9,8 @@
 //! which is how encodings for CPUs this machine is not are checked.
 //!
 //! This crate is the workspace's only foreign-function boundary: the
-//! unsafe calls are confined to [`ffi`], each with the layout it relies on.
+//! unsafe calls are confined to its `ffi` module, each with the layout it
+//! relies on.
 
 mod ffi;
 

@@ -70,6 +70,10 @@ pub struct Config {
     pub scan_interval: Duration,
     /// The groups, in file order.
     pub groups: Vec<GroupSpec>,
+    /// The `[events]` table: the event to count for a counter kind on
+    /// this machine, in place of the built-in PMU tables' (see
+    /// `ecosched_linux::signals`).
+    pub events: ecosched_linux::signals::EventOverrides,
 }
 
 /// One configured group: what it manages and how.
@@ -136,6 +140,8 @@ struct RawConfig {
     daemon: RawDaemon,
     #[serde(default)]
     group: Vec<RawGroup>,
+    #[serde(default)]
+    events: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -309,7 +315,10 @@ pub fn parse(file: &Path, text: &str) -> Result<Config, ConfigError> {
             policy,
         });
     }
+    let events = ecosched_linux::signals::EventOverrides::from_table(file, &raw.events)
+        .map_err(|e| at(None, format!("key `events.{}`: {}", e.key, e.message)))?;
     Ok(Config {
+        events,
         state_dir: raw
             .daemon
             .state_dir
@@ -395,6 +404,22 @@ fn uid_of(user: &str) -> Result<u32, String> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn an_events_table_is_checked_and_a_wrong_key_is_located() {
+        let c = check("[events]\nlines_in = \"L2_LINES_IN:ALL\"\n").unwrap();
+        assert_eq!(
+            c.events.events[&ecosched_model::CounterKind::LinesIn],
+            "L2_LINES_IN:ALL"
+        );
+        let e = check("[events]\nlines_inn = \"L2_LINES_IN:ALL\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("t.toml: key `events.lines_inn`: not a counter kind"),
+            "{e}"
+        );
+    }
 
     fn check(text: &str) -> Result<Config, ConfigError> {
         parse(Path::new("t.toml"), text)

@@ -98,6 +98,11 @@ struct Daemon {
 /// or `SIGINT`. Errors are about starting; once up, problems are logged.
 pub fn run(config_path: &Path) -> Result<(), String> {
     let config = config::load(config_path).map_err(|e| e.to_string())?;
+    let signals = resolve_signals(&config)?;
+    eprintln!(
+        "ecosched: counter sources: {}",
+        signals.describe().join("; ")
+    );
     let term = Arc::new(AtomicBool::new(false));
     let hup = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
@@ -132,6 +137,7 @@ pub fn run(config_path: &Path) -> Result<(), String> {
             scan_interval: config.scan_interval,
             metrics: metrics.clone(),
             source: sampler.source(),
+            signals,
         },
         config,
         managed: BTreeMap::new(),
@@ -363,8 +369,12 @@ impl Daemon {
     }
 
     fn reload(&mut self) {
-        match config::load(&self.config_path) {
-            Ok(c) => {
+        let loaded = config::load(&self.config_path)
+            .map_err(|e| e.to_string())
+            .and_then(|c| resolve_signals(&c).map(|signals| (c, signals)));
+        match loaded {
+            Ok((c, signals)) => {
+                self.ctx.signals = signals;
                 if c.state_dir != self.config.state_dir
                     || c.socket != self.config.socket
                     || c.metrics != self.config.metrics
@@ -582,6 +592,14 @@ fn describe(source: &Source) -> String {
             format!("processes of {}", parts.join(", "))
         }
     }
+}
+
+/// Where each counter kind comes from on this machine with `config`'s
+/// `[events]`: an entry libpfm4 cannot encode refuses the configuration,
+/// naming its file and key.
+fn resolve_signals(config: &config::Config) -> Result<ecosched_linux::signals::Resolution, String> {
+    ecosched_linux::signals::resolve_live(&ecosched_linux::FsRoot::live(), &config.events)
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -30,6 +30,10 @@ pub struct WorkerContext {
     pub metrics: Metrics,
     /// The energy `source` label.
     pub source: &'static str,
+    /// Where each counter kind comes from on this machine (the
+    /// configuration's `[events]` applied), resolved when the
+    /// configuration is loaded.
+    pub signals: ecosched_linux::signals::Resolution,
 }
 
 /// How a worker is doing.
@@ -157,6 +161,7 @@ fn manage(
     let mut platform = LinuxPlatform::builder(FsRoot::live())
         .options(&options)
         .attach(&tag, Box::new(move || lookup.roots()), stop)
+        .signals(ctx.signals.clone())
         .build()
         .map_err(|e| format!("preparing the platform: {e}"))?;
     if let Some(dir) = cgroup {

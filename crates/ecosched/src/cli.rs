@@ -184,6 +184,12 @@ pub struct RunArgs {
     /// need measured facts about this machine.
     #[arg(long, value_name = "FILE")]
     pub calibration: Option<std::path::PathBuf>,
+    /// A run configuration file (TOML). Its `[events]` table names the
+    /// event to count for a counter kind on this machine, replacing the
+    /// built-in PMU tables' (`lines_in = "L2_LINES_IN:ALL"`, a libpfm4
+    /// name, or `mem_transactions = "raw:0x412e"`).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<std::path::PathBuf>,
     /// Print the summary as one JSON object.
     #[arg(long)]
     pub json: bool,

@@ -17,7 +17,7 @@ use ecosched_linux::perf::SystemPerf;
 use ecosched_linux::platform::LinuxPlatform;
 use ecosched_linux::spawn;
 use ecosched_linux::FsRoot;
-use ecosched_model::{Calibration, Platform, PmuSpec, PmuTable};
+use ecosched_model::{Calibration, Platform};
 use ecosched_policy::Retimed;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
@@ -43,10 +43,13 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         .map(load_calibration)
         .transpose()?;
     let (power_params, power_model) = power_model::load(&args.power_model)?;
-    let pmu = matching_pmu();
+    // Where each counter kind comes from on this machine; a wrong
+    // `[events]` entry stops the run here, before anything starts.
+    let signals = ecosched_linux::signals::resolve_live(&FsRoot::live(), &s.events)
+        .map_err(|e| UsageError(format!("{e}; nothing was run")))?;
     let mut platform = LinuxPlatform::builder(FsRoot::live())
         .options(&s.options)
-        .pmu(pmu.as_ref())
+        .signals(signals)
         .build()
         .map_err(|e| explain_privilege(e, &s.options.state_dir))
         .context("preparing this machine")?;
@@ -184,14 +187,6 @@ fn load_calibration(path: &Path) -> Result<Calibration> {
     })?;
     ecosched_sim::scenario::parse_toml::<Calibration>(&path.display().to_string(), &text)
         .map_err(|e| UsageError(format!("calibration file {e}")).into())
-}
-
-/// The built-in PMU table that lists this CPU (same pmu-events CPU id),
-/// matched to it, so its model-specific events are counted.
-fn matching_pmu() -> Option<PmuSpec> {
-    let id = ecosched_linux::pmu::cpuid(&FsRoot::live()).ok()?;
-    let (_, table) = PmuTable::for_cpuid(&id).ok()??;
-    Some(table.spec(Some(&id)))
 }
 
 fn render_run(summary: &run_summary::RunSummary) -> String {

@@ -247,6 +247,26 @@ pub struct RunSettings {
     pub trace: Option<std::path::PathBuf>,
     /// JSON output.
     pub json: bool,
+    /// The `[events]` table of `--config`, checked.
+    pub events: ecosched_linux::signals::EventOverrides,
+}
+
+/// A run configuration file: only an `[events]` table so far.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RunConfigFile {
+    #[serde(default)]
+    events: std::collections::BTreeMap<String, String>,
+}
+
+/// The `[events]` table of the run configuration at `path`.
+fn run_events(path: &std::path::Path) -> Result<ecosched_linux::signals::EventOverrides> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| usage(format!("{}: cannot read it: {e}", path.display())))?;
+    let file: RunConfigFile = toml::from_str(&text)
+        .map_err(|e| usage(format!("{}: {}", path.display(), e.to_string().trim())))?;
+    ecosched_linux::signals::EventOverrides::from_table(path, &file.events)
+        .map_err(|e| usage(e.to_string()))
 }
 
 impl RunSettings {
@@ -271,6 +291,10 @@ impl RunSettings {
             )));
         }
         check_state_dir(&args.state_dir)?;
+        let events = match &args.config {
+            Some(path) => run_events(path)?,
+            None => ecosched_linux::signals::EventOverrides::default(),
+        };
         Ok(RunSettings {
             policy,
             params,
@@ -284,6 +308,7 @@ impl RunSettings {
             command: args.command.clone(),
             trace: args.trace.clone(),
             json: args.json,
+            events,
         })
     }
 }

@@ -15,6 +15,7 @@ use crate::platform::attachment::{Attachment, Members};
 use crate::platform::sensors::Sensors;
 use crate::platform::signals::SignalWatch;
 use crate::pmu;
+use crate::signals::Resolution;
 use crate::tasks::{HostFacts, TaskReader};
 use crate::topology::{discover_with, LinuxTopology};
 use ecosched_model::PmuSpec;
@@ -57,6 +58,7 @@ pub struct LinuxPlatformBuilder {
     options: LinuxOptions,
     perf: Option<Box<dyn PerfBackend>>,
     pmu: Option<PmuSpec>,
+    signals: Option<Resolution>,
     cpu_id_root: Option<FsRoot>,
     attach: Option<(String, Attachment)>,
 }
@@ -67,6 +69,7 @@ impl std::fmt::Debug for LinuxPlatformBuilder {
             .field("root", &self.root)
             .field("options", &self.options)
             .field("pmu", &self.pmu)
+            .field("signals", &self.signals)
             .field("attach", &self.attach.as_ref().map(|(tag, _)| tag))
             .finish_non_exhaustive()
     }
@@ -95,6 +98,7 @@ impl LinuxPlatformBuilder {
             options: LinuxOptions::default(),
             perf: None,
             pmu: None,
+            signals: None,
             cpu_id_root: None,
             attach: None,
         }
@@ -119,6 +123,16 @@ impl LinuxPlatformBuilder {
     /// [`crate::pmu`]).
     pub fn pmu(mut self, pmu: Option<&PmuSpec>) -> Self {
         self.pmu = pmu.cloned();
+        self
+    }
+
+    /// Count each hardware kind the way the signal resolver found for this
+    /// machine ([`crate::signals`]): its model-specific events are opened
+    /// with their encodings, its table's counters shape the perf groups,
+    /// and its sources are reported at start. Takes the place of
+    /// [`Self::pmu`].
+    pub fn signals(mut self, resolution: Resolution) -> Self {
+        self.signals = Some(resolution);
         self
     }
 
@@ -159,7 +173,14 @@ impl LinuxPlatformBuilder {
         let journal = Journal::create_tagged(&options.state_dir, root.clone(), tag.as_deref())?;
         let host = HostFacts::detect(&root)?;
         let cpu_id_root = self.cpu_id_root.unwrap_or_else(|| root.clone());
-        let (raw, matched, pmu_notice) = raw_events(&cpu_id_root, self.pmu.as_ref());
+        let (raw, matched, pmu_notice) = match &self.signals {
+            Some(r) => (
+                r.perf_events(),
+                r.pmu.clone(),
+                Some(format!("counter sources: {}", r.describe().join("; "))),
+            ),
+            None => raw_events(&cpu_id_root, self.pmu.as_ref()),
+        };
         let perf = self.perf.unwrap_or_else(|| Box::new(SystemPerf));
         let reader = TaskReader::with_pmu(root.clone(), perf, host, raw, matched);
         let sensors = Sensors::open(&root, &machine.topology)?;

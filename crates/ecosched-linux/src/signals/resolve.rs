@@ -187,8 +187,11 @@ fn generic(kind: CounterKind) -> Option<String> {
         .map(Event::perf_name)
 }
 
-/// [`resolve`] on this machine (or a recorded one): its CPU id, libpfm4
-/// if installed, resctrl if mounted.
+/// [`resolve`] on this machine (or a recorded one): its CPU id and
+/// libpfm4 if installed. `LinuxPlatform` creates no resctrl monitoring
+/// groups, so a task's occupancy and bandwidth cannot be read from
+/// resctrl: where it is mounted, a note says so and the PMU's events are
+/// used.
 pub fn resolve_live(
     root: &FsRoot,
     overrides: &EventOverrides,
@@ -198,11 +201,18 @@ pub fn resolve_live(
         Ok(lib) => Ok(lib),
         Err(why) => Err(why.clone()),
     };
+    let resctrl = match ResctrlInfo::detect(root) {
+        Ok(_) => Err(PER_TASK_RESCTRL.to_string()),
+        Err(why) => Err(why),
+    };
     resolve(&Inputs {
         cpuid: crate::pmu::cpuid(root).map_err(|e| e.to_string()),
         encoder,
         root,
-        resctrl: ResctrlInfo::detect(root),
+        resctrl,
         overrides,
     })
 }
+
+/// Why resctrl is passed over on a machine that mounts it.
+const PER_TASK_RESCTRL: &str = "resctrl L3 monitoring is mounted, but ecosched creates no monitoring groups for its tasks, so it is not read";

@@ -322,3 +322,15 @@ fn an_override_wins_and_a_wrong_one_is_a_located_error() {
         "{e}"
     );
 }
+
+#[test]
+fn on_a_machine_with_resctrl_the_platform_says_it_does_not_read_it() {
+    let root = FsRoot::recorded(support::data("resctrl-goresctrl-xeon-4l3"));
+    let r = ecosched_linux::signals::resolve_live(&root, &EventOverrides::default()).unwrap();
+    assert!(r.resctrl_kinds().is_empty());
+    // The recording has no cpuinfo: no table, and occupancy says why.
+    let Resolved::Missing { why } = &r.kinds[&CounterKind::LlcOccupancy] else {
+        panic!()
+    };
+    assert!(why.contains("no PMU table"), "{why}");
+}

@@ -449,3 +449,34 @@ fn a_good_calibration_file_is_accepted() {
     assert_eq!(code, Some(0), "{stderr}");
     assert!(ran);
 }
+
+/// A `[events]` entry libpfm4 cannot encode stops `run` before the
+/// command starts, naming the file, the key and libpfm4's message.
+#[test]
+#[ignore = "live: libpfm4"]
+fn an_unknown_event_in_the_config_stops_the_run_before_it_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("run.toml");
+    std::fs::write(&config, "[events]\nlines_in = \"L2_LINES_INN:ALL\"\n").unwrap();
+    let marker = dir.path().join("started");
+    let out = ecosched_command()
+        .args(["run", "--policy", "performance", "--config"])
+        .arg(&config)
+        .arg("--state-dir")
+        .arg(dir.path().join("state"))
+        .arg("--")
+        .arg("touch")
+        .arg(&marker)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "{}: key `events.lines_in`: libpfm4 cannot encode \"L2_LINES_INN:ALL\": event not found",
+            config.display()
+        )),
+        "{stderr}"
+    );
+    assert!(!marker.exists());
+}
