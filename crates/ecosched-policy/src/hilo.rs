@@ -18,8 +18,8 @@
 //!   average number of managed tasks that wanted a CPU over the interval
 //!   (on-CPU plus run-queue time, which also sees tasks that came and went
 //!   between two observations) and the runnable count at the observation.
-//!   That count takes only tasks that wanted a CPU for at least half the
-//!   interval or started within it: a mostly idle service caught awake at
+//!   That count leaves out tasks older than a second that wanted a CPU for
+//!   less than half the interval: a mostly idle service caught awake at
 //!   the observation is demand for its share of the time, not for a CPU of
 //!   its own, and many of them would otherwise grow H far beyond the work
 //!   (H keeps the peak of its hold window).
@@ -422,26 +422,33 @@ impl Hilo {
 }
 
 /// Share of the interval a task wanted a CPU for, below which being
-/// runnable at the observation does not make it a CPU's worth of demand.
+/// runnable at the observation does not make a settled task a CPU's
+/// worth of demand.
 const BUSY_SHARE: f64 = 0.5;
+
+/// Age from which a task is settled, s: a build's jobs and the processes
+/// that start them are younger, or busy; a service that has run this long
+/// and wants a CPU for a small share of the time is not parallel work.
+const SETTLED_S: f64 = 1.0;
 
 /// Managed tasks that want a CPU: the larger of the interval's average
 /// (on-CPU + run-queue time over the interval, rounded to the nearest
-/// whole task) and those runnable at the observation that wanted a CPU
-/// for at least [`BUSY_SHARE`] of the interval or started within it (a
-/// mostly idle service caught awake counts only through the average).
+/// whole task) and those runnable at the observation that are younger
+/// than [`SETTLED_S`] or wanted a CPU for at least [`BUSY_SHARE`] of the
+/// interval (a mostly idle service caught awake counts only through the
+/// average).
 pub fn measured_parallelism(snapshot: &Snapshot) -> usize {
     let interval_ns = snapshot.interval_s * 1e9;
     let wanted_ns = |t: &TaskSample| {
         t.counters.on_cpu_ns.unwrap_or(0) + t.counters.runqueue_wait_ns.unwrap_or(0)
     };
-    let fresh = |t: &TaskSample| t.started_s > snapshot.time_s - snapshot.interval_s;
+    let young = |t: &TaskSample| snapshot.time_s - t.started_s < SETTLED_S;
     let now = snapshot
         .live_managed()
         .filter(|t| matches!(t.state, TaskState::Running | TaskState::Runnable))
         .filter(|t| {
             interval_ns <= 0.0
-                || fresh(t)
+                || young(t)
                 || t.counters.on_cpu_ns.is_none()
                 || wanted_ns(t) as f64 >= BUSY_SHARE * interval_ns
         })
@@ -717,9 +724,10 @@ mod tests {
 
     #[test]
     fn mostly_idle_services_count_by_their_share_not_as_cpus() {
-        // Two busy tasks and forty services each on a CPU 1 ms of 20 ms,
-        // six of them caught awake at the observation: 2 + 40 × 0.05.
-        let mut s = snap(0.02, 2, 0, None);
+        // Two busy tasks and forty services, running for a minute, each on
+        // a CPU 1 ms of 20 ms, six of them caught awake at the
+        // observation: 2 + 40 × 0.05.
+        let mut s = snap(60.0, 2, 0, None);
         let topology = s.topology.clone();
         s.tasks.extend((0..40).map(|i| {
             let state = if i < 6 {
@@ -734,12 +742,12 @@ mod tests {
         p.init(&opteron_2352()).unwrap();
         let plan = p.decide(&s);
         assert_eq!(plan.managed_cpus.unwrap().to_list(), "0-4");
-        // A service that just started, or one busy most of the interval,
-        // still counts as a CPU's worth at once.
-        let mut s = snap(0.02, 2, 0, None);
+        // A task younger than a second (a build's job), or one busy most
+        // of the interval, still counts as a CPU's worth at once.
+        let mut s = snap(60.0, 2, 0, None);
         s.tasks.push(
             task(300, TaskState::Runnable, 1)
-                .started(0.015)
+                .started(59.5)
                 .build(&topology),
         );
         s.tasks
