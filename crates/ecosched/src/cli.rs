@@ -165,10 +165,13 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: bool,
     /// The power model the ESTIMATED figures use where no RAPL or hwmon
-    /// meter measures power: `q6600` (built-in) or a TOML file of per-core
-    /// watts (keys: idle_w_per_core, busy_static_w_per_core,
-    /// dynamic_max_w_per_core, uncore_w_per_package, voltage_slope).
-    #[arg(long, value_name = "MODEL", default_value = crate::power_model::BUILT_IN)]
+    /// meter measures power: `auto` (the built-in machine preset matching
+    /// this CPU, else `generic`), `generic`, a preset name, a machine file
+    /// (its [power] and [frequency]; see `ecosched topology
+    /// --emit-machine`), or a TOML file of per-core watts (keys:
+    /// idle_w_per_core, busy_static_w_per_core, dynamic_max_w_per_core,
+    /// uncore_w_per_package, voltage_slope).
+    #[arg(long, value_name = "MODEL", default_value = crate::power_model::AUTO)]
     pub power_model: String,
     /// Write one self-contained HTML report (inline SVG charts; no
     /// scripts, fonts or requests) to FILE.
