@@ -205,6 +205,15 @@ pub struct TopologyArgs {
     /// Print JSON (CPU sets as Linux cpulists).
     #[arg(long)]
     pub json: bool,
+    /// Write a machine file (the simulator's TOML) for this host to FILE:
+    /// what sysfs gives as read, the rest (voltages, power, memory
+    /// bandwidth and latency) as placeholders marked `TO FILL IN` that
+    /// load as written. An existing FILE is refused without --force.
+    #[arg(long, value_name = "FILE.toml")]
+    pub emit_machine: Option<std::path::PathBuf>,
+    /// With --emit-machine: overwrite FILE if it exists.
+    #[arg(long, requires = "emit_machine")]
+    pub force: bool,
 }
 
 /// `ecosched restore`.

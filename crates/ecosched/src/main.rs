@@ -19,6 +19,7 @@ mod cluster_output;
 mod commands;
 mod glossary;
 mod linux_commands;
+mod machine_emit;
 mod outcome;
 mod output;
 mod perfetto;
