@@ -305,6 +305,11 @@ pub struct SimArgs {
     /// A built-in scenario's name, or a scenario TOML file.
     #[arg(long, value_name = "NAME|FILE.toml")]
     pub scenario: String,
+    /// Run the scenario's workload on this machine instead of its own: a
+    /// preset name or a machine file (e.g. one written by `ecosched
+    /// topology --emit-machine`).
+    #[arg(long, value_name = "NAME|FILE.toml")]
+    pub machine: Option<String>,
     /// The policy to run (see `ecosched policies`).
     #[arg(long, value_name = "NAME")]
     pub policy: String,

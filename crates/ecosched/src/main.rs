@@ -32,6 +32,7 @@ mod run_outputs;
 mod run_summary;
 mod service_commands;
 mod settings;
+mod sim_machine;
 mod slurm_commands;
 mod table;
 mod timeseries;

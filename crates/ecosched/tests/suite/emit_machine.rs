@@ -76,7 +76,42 @@ pub fn emit_load_and_simulate(root: Option<&Path>, dir: &Path, name: &str) -> Ma
     );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(report["energy_j"].as_f64().unwrap() > 0.0, "{report}");
+    // The same file given to `sim --machine` under a built-in scenario.
+    let out = std::process::Command::new(ecosched_path())
+        .args(["sim", "--json", "--policy", "ondemand"])
+        .args(["--scenario", "merkel-1-aluadd", "--machine"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}\n{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        report["machine"].as_str().unwrap().contains(name),
+        "{report}"
+    );
     spec
+}
+
+#[test]
+fn sim_machine_refuses_what_is_neither_a_preset_nor_a_file() {
+    let out = ecosched()
+        .args([
+            "sim",
+            "--scenario",
+            "merkel-1-aluadd",
+            "--policy",
+            "performance",
+        ])
+        .args(["--machine", "no-such-box.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--machine no-such-box.toml"), "{err}");
 }
 
 #[test]
