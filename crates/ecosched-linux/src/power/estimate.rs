@@ -84,7 +84,7 @@ impl EstimateParams {
     }
 
     /// A generic model for a CPU no preset describes, scaled by its
-    /// `cores_per_package`: per core, the [`GENERIC_W_PER_CORE`] share of
+    /// `cores_per_package`: per core, the 4.5 W share of
     /// full-load package power split into a third uncore (the I/O die or
     /// mesh, memory controllers and caches that stay up while any core
     /// runs), 0.3 W idle (deep C-states leave little), 0.7 W leakage and
