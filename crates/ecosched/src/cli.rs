@@ -167,7 +167,7 @@ pub struct RunArgs {
     /// The power model the ESTIMATED figures use where no RAPL or hwmon
     /// meter measures power: `auto` (the built-in machine preset matching
     /// this CPU, else `generic`), `generic`, a preset name, a machine file
-    /// (its [power] and [frequency]; see `ecosched topology
+    /// (its `[power]` and `[frequency]`; see `ecosched topology
     /// --emit-machine`), or a TOML file of per-core watts (keys:
     /// idle_w_per_core, busy_static_w_per_core, dynamic_max_w_per_core,
     /// uncore_w_per_package, voltage_slope).
