@@ -16,7 +16,7 @@
 
 use crate::error::LinuxError;
 use crate::fsroot::FsRoot;
-use crate::pstate::{self, FreqControl};
+use crate::pstate::{self, DriverState, FreqControl};
 use ecosched_model::topology::{FreqDomain, PState};
 use ecosched_model::{CpuId, CpuSet, FreqSetting};
 use serde::Serialize;
@@ -123,6 +123,28 @@ impl CpufreqPolicy {
             transition_latency_us: latency_us,
             voltage_domain,
         })
+    }
+
+    /// How this policy takes a fixed frequency: `scaling_setspeed` under
+    /// `userspace`, else a pinned range, with EPP where it has one.
+    pub fn control(&self) -> FreqControl {
+        FreqControl::from_parts(
+            self.has_setspeed && self.governors.iter().any(|g| g == "userspace"),
+            self.epp.is_some() && !self.epp_offered.is_empty(),
+        )
+    }
+
+    /// The EPP matching `khz` ([`pstate::epp_for`]); `None` without EPP.
+    pub fn epp_for(&self, khz: u64) -> Option<String> {
+        if self.control() != FreqControl::PinnedRangeEpp {
+            return None;
+        }
+        pstate::epp_for(
+            &self.epp_offered,
+            self.cpuinfo_min_khz?,
+            self.cpuinfo_max_khz?,
+            khz,
+        )
     }
 
     /// The path of one of this policy's files, relative to the root.
@@ -251,6 +273,27 @@ pub fn read_policies(root: &FsRoot) -> Result<Vec<CpufreqPolicy>, LinuxError> {
     Ok(policies)
 }
 
+/// How the machine's fixed frequencies are carried out, in one line: the
+/// ways its policies take them (most machines have one), and the driver.
+/// `None` without cpufreq.
+pub fn describe_control(policies: &[CpufreqPolicy], driver: &DriverState) -> Option<String> {
+    let first = policies.first()?;
+    let mut ways: Vec<FreqControl> = policies.iter().map(CpufreqPolicy::control).collect();
+    ways.sort_by_key(|w| *w as u8);
+    ways.dedup();
+    let ways: Vec<&str> = ways.iter().map(|w| w.describe()).collect();
+    let driver_name = first.driver.as_deref().unwrap_or("driver unknown");
+    let mut s = format!(
+        "cpufreq ({driver_name}), {} policies; fixed frequencies through {}",
+        policies.len(),
+        ways.join("; and through ")
+    );
+    if let Some(d) = driver.describe() {
+        s.push_str(&format!("; {d}"));
+    }
+    Some(s)
+}
+
 /// The writes that put `policy` under `setting`, in the order to make them.
 ///
 /// - `Governor(g)`: `scaling_min_freq`/`scaling_max_freq` back to the
@@ -303,7 +346,7 @@ pub fn writes_for(
             }
             let mut v = widen();
             v.push(w("scaling_governor", g.name().to_string()));
-            if g.name() == "powersave" && FreqControl::of(policy) == FreqControl::PinnedRangeEpp {
+            if g.name() == "powersave" && policy.control() == FreqControl::PinnedRangeEpp {
                 if let Some(epp) = &policy.epp {
                     v.push(w(pstate::EPP_FILE, epp.clone()));
                 }
@@ -332,13 +375,13 @@ pub fn writes_for(
                 });
             }
             let khz = freq_khz.to_string();
-            if FreqControl::of(policy) == FreqControl::Setspeed {
+            if policy.control() == FreqControl::Setspeed {
                 let mut v = vec![w("scaling_governor", "userspace".to_string())];
                 v.extend(widen());
                 v.push(w("scaling_setspeed", khz));
                 return Ok(v);
             }
-            let epp = pstate::epp_for(policy, *freq_khz);
+            let epp = policy.epp_for(*freq_khz);
             let mut v = Vec::new();
             let under_performance = policy.governor.as_deref() == Some("performance");
             if epp.as_deref().is_some_and(|e| e != "performance")

@@ -19,7 +19,6 @@
 //! and `sys/devices/system/cpu/amd_pstate/status` (see the kernel's
 //! `Documentation/admin-guide/pm/intel_pstate.rst` and `amd-pstate.rst`).
 
-use crate::cpufreq::CpufreqPolicy;
 use crate::error::LinuxError;
 use crate::fsroot::FsRoot;
 use serde::Serialize;
@@ -44,11 +43,13 @@ pub enum FreqControl {
 }
 
 impl FreqControl {
-    /// The way `policy` takes a fixed frequency.
-    pub fn of(policy: &CpufreqPolicy) -> FreqControl {
-        if policy.has_setspeed && policy.governors.iter().any(|g| g == "userspace") {
+    /// The way a policy takes a fixed frequency: whether it has
+    /// `scaling_setspeed` and offers the `userspace` governor, and whether
+    /// it has an EPP file with a list of values.
+    pub fn from_parts(setspeed_with_userspace: bool, has_epp: bool) -> FreqControl {
+        if setspeed_with_userspace {
             FreqControl::Setspeed
-        } else if policy.epp.is_some() && !policy.epp_offered.is_empty() {
+        } else if has_epp {
             FreqControl::PinnedRangeEpp
         } else {
             FreqControl::PinnedRange
@@ -124,49 +125,23 @@ impl DriverState {
     }
 }
 
-/// How the machine's fixed frequencies are carried out, in one line: the
-/// ways its policies take them (most machines have one), and the driver.
-/// `None` without cpufreq.
-pub fn describe_control(policies: &[CpufreqPolicy], driver: &DriverState) -> Option<String> {
-    let first = policies.first()?;
-    let mut ways: Vec<FreqControl> = policies.iter().map(FreqControl::of).collect();
-    ways.sort_by_key(|w| *w as u8);
-    ways.dedup();
-    let ways: Vec<&str> = ways.iter().map(|w| w.describe()).collect();
-    let driver_name = first.driver.as_deref().unwrap_or("driver unknown");
-    let mut s = format!(
-        "cpufreq ({driver_name}), {} policies; fixed frequencies through {}",
-        policies.len(),
-        ways.join("; and through ")
-    );
-    if let Some(d) = driver.describe() {
-        s.push_str(&format!("; {d}"));
-    }
-    Some(s)
-}
-
-/// The EPP that matches holding `khz` on `policy`, among the ones it
-/// offers; `None` when the policy has no EPP.
+/// The EPP that matches holding `khz` in the hardware range `lo..=hi`,
+/// among the `offered` ones; `None` when none of the four is offered.
 ///
-/// The target's place in the hardware range `cpuinfo_min_freq` ..
-/// `cpuinfo_max_freq` picks the preference: the highest frequency is
-/// `performance`, the upper half `balance_performance`, the lower half
-/// `balance_power`, the lowest `power`. The ends are exact because they are
-/// the two requests whose meaning is plain (run flat out; spend least);
-/// between them the balance values say which way to lean without claiming
-/// more. A preference the policy does not list falls back to the nearest
-/// one on the same side that it does.
-pub fn epp_for(policy: &CpufreqPolicy, khz: u64) -> Option<String> {
-    if FreqControl::of(policy) != FreqControl::PinnedRangeEpp {
-        return None;
-    }
+/// The target's place in the range picks the preference: the highest
+/// frequency is `performance`, the upper half `balance_performance`, the
+/// lower half `balance_power`, the lowest `power`. The ends are exact
+/// because they are the two requests whose meaning is plain (run flat
+/// out; spend least); between them the balance values say which way to
+/// lean without claiming more. A preference the policy does not list
+/// falls back to the nearest one on the same side that it does.
+pub fn epp_for(offered: &[String], lo: u64, hi: u64, khz: u64) -> Option<String> {
     const ORDER: [&str; 4] = [
         "power",
         "balance_power",
         "balance_performance",
         "performance",
     ];
-    let (lo, hi) = (policy.cpuinfo_min_khz?, policy.cpuinfo_max_khz?);
     let want = if khz >= hi {
         3
     } else if khz <= lo {
@@ -176,7 +151,7 @@ pub fn epp_for(policy: &CpufreqPolicy, khz: u64) -> Option<String> {
     } else {
         1
     };
-    let offered = |i: usize| policy.epp_offered.iter().any(|o| o == ORDER[i]);
+    let listed = |i: usize| offered.iter().any(|o| o == ORDER[i]);
     let toward_middle: &[usize] = match want {
         0 => &[0, 1, 2, 3],
         1 => &[1, 0, 2, 3],
@@ -185,7 +160,7 @@ pub fn epp_for(policy: &CpufreqPolicy, khz: u64) -> Option<String> {
     };
     toward_middle
         .iter()
-        .find(|&&i| offered(i))
+        .find(|&&i| listed(i))
         .map(|&i| ORDER[i].to_string())
 }
 
@@ -193,41 +168,21 @@ pub fn epp_for(policy: &CpufreqPolicy, khz: u64) -> Option<String> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use ecosched_model::{CpuId, CpuSet};
 
-    fn hwp() -> CpufreqPolicy {
-        CpufreqPolicy {
-            dir: "sys/devices/system/cpu/cpufreq/policy0".into(),
-            cpus: CpuSet::single(CpuId(0)),
-            affected: CpuSet::single(CpuId(0)),
-            available_khz: vec![],
-            governors: vec!["performance".into(), "powersave".into()],
-            governor: Some("powersave".into()),
-            min_khz: Some(400_000),
-            max_khz: Some(5_000_000),
-            cpuinfo_min_khz: Some(400_000),
-            cpuinfo_max_khz: Some(5_000_000),
-            transition_latency_ns: Some(0),
-            has_setspeed: true,
-            driver: Some("intel_pstate".into()),
-            epp: Some("balance_performance".into()),
-            epp_offered: [
-                "default",
-                "performance",
-                "balance_performance",
-                "balance_power",
-                "power",
-            ]
-            .map(String::from)
-            .to_vec(),
-        }
+    fn offered(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
     }
 
     #[test]
     fn the_targets_place_in_the_range_picks_the_preference() {
-        let p = hwp();
-        assert_eq!(FreqControl::of(&p), FreqControl::PinnedRangeEpp);
-        let at = |khz| epp_for(&p, khz).unwrap();
+        let all = offered(&[
+            "default",
+            "performance",
+            "balance_performance",
+            "balance_power",
+            "power",
+        ]);
+        let at = |khz| epp_for(&all, 400_000, 5_000_000, khz).unwrap();
         assert_eq!(at(400_000), "power");
         assert_eq!(at(1_000_000), "balance_power");
         assert_eq!(at(2_700_000), "balance_performance");
@@ -236,14 +191,24 @@ mod tests {
 
     #[test]
     fn an_unlisted_preference_falls_back_on_the_same_side() {
-        let mut p = hwp();
-        p.epp_offered = vec!["performance".into(), "power".into()];
-        assert_eq!(epp_for(&p, 1_000_000).unwrap(), "power");
-        assert_eq!(epp_for(&p, 4_000_000).unwrap(), "performance");
-        p.epp = None;
-        assert_eq!(FreqControl::of(&p), FreqControl::PinnedRange);
-        assert!(epp_for(&p, 1_000_000).is_none());
-        p.governors.push("userspace".into());
-        assert_eq!(FreqControl::of(&p), FreqControl::Setspeed);
+        let two = offered(&["performance", "power"]);
+        assert_eq!(
+            epp_for(&two, 400_000, 5_000_000, 1_000_000).unwrap(),
+            "power"
+        );
+        assert_eq!(
+            epp_for(&two, 400_000, 5_000_000, 4_000_000).unwrap(),
+            "performance"
+        );
+        assert!(epp_for(&offered(&["default"]), 400_000, 5_000_000, 1_000_000).is_none());
+        assert_eq!(FreqControl::from_parts(true, true), FreqControl::Setspeed);
+        assert_eq!(
+            FreqControl::from_parts(false, true),
+            FreqControl::PinnedRangeEpp
+        );
+        assert_eq!(
+            FreqControl::from_parts(false, false),
+            FreqControl::PinnedRange
+        );
     }
 }

@@ -194,10 +194,13 @@ pub struct RunArgs {
     #[arg(long)]
     pub json: bool,
     /// The power model the ESTIMATED figures use where no RAPL or hwmon
-    /// meter measures power: `q6600` (built-in) or a TOML file of per-core
-    /// watts (keys: idle_w_per_core, busy_static_w_per_core,
-    /// dynamic_max_w_per_core, uncore_w_per_package, voltage_slope).
-    #[arg(long, value_name = "MODEL", default_value = crate::power_model::BUILT_IN)]
+    /// meter measures power: `auto` (the built-in machine preset matching
+    /// this CPU, else `generic`), `generic`, a preset name, a machine file
+    /// (its `[power]` and `[frequency]`; see `ecosched topology
+    /// --emit-machine`), or a TOML file of per-core watts (keys:
+    /// idle_w_per_core, busy_static_w_per_core, dynamic_max_w_per_core,
+    /// uncore_w_per_package, voltage_slope).
+    #[arg(long, value_name = "MODEL", default_value = crate::power_model::AUTO)]
     pub power_model: String,
     /// Write one self-contained HTML report (inline SVG charts; no
     /// scripts, fonts or requests) to FILE.
@@ -231,6 +234,15 @@ pub struct TopologyArgs {
     /// Print JSON (CPU sets as Linux cpulists).
     #[arg(long)]
     pub json: bool,
+    /// Write a machine file (the simulator's TOML) for this host to FILE:
+    /// what sysfs gives as read, the rest (voltages, power, memory
+    /// bandwidth and latency) as placeholders marked `TO FILL IN` that
+    /// load as written. An existing FILE is refused without --force.
+    #[arg(long, value_name = "FILE.toml")]
+    pub emit_machine: Option<std::path::PathBuf>,
+    /// With --emit-machine: overwrite FILE if it exists.
+    #[arg(long, requires = "emit_machine")]
+    pub force: bool,
 }
 
 /// `ecosched restore`.
@@ -322,6 +334,11 @@ pub struct SimArgs {
     /// A built-in scenario's name, or a scenario TOML file.
     #[arg(long, value_name = "NAME|FILE.toml")]
     pub scenario: String,
+    /// Run the scenario's workload on this machine instead of its own: a
+    /// preset name or a machine file (e.g. one written by `ecosched
+    /// topology --emit-machine`).
+    #[arg(long, value_name = "NAME|FILE.toml")]
+    pub machine: Option<String>,
     /// The policy to run (see `ecosched policies`).
     #[arg(long, value_name = "NAME")]
     pub policy: String,

@@ -81,9 +81,12 @@ fn load_workload(name: &str) -> Result<Workload> {
 
 fn sim(args: &SimArgs) -> Result<Outcome> {
     let s = SimSettings::from_args(args)?;
-    let scenario = match load_workload(&s.scenario)? {
-        Workload::Single(scenario) => *scenario,
-        Workload::Cluster(cluster) => return sim_cluster(args, &s, &cluster),
+    let scenario = match &args.machine {
+        Some(machine) => crate::sim_machine::scenario_on(&s.scenario, machine)?,
+        None => match load_workload(&s.scenario)? {
+            Workload::Single(scenario) => *scenario,
+            Workload::Cluster(cluster) => return sim_cluster(args, &s, &cluster),
+        },
     };
     let mut sink = crate::run_outputs::Outputs::open(
         s.trace.as_deref(),

@@ -42,7 +42,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         .as_deref()
         .map(load_calibration)
         .transpose()?;
-    let (power_params, power_model) = power_model::load(&args.power_model)?;
+    let power_choice = power_model::load(&args.power_model)?;
     // Where each counter kind comes from on this machine; a wrong
     // `[events]` entry stops the run here, before anything starts.
     let signals = ecosched_linux::signals::resolve_live(&FsRoot::live(), &s.events)
@@ -61,6 +61,13 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
             ))
         })?;
     }
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let identity = power_model::identity(&platform.machine_name(), &cpuinfo, &platform.topology());
+    let power_params = power_choice.resolve(&identity, &platform.topology());
+    let power_model = format!(
+        "{} (an ESTIMATE where power is not measured)",
+        power_params.model
+    );
     platform
         .set_power_model(power_params)
         .context("opening the power meter with the chosen model")?;

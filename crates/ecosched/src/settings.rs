@@ -465,6 +465,7 @@ mod tests {
         let sim = |policy: &str, params: &[&str]| {
             SimSettings::from_args(&SimArgs {
                 scenario: "s".into(),
+                machine: None,
                 policy: policy.into(),
                 params: params.iter().map(|s| s.to_string()).collect(),
                 seed: Some(3),

@@ -1,4 +1,5 @@
-//! `ecosched topology [--root DIR] [--json]`: what discovery found, as a
+//! `ecosched topology [--root DIR] [--json | --emit-machine FILE [--force]]`:
+//! what discovery found, as a
 //! tree in the manner of `lstopo` / `likwid-topology` (package → caches →
 //! core → PU, with NUMA nodes, frequency domains, capacity and the allowed
 //! set beside it) or as JSON whose CPU sets are Linux cpulists.
@@ -45,6 +46,20 @@ pub fn run(args: &TopologyArgs) -> Result<Outcome> {
             root.dir().display()
         )
     })?;
+    if let Some(path) = &args.emit_machine {
+        let name = path
+            .file_stem()
+            .map_or_else(|| "host".to_string(), |s| s.to_string_lossy().into_owned());
+        let text = crate::machine_emit::emit(&found, &root, &name);
+        crate::machine_emit::write(path, &text, args.force)?;
+        let to_fill = text.matches("TO FILL IN").count();
+        return Ok(Outcome::ok(format!(
+            "wrote machine file {} for {} ({to_fill} values marked TO FILL IN); try it: a scenario with machine = {:?}\n",
+            path.display(),
+            found.machine_name,
+            path.display().to_string()
+        )));
+    }
     let text = if args.json {
         let mut s = serde_json::to_string_pretty(&TopologyJson::new(&found, &root))?;
         s.push('\n');

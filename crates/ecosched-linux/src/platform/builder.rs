@@ -203,7 +203,7 @@ impl LinuxPlatformBuilder {
         notices.extend(journal::stale_notices(&options.state_dir, &root));
         notices.extend(nofile_notice);
         notices.extend(machine.notes.iter().cloned());
-        if let Some(control) = crate::pstate::describe_control(&machine.cpufreq, &machine.pstate) {
+        if let Some(control) = crate::cpufreq::describe_control(&machine.cpufreq, &machine.pstate) {
             notices.push(format!("frequency control: {control}"));
         }
         if machine.cpufreq.is_empty() {

@@ -327,7 +327,7 @@ impl LinuxPlatform {
 
     /// Whether frequency can be controlled here, in words.
     pub fn frequency_description(&self) -> String {
-        crate::pstate::describe_control(&self.machine.cpufreq, &self.machine.pstate)
+        crate::cpufreq::describe_control(&self.machine.cpufreq, &self.machine.pstate)
             .unwrap_or_else(|| "unavailable: no cpufreq on this machine".into())
     }
 

@@ -25,10 +25,14 @@
 //!   `v = 1 − k·(1 − φ)` with `k` = [`EstimateParams::voltage_slope`]:
 //!   the Q6600 of Merkel et al. (§3) drops from 1.24 V to 1.13 V when
 //!   going from 2.4 to 1.6 GHz, i.e. k = (1 − 1.13/1.24)/(1 − 1.6/2.4) ≈ 0.27.
-//! - **parameters**: [`EstimateParams::default`] is the calibrated
-//!   `q6600` preset of the simulator (Merkel §3, Tables 1–2): four busy
-//!   cores at 2.4 GHz draw ≈ 74 W, and 1.6 GHz cuts that by ≈ 22 %. On other
-//!   machines only ratios between intervals are meaningful.
+//! - **parameters**: which figures is the caller's choice, and named in
+//!   every description ([`EstimateParams::model`]): `ecosched run` takes the
+//!   built-in machine preset that matches the CPU, else
+//!   [`EstimateParams::generic`], else the user's file. The
+//!   [`EstimateParams::q6600`] figures are the calibrated `q6600` preset of
+//!   the simulator (Merkel §3, Tables 1–2): four busy cores at 2.4 GHz draw
+//!   ≈ 74 W, and 1.6 GHz cuts that by ≈ 22 %. With figures not measured on
+//!   the machine itself only ratios between intervals mean much.
 //!
 //! It refuses (returns `None`) rather than guess when it lacks what it
 //! needs: no online CPU in the topology, a sample missing for an online
@@ -41,6 +45,8 @@ use std::collections::{BTreeMap, BTreeSet};
 /// The model's constants, per core and per package, in watts.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EstimateParams {
+    /// Whose figures these are, for every description of the estimate.
+    pub model: String,
     /// A core in its deepest common idle state (Q6600 C1E: 1.5 W).
     pub idle_w_per_core: f64,
     /// Static power a busy core adds over idle at maximum voltage (Q6600:
@@ -57,10 +63,18 @@ pub struct EstimateParams {
     pub voltage_slope: f64,
 }
 
-impl Default for EstimateParams {
-    /// The Q6600 figures (simulator preset `q6600`, Merkel et al. §3).
-    fn default() -> Self {
+/// The generic model's share of a package's full-load power per core, W:
+/// server parts of today spend about 3.7–6.3 W of TDP per core (AMD EPYC
+/// 9654: 360 W / 96 cores; EPYC 7763: 280 W / 64; Intel Xeon Platinum
+/// 8480+: 350 W / 56, from the vendors' product pages); 4.5 W sits between.
+const GENERIC_W_PER_CORE: f64 = 4.5;
+
+impl EstimateParams {
+    /// The Intel Core 2 Quad Q6600 figures (simulator preset `q6600`,
+    /// Merkel et al. §3): for that CPU only.
+    pub fn q6600() -> Self {
         EstimateParams {
+            model: "q6600: Intel Core 2 Quad Q6600 figures (Merkel et al. §3)".into(),
             idle_w_per_core: 1.5,
             busy_static_w_per_core: 2.5,
             dynamic_max_w_per_core: 8.5,
@@ -68,9 +82,38 @@ impl Default for EstimateParams {
             voltage_slope: 0.27,
         }
     }
-}
 
-impl EstimateParams {
+    /// A generic model for a CPU no preset describes, scaled by its
+    /// `cores_per_package`: per core, the 4.5 W share of
+    /// full-load package power split into a third uncore (the I/O die or
+    /// mesh, memory controllers and caches that stay up while any core
+    /// runs), 0.3 W idle (deep C-states leave little), 0.7 W leakage and
+    /// 2.0 W dynamic at the top frequency; voltage slope 0.3, near the
+    /// Q6600's measured 0.27. These are estimates from no measurement of
+    /// the machine; a file of its own figures replaces them.
+    pub fn generic(cores_per_package: usize) -> Self {
+        let per_core_uncore = GENERIC_W_PER_CORE / 3.0;
+        EstimateParams {
+            model: format!(
+                "generic: {GENERIC_W_PER_CORE} W per busy core at full frequency including a {per_core_uncore} W uncore share, not this CPU's own figures"
+            ),
+            idle_w_per_core: 0.3,
+            busy_static_w_per_core: 0.7,
+            dynamic_max_w_per_core: 2.0,
+            uncore_w_per_package: per_core_uncore * cores_per_package.max(1) as f64,
+            voltage_slope: 0.3,
+        }
+    }
+
+    /// [`EstimateParams::generic`] for `topology`'s largest package.
+    pub fn generic_for(topology: &Topology) -> Self {
+        let mut cores: BTreeMap<u32, BTreeSet<u32>> = BTreeMap::new();
+        for cpu in &topology.cpus {
+            cores.entry(cpu.package).or_default().insert(cpu.core);
+        }
+        Self::generic(cores.values().map(BTreeSet::len).max().unwrap_or(1))
+    }
+
     /// Whether every figure is a finite, non-negative number and the slope
     /// keeps the voltage positive.
     pub fn is_valid(&self) -> bool {
@@ -219,13 +262,9 @@ impl Estimator {
                 self.params.voltage_slope
             )
         };
-        let params = if self.params == EstimateParams::default() {
-            "Q6600 per-core figures (Merkel et al. §3)"
-        } else {
-            "custom per-core figures"
-        };
         format!(
-            "{frequency}; {voltage}; {params}; {} core(s) in {} package(s); package only, no system figure",
+            "ESTIMATE (model {}); {frequency}; {voltage}; {} core(s) in {} package(s); package only, no system figure",
+            self.params.model,
             self.cores.len(),
             self.packages
         )
@@ -303,7 +342,7 @@ mod tests {
 
     #[test]
     fn four_busy_q6600_cores_draw_the_published_74_w_and_22_percent_less_at_1_6_ghz() {
-        let est = Estimator::new(&machine(4, 1, Some(true)), EstimateParams::default()).unwrap();
+        let est = Estimator::new(&machine(4, 1, Some(true)), EstimateParams::q6600()).unwrap();
         let busy = est.power_w(&samples(4, 1.0, Some(2_400_000))).unwrap();
         assert!(close(busy, 74.0), "{busy}");
         let slow = est.power_w(&samples(4, 1.0, Some(1_600_000))).unwrap();
@@ -325,7 +364,7 @@ mod tests {
 
     #[test]
     fn without_voltages_the_slope_stands_in_and_matches_the_q6600_closely() {
-        let est = Estimator::new(&machine(4, 1, Some(false)), EstimateParams::default()).unwrap();
+        let est = Estimator::new(&machine(4, 1, Some(false)), EstimateParams::q6600()).unwrap();
         let slow = est.power_w(&samples(4, 1.0, Some(1_600_000))).unwrap();
         let v = 1.0 - 0.27 * (1.0 - 2.0 / 3.0);
         assert!(close(
@@ -333,7 +372,7 @@ mod tests {
             24.0 + 4.0 * (1.5 + 2.5 * v + 8.5 * (2.0 / 3.0) * v * v)
         ));
         // 1.13/1.24 V is 0.911; the slope gives 0.910.
-        let with_volts = Estimator::new(&machine(4, 1, Some(true)), EstimateParams::default())
+        let with_volts = Estimator::new(&machine(4, 1, Some(true)), EstimateParams::q6600())
             .unwrap()
             .power_w(&samples(4, 1.0, Some(1_600_000)))
             .unwrap();
@@ -347,7 +386,7 @@ mod tests {
 
     #[test]
     fn no_cpufreq_or_no_frequency_means_maximum_and_says_so() {
-        let est = Estimator::new(&machine(2, 1, None), EstimateParams::default()).unwrap();
+        let est = Estimator::new(&machine(2, 1, None), EstimateParams::q6600()).unwrap();
         let p = est.power_w(&samples(2, 0.5, None)).unwrap();
         assert!(close(p, 24.0 + 2.0 * (1.5 + 0.5 * (2.5 + 8.5))), "{p}");
         // A frequency without a P-state table has no maximum to compare with.
@@ -359,7 +398,7 @@ mod tests {
             .assumptions()
             .contains("no cpufreq, frequency assumed at maximum"));
         let with_table =
-            Estimator::new(&machine(2, 1, Some(true)), EstimateParams::default()).unwrap();
+            Estimator::new(&machine(2, 1, Some(true)), EstimateParams::q6600()).unwrap();
         assert!(close(
             with_table.power_w(&samples(2, 0.5, None)).unwrap(),
             p
@@ -368,7 +407,7 @@ mod tests {
 
     #[test]
     fn smt_siblings_share_their_core() {
-        let est = Estimator::new(&machine(2, 2, None), EstimateParams::default()).unwrap();
+        let est = Estimator::new(&machine(2, 2, None), EstimateParams::q6600()).unwrap();
         let mut one = samples(4, 0.0, None);
         one[0].utilisation = 1.0;
         let mut both = one.clone();
@@ -380,7 +419,7 @@ mod tests {
 
     #[test]
     fn refuses_rather_than_invents() {
-        let est = Estimator::new(&machine(4, 1, None), EstimateParams::default()).unwrap();
+        let est = Estimator::new(&machine(4, 1, None), EstimateParams::q6600()).unwrap();
         assert_eq!(est.power_w(&samples(3, 1.0, None)), None);
         assert_eq!(est.power_w(&[]), None);
         assert_eq!(est.power_w(&samples(4, f64::NAN, None)), None);
@@ -388,23 +427,23 @@ mod tests {
         assert_eq!(est.energy_j(f64::INFINITY, &samples(4, 1.0, None)), None);
         let mut offline = machine(1, 1, None);
         offline.cpus[0].online = false;
-        assert!(Estimator::new(&offline, EstimateParams::default()).is_none());
-        assert!(Estimator::new(&Topology::default(), EstimateParams::default()).is_none());
+        assert!(Estimator::new(&offline, EstimateParams::q6600()).is_none());
+        assert!(Estimator::new(&Topology::default(), EstimateParams::q6600()).is_none());
         let bad = EstimateParams {
             idle_w_per_core: -1.0,
-            ..EstimateParams::default()
+            ..EstimateParams::q6600()
         };
         assert!(Estimator::new(&machine(1, 1, None), bad).is_none());
         let bad = EstimateParams {
             voltage_slope: 1.0,
-            ..EstimateParams::default()
+            ..EstimateParams::q6600()
         };
         assert!(Estimator::new(&machine(1, 1, None), bad).is_none());
     }
 
     #[test]
     fn utilisation_is_clamped_to_the_interval() {
-        let est = Estimator::new(&machine(1, 1, None), EstimateParams::default()).unwrap();
+        let est = Estimator::new(&machine(1, 1, None), EstimateParams::q6600()).unwrap();
         assert!(close(
             est.power_w(&samples(1, 1.7, None)).unwrap(),
             est.power_w(&samples(1, 1.0, None)).unwrap()
@@ -413,5 +452,20 @@ mod tests {
             est.power_w(&samples(1, -0.2, None)).unwrap(),
             24.0 + 1.5
         ));
+    }
+
+    #[test]
+    fn the_generic_model_scales_with_the_package_and_names_itself() {
+        let topology = machine(2, 1, None);
+        let params = EstimateParams::generic_for(&topology);
+        assert!(close(params.uncore_w_per_package, 3.0));
+        let est = Estimator::new(&topology, params).unwrap();
+        let busy = est.power_w(&samples(2, 1.0, None)).unwrap();
+        assert!(close(busy, 2.0 * GENERIC_W_PER_CORE), "{busy}");
+        let text = est.assumptions();
+        assert!(text.starts_with("ESTIMATE (model generic"), "{text}");
+        assert!(!text.contains("Q6600"), "{text}");
+        let big = EstimateParams::generic(96);
+        assert!(close(big.uncore_w_per_package, 96.0 * 1.5));
     }
 }

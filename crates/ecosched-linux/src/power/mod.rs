@@ -221,10 +221,11 @@ fn hwmon_channels(
 }
 
 impl PowerMeter {
-    /// Open the best meter `root` offers, with the default estimate
-    /// parameters should it come to that. See [`PowerMeter::open_with`].
+    /// Open the best meter `root` offers, with the generic estimate
+    /// ([`EstimateParams::generic_for`]) should it come to that: no CPU's
+    /// figures stand in for another's. See [`PowerMeter::open_with`].
     pub fn open(root: &FsRoot, topology: &Topology) -> Result<PowerMeter, LinuxError> {
-        Self::open_with(root, topology, EstimateParams::default())
+        Self::open_with(root, topology, EstimateParams::generic_for(topology))
     }
 
     /// Open the best meter: RAPL, then hwmon, for each of package and

@@ -7,9 +7,10 @@
 //! journals every file first, and undo puts min, max, EPP and governor back.
 
 use crate::support::{scratch_copy, snapshot};
+use ecosched_linux::cpufreq::describe_control;
 use ecosched_linux::journal::Journal;
 use ecosched_linux::platform::apply_frequency;
-use ecosched_linux::pstate::{describe_control, FreqControl};
+use ecosched_linux::pstate::FreqControl;
 use ecosched_linux::topology::discover;
 use ecosched_linux::FsRoot;
 use ecosched_model::{FreqDomainId, FreqSetting, Governor};
@@ -35,7 +36,7 @@ fn pin_and_restore(name: &str, driver: &str, status: &str) {
     let p0 = machine.cpufreq[0].clone();
     let p1 = machine.cpufreq[1].clone();
     assert_eq!(p0.driver.as_deref(), Some(driver));
-    assert_eq!(FreqControl::of(&p0), FreqControl::PinnedRangeEpp);
+    assert_eq!(p0.control(), FreqControl::PinnedRangeEpp);
     let described = describe_control(&machine.cpufreq, &machine.pstate).unwrap();
     assert!(
         described.contains(driver)

@@ -12,6 +12,7 @@
 //! - [`benchmarks`]: `bench pam` and `bench oracle`;
 //! - [`validate`]: `validate`'s options (not the validation itself);
 //! - [`topology`]: `topology` of a recorded machine and of this one;
+//! - [`emit_machine`]: `topology --emit-machine` files load and simulate;
 //! - [`calibrate`]: `calibrate av` on a simulated machine preset;
 //! - [`exports`]: Perfetto traces against golden files, CSV time series,
 //!   sweeps and report paths;
@@ -37,6 +38,7 @@ mod children;
 mod cluster;
 mod commands;
 mod compare;
+mod emit_machine;
 mod exports;
 mod fake_pmu;
 mod live;

@@ -20,11 +20,13 @@
 //!   `restore` after a SIGKILL;
 //! - [`daemon`]: `daemon` and `ctl` with systemd's notify protocol, and a
 //!   real Prometheus scraping the exporter;
-//! - [`report_browser`]: the HTML reports in headless Chromium.
+//! - [`report_browser`]: the HTML reports in headless Chromium;
+//! - [`emit_machine`]: this machine's machine file loads and simulates.
 
 mod av_sort;
 mod counters;
 mod daemon;
+mod emit_machine;
 mod patel;
 mod report_browser;
 mod run;

@@ -350,12 +350,12 @@ fn the_estimated_power_model_is_named_and_can_be_chosen() {
         assert!(o.status.success(), "{}", stderr(&o));
         serde_json::from_slice(&o.stdout).unwrap()
     };
+    // This VM's CPU is no preset's: the generic model, called an estimate,
+    // and never the Q6600's figures.
     let default = summary(&[]);
+    let named = default["power_model"].as_str().unwrap();
     assert!(
-        default["power_model"]
-            .as_str()
-            .unwrap()
-            .starts_with("q6600"),
+        named.starts_with("generic") && named.contains("ESTIMATE") && !named.contains("Q6600"),
         "{default}"
     );
     let chosen = summary(&["--power-model", model.to_str().unwrap()]);
