@@ -52,6 +52,9 @@ pub struct CpufreqPolicy {
     pub transition_latency_ns: Option<u64>,
     /// Whether `scaling_setspeed` exists (the `userspace` governor's knob).
     pub has_setspeed: bool,
+    /// Whether `energy_performance_preference` exists (an active-mode
+    /// `intel_pstate` with HWP, or `amd-pstate-epp`).
+    pub has_epp: bool,
 }
 
 /// One value to write to one sysfs file.
@@ -193,6 +196,7 @@ pub fn read_policy(
         cpuinfo_max_khz: root.read_u64_opt(&f("cpuinfo_max_freq"))?,
         transition_latency_ns: root.read_u64_opt(&f("cpuinfo_transition_latency"))?,
         has_setspeed: root.exists(&f("scaling_setspeed")),
+        has_epp: root.exists(&f("energy_performance_preference")),
     })
 }
 
@@ -321,6 +325,35 @@ pub fn writes_for(
                 w("scaling_min_freq", khz),
             ])
         }
+        FreqSetting::Hwp {
+            epp,
+            min_khz,
+            max_khz,
+        } => {
+            if !policy.has_epp || !policy.governors.iter().any(|g| g == "powersave") {
+                return Err(LinuxError::Absent {
+                    path: PathBuf::from(policy.file("energy_performance_preference")),
+                    what: format!(
+                        "hardware-chosen frequency (HWP/CPPC with an energy-performance preference) for CPUs {}; \
+                         the driver must be intel_pstate or amd-pstate-epp in active mode",
+                        policy.cpus
+                    ),
+                });
+            }
+            // The preference only holds under `powersave` (`performance`
+            // forces EPP 0); the range is widened first so that the
+            // narrower one never crosses itself.
+            let mut v = vec![w("scaling_governor", "powersave".to_string())];
+            v.extend(widen());
+            if let Some(hi) = max_khz {
+                v.push(w("scaling_max_freq", hi.to_string()));
+            }
+            if let Some(lo) = min_khz {
+                v.push(w("scaling_min_freq", lo.to_string()));
+            }
+            v.push(w("energy_performance_preference", epp.name().to_string()));
+            Ok(v)
+        }
     }
 }
 
@@ -354,6 +387,7 @@ mod tests {
             cpuinfo_max_khz: Some(2_333_000),
             transition_latency_ns: Some(10_000),
             has_setspeed: true,
+            has_epp: false,
         }
     }
 
@@ -412,6 +446,44 @@ mod tests {
         assert!(
             text.contains("schedutil") && text.contains("ondemand userspace performance"),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn hwp_sets_powersave_the_range_and_the_preference() {
+        let mut p = acpi();
+        p.governors = vec!["performance".into(), "powersave".into()];
+        p.has_setspeed = false;
+        let setting = FreqSetting::Hwp {
+            epp: ecosched_model::Epp::BalancePower,
+            min_khz: None,
+            max_khz: Some(2_200_000),
+        };
+        assert!(writes_for(&p, &setting).is_err(), "no EPP file: refused");
+        p.has_epp = true;
+        let names: Vec<(String, String)> = writes_for(&p, &setting)
+            .unwrap()
+            .iter()
+            .map(|w| {
+                (
+                    w.path.rsplit('/').next().unwrap().to_string(),
+                    w.value.clone(),
+                )
+            })
+            .collect();
+        let pairs: Vec<(&str, &str)> = names
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
+        assert_eq!(
+            pairs,
+            vec![
+                ("scaling_governor", "powersave"),
+                ("scaling_min_freq", "2000000"),
+                ("scaling_max_freq", "2333000"),
+                ("scaling_max_freq", "2200000"),
+                ("energy_performance_preference", "balance_power"),
+            ]
         );
     }
 

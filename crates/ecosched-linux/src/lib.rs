@@ -31,6 +31,7 @@ pub mod pmu;
 pub mod power;
 pub mod procfs;
 pub mod runcgroup;
+pub mod signals;
 pub mod spawn;
 pub mod tasks;
 pub mod topology;

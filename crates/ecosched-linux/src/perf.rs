@@ -46,14 +46,63 @@ pub enum Event {
     ContextSwitches,
     /// Moves to another CPU (`PERF_COUNT_SW_CPU_MIGRATIONS`).
     CpuMigrations,
-    /// A model-specific event (`PERF_TYPE_RAW`) from a machine preset's PMU
-    /// description, opened only on a CPU that matches the preset.
+    /// A model-specific event, as the signal resolver ([`crate::signals`])
+    /// encoded it for this machine's PMU.
     Raw {
         /// What it counts.
         kind: CounterKind,
-        /// `perf_event_attr.config`.
-        config: u64,
+        /// The PMU type and config words.
+        code: RawCode,
     },
+}
+
+/// A model-specific event as `perf_event_attr` takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RawCode {
+    /// `perf_event_attr.type`: `PERF_TYPE_RAW` for the core PMU, or a
+    /// PMU's own type (from sysfs, or as libpfm4 reports it).
+    pub pmu_type: u32,
+    /// `perf_event_attr.config`.
+    pub config: u64,
+    /// `perf_event_attr.config1` (an extra register some events need).
+    pub config1: u64,
+}
+
+impl RawCode {
+    /// `PERF_TYPE_RAW` in `perf_event_attr.type`.
+    pub const PERF_TYPE_RAW: u32 = 4;
+
+    /// A `PERF_TYPE_RAW` event with this config.
+    pub fn raw(config: u64) -> RawCode {
+        RawCode {
+            pmu_type: Self::PERF_TYPE_RAW,
+            config,
+            config1: 0,
+        }
+    }
+}
+
+impl std::fmt::Display for RawCode {
+    /// `r1ff1` for a plain raw event (as `perf stat -e` takes it), else
+    /// the type and config words.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.pmu_type == Self::PERF_TYPE_RAW && self.config1 == 0 {
+            return write!(f, "r{:x}", self.config);
+        }
+        write!(f, "type {} config {:#x}", self.pmu_type, self.config)?;
+        if self.config1 != 0 {
+            write!(f, " config1 {:#x}", self.config1)?;
+        }
+        Ok(())
+    }
+}
+
+impl perf_event::events::Event for RawCode {
+    fn update_attrs(self, attr: &mut perf_event_open_sys::bindings::perf_event_attr) {
+        attr.type_ = self.pmu_type;
+        attr.config = self.config;
+        attr.config1 = self.config1;
+    }
 }
 
 impl Event {
@@ -96,8 +145,8 @@ impl Event {
         }
     }
 
-    /// The name `perf list` uses (`r<config in hex>` for a raw event, as
-    /// `perf stat -e` takes it).
+    /// The name `perf list` uses (for a raw event, `r<config in hex>` as
+    /// `perf stat -e` takes it, or its type and config words).
     pub fn perf_name(self) -> String {
         let name = match self {
             Event::Instructions => "instructions",
@@ -109,7 +158,7 @@ impl Event {
             Event::TaskClock => "task-clock",
             Event::ContextSwitches => "context-switches",
             Event::CpuMigrations => "cpu-migrations",
-            Event::Raw { config, .. } => return format!("r{config:x}"),
+            Event::Raw { code, .. } => return code.to_string(),
         };
         name.to_string()
     }
@@ -260,9 +309,7 @@ impl SystemPerf {
             Event::TaskClock => perf_event::Builder::new(Software::TASK_CLOCK),
             Event::ContextSwitches => perf_event::Builder::new(Software::CONTEXT_SWITCHES),
             Event::CpuMigrations => perf_event::Builder::new(Software::CPU_MIGRATIONS),
-            Event::Raw { config, .. } => {
-                perf_event::Builder::new(perf_event::events::Raw::new(config))
-            }
+            Event::Raw { code, .. } => perf_event::Builder::new(code),
         };
         // A PID that does not fit in pid_t cannot exist; -1 would mean "any
         // process", so clamp to a value the kernel rejects with ESRCH.

@@ -9,7 +9,7 @@
 
 use crate::error::LinuxError;
 use crate::fsroot::FsRoot;
-use crate::perf::Event;
+use crate::perf::{Event, RawCode};
 use crate::procfs::cpuinfo::parse_cpuid;
 use ecosched_model::PmuSpec;
 
@@ -48,7 +48,7 @@ pub fn raw_events(spec: &PmuSpec, cpuid: &str) -> RawEvents {
             .filter_map(|e| {
                 e.raw.map(|config| Event::Raw {
                     kind: e.kind,
-                    config,
+                    code: RawCode::raw(config),
                 })
             })
             .collect(),
@@ -89,7 +89,7 @@ mod tests {
             raw_events(&core2(), "GenuineIntel-6-0F"),
             RawEvents::Matched(vec![Event::Raw {
                 kind: CounterKind::LinesIn,
-                config: 0x7024
+                code: RawCode::raw(0x7024)
             }])
         );
         let RawEvents::NotOpened(why) = raw_events(&core2(), "GenuineIntel-6-A7") else {

@@ -33,7 +33,7 @@ pub use calibration::Calibration;
 pub use capability::{Capabilities, Requirements};
 pub use cpuset::{CpuId, CpuSet};
 pub use metrics::{Comparison, PatelComparison, PatelMetrics, RunMetrics, TaskMetrics};
-pub use plan::{FreqSetting, GangAction, GangGroup, GangSchedule, GangSlot, Governor, Plan};
+pub use plan::{Epp, FreqSetting, GangAction, GangGroup, GangSchedule, GangSlot, Governor, Plan};
 pub use platform::{ApplyReport, Platform, PlatformError};
 pub use pmu::{PmuEvent, PmuSpec, PmuTable, Via};
 pub use sample::{

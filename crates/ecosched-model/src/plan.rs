@@ -65,6 +65,61 @@ pub enum FreqSetting {
         /// Frequency in kHz; must be one of the domain's P-states.
         freq_khz: u64,
     },
+    /// Let the hardware choose (Intel HWP, AMD CPPC autonomous mode: the
+    /// `intel_pstate`/`amd-pstate-epp` active drivers under their
+    /// `powersave` governor) within `[min_khz, max_khz]`, biased by an
+    /// energy-performance preference (`energy_performance_preference`).
+    Hwp {
+        /// The preference.
+        epp: Epp,
+        /// Lowest frequency the hardware may pick (`scaling_min_freq`),
+        /// kHz; `None`: the domain's lowest.
+        min_khz: Option<u64>,
+        /// Highest (`scaling_max_freq`), kHz; `None`: the domain's highest.
+        max_khz: Option<u64>,
+    },
+}
+
+/// An energy-performance preference (the kernel's
+/// `energy_performance_preference` strings, Intel SDM "Hardware
+/// Controlled Performance States", IA32_HWP_REQUEST bits 31:24).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Epp {
+    /// EPP 0: always the highest frequency allowed.
+    Performance,
+    /// EPP 128 on Intel (0x80): leans to performance.
+    BalancePerformance,
+    /// EPP 192 (0xC0): leans to saving energy.
+    BalancePower,
+    /// EPP 255: the lowest frequency that keeps up.
+    Power,
+}
+
+impl Epp {
+    /// Every preference, most performance first.
+    pub const ALL: [Epp; 4] = [
+        Epp::Performance,
+        Epp::BalancePerformance,
+        Epp::BalancePower,
+        Epp::Power,
+    ];
+
+    /// The string `energy_performance_preference` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Epp::Performance => "performance",
+            Epp::BalancePerformance => "balance_performance",
+            Epp::BalancePower => "balance_power",
+            Epp::Power => "power",
+        }
+    }
+}
+
+impl fmt::Display for Epp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// Stop or continue a task that opted into gang control.

@@ -123,6 +123,20 @@ pub fn check_plan(plan: &Plan, topology: &Topology, allowed: &CpuSet) -> Result<
                 )));
             }
         }
+        if let crate::plan::FreqSetting::Hwp {
+            min_khz, max_khz, ..
+        } = setting
+        {
+            let (lo, hi) = (dom.min_khz(), dom.max_khz());
+            let min = min_khz.unwrap_or(lo);
+            let max = max_khz.unwrap_or(hi);
+            if min > max || min < lo || max > hi {
+                return Err(PlatformError::InvalidPlan(format!(
+                    "HWP range {min}..={max} kHz of frequency domain {domain} must lie within \
+                     its {lo}..={hi} kHz with min ≤ max"
+                )));
+            }
+        }
     }
     Ok(())
 }

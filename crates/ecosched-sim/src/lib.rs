@@ -23,6 +23,7 @@
 
 pub mod cluster;
 pub mod contention;
+pub mod coretypes;
 pub mod error;
 pub mod governor;
 pub mod jobgraph;

@@ -9,6 +9,7 @@
 //! `docs/researchers/machine-files.md`). Each preset documents where every
 //! number comes from.
 
+use crate::coretypes::{check_pstates, CoreType, CoreTypeSpec, Layout};
 use crate::error::SimError;
 use ecosched_model::topology::{
     CacheDomain, CacheKind, Cpu, FreqDomain, IdleState, NumaNode, PState, VoltageDomain,
@@ -68,6 +69,11 @@ pub struct FrequencySpec {
     /// Whether the domain's cores stop executing during a transition.
     #[serde(default)]
     pub stall_on_transition: bool,
+    /// Base (guaranteed) frequency, MHz, one of the P-states: those above
+    /// it are boost states that `power.package_limit_w` may withhold.
+    /// `None`: the lowest P-state.
+    #[serde(default)]
+    pub base_mhz: Option<u64>,
 }
 
 /// Memory system.
@@ -139,6 +145,29 @@ pub struct PowerSpec {
     pub mem_nj_per_byte: f64,
     /// Idle states, shallowest first.
     pub idle_states: Vec<IdleSpec>,
+    /// Package power limit, W (Intel PL1, AMD PPT): boost P-states (above
+    /// `frequency.base_mhz`) are granted only while the modelled package
+    /// power stays under it (`docs/design/simulator.md`, "Boost within a
+    /// power limit"). `None`: every P-state is always granted.
+    #[serde(default)]
+    pub package_limit_w: Option<f64>,
+    /// How often the package's boost ceiling is re-derived, ms.
+    #[serde(default = "default_limit_period")]
+    pub limit_period_ms: f64,
+    /// Uncore energy per byte its package's tasks move to or from memory,
+    /// nJ (memory controllers and fabric: the EPYC I/O die); charged to
+    /// the package meter on top of `uncore_w`.
+    #[serde(default)]
+    pub uncore_nj_per_byte: f64,
+    /// Uncore power while every core of the package is idle (package C6),
+    /// W, in place of `uncore_w`. `None`: the uncore draws `uncore_w`
+    /// whatever its cores do.
+    #[serde(default)]
+    pub package_idle_w: Option<f64>,
+}
+
+fn default_limit_period() -> f64 {
+    10.0
 }
 
 /// Baseline kernel scheduler tunables (`docs/design/simulator.md`, "The
@@ -289,6 +318,9 @@ pub struct GovernorSpec {
     /// ondemand's `powersave_bias`, per mille: the request is lowered by
     /// this share (0 in every kernel's default).
     pub powersave_bias: f64,
+    /// How often hardware-chosen frequency (HWP, CPPC autonomous mode)
+    /// re-decides, ms.
+    pub hwp_period_ms: f64,
 }
 
 /// How ondemand picks a frequency when the load is below `up_threshold`.
@@ -330,6 +362,7 @@ impl Default for GovernorSpec {
             ondemand_kernel: OndemandKernel::Linux2_6,
             down_differential: 0.10,
             powersave_bias: 0.0,
+            hwp_period_ms: 4.0,
         }
     }
 }
@@ -351,6 +384,10 @@ pub struct MachineSpec {
     /// Hardware threads per core.
     #[serde(default = "one")]
     pub threads_per_core: u32,
+    /// Core types of a hybrid machine, per die, in CPU-numbering order;
+    /// empty: every core is alike (`cores_per_die`, `threads_per_core`).
+    #[serde(default)]
+    pub core_types: Vec<CoreTypeSpec>,
     /// Caches.
     pub caches: Vec<CacheSpec>,
     /// DVFS.
@@ -412,6 +449,12 @@ pub struct Machine {
     pub package_of: Vec<usize>,
     /// Core of each CPU (SMT siblings share it).
     pub core_of: Vec<usize>,
+    /// The hardware threads of each core, by core index.
+    pub core_cpus: Vec<Vec<CpuIdx>>,
+    /// Core type of each CPU (index into `core_types`).
+    pub type_of: Vec<usize>,
+    /// The core types (one on a machine that lists none).
+    pub core_types: Vec<CoreType>,
     /// Frequency domain (index into the topology's) of each CPU.
     pub domain_of: Vec<usize>,
     /// Scheduling domains for balancing, innermost level first.
@@ -437,31 +480,10 @@ impl Machine {
         {
             return Err(bad("packages, dies_per_package, cores_per_die and threads_per_core must all be at least 1 (zero cores)".into()));
         }
-        let n = (spec.packages * spec.dies_per_package * spec.cores_per_die * spec.threads_per_core)
-            as usize;
-        if n > 4096 {
-            return Err(bad(format!(
-                "{n} CPUs is more than the simulator supports (4096)"
-            )));
-        }
         let f = &spec.frequency;
-        if f.pstates.is_empty() {
-            return Err(bad("frequency.pstates is empty".into()));
-        }
-        for w in f.pstates.windows(2) {
-            if w[1].mhz <= w[0].mhz {
-                return Err(bad(format!(
-                    "frequency.pstates must ascend by frequency: {} MHz follows {} MHz",
-                    w[1].mhz, w[0].mhz
-                )));
-            }
-            if w[1].mv < w[0].mv {
-                return Err(bad(format!("voltages must not fall as frequency rises: {} MHz at {} mV after {} MHz at {} mV", w[1].mhz, w[1].mv, w[0].mhz, w[0].mv)));
-            }
-        }
-        if f.pstates.iter().any(|p| p.mhz == 0 || p.mv == 0) {
-            return Err(bad("P-states need a positive frequency and voltage".into()));
-        }
+        check_pstates(&f.pstates).map_err(|e| bad(format!("frequency.{e}")))?;
+        let layout = Layout::of(&spec).map_err(bad)?;
+        let n = layout.core.len();
         if rank(f.voltage_domain) < rank(f.domain) {
             return Err(bad(
                 "frequency.voltage_domain must be at least as wide as frequency.domain".into(),
@@ -505,6 +527,15 @@ impl Machine {
                     .into(),
             ));
         }
+        let limit_ok = p.package_limit_w.is_none_or(|w| w.is_finite() && w > 0.0)
+            && p.limit_period_ms.is_finite()
+            && p.limit_period_ms > 0.0
+            && p.uncore_nj_per_byte.is_finite()
+            && p.uncore_nj_per_byte >= 0.0
+            && p.package_idle_w.is_none_or(|w| w.is_finite() && w >= 0.0);
+        if !limit_ok {
+            return Err(bad("power.package_limit_w and power.limit_period_ms must be positive, power.uncore_nj_per_byte and power.package_idle_w finite and non-negative".into()));
+        }
         if p.idle_states
             .iter()
             .any(|s| !(s.power_w.is_finite() && s.power_w >= 0.0))
@@ -538,6 +569,9 @@ impl Machine {
         {
             return Err(bad("governor tunables out of range (0 < down_threshold < up_threshold ≤ 1, positive periods)".into()));
         }
+        if !(g.hwp_period_ms.is_finite() && g.hwp_period_ms > 0.0) {
+            return Err(bad("governor.hwp_period_ms must be positive".into()));
+        }
         if !(0.0 < g.down_differential
             && g.down_differential < g.up_threshold
             && (0.0..1000.0).contains(&g.powersave_bias))
@@ -562,18 +596,12 @@ impl Machine {
             }
         }
 
-        // Dense numbering: package-major, then die, core, thread.
-        let (dpp, cpd, tpc) = (
-            spec.dies_per_package as usize,
-            spec.cores_per_die as usize,
-            spec.threads_per_core as usize,
-        );
+        // Dense numbering: package-major, then die, core type, core, thread.
         let group = |scope: Scope, i: usize| -> usize {
-            let core = i / tpc;
             match scope {
-                Scope::Core => core,
-                Scope::Die => core / cpd,
-                Scope::Package => core / (cpd * dpp),
+                Scope::Core => layout.core[i],
+                Scope::Die => layout.die[i],
+                Scope::Package => layout.package[i],
                 Scope::Machine => 0,
             }
         };
@@ -587,21 +615,23 @@ impl Machine {
         };
         let fdom_sets = sets(f.domain);
         let vdom_count = count(f.voltage_domain);
-        let pstates: Vec<PState> = f
-            .pstates
-            .iter()
-            .map(|p| PState {
-                freq_khz: p.mhz * 1000,
-                voltage_mv: Some(p.mv),
-            })
-            .collect();
+        let pstates_of = |kind: usize| -> Vec<PState> {
+            layout.types[kind]
+                .pstates
+                .iter()
+                .map(|p| PState {
+                    freq_khz: p.mhz * 1000,
+                    voltage_mv: Some(p.mv),
+                })
+                .collect()
+        };
         let freq_domains: Vec<FreqDomain> = fdom_sets
             .iter()
             .map(|cpus| {
                 let first = cpus.first().map_or(0, |c| c.0 as usize);
                 FreqDomain {
                     cpus: cpus.clone(),
-                    pstates: pstates.clone(),
+                    pstates: pstates_of(layout.kind[first]),
                     transition_latency_us: f.transition_latency_us,
                     voltage_domain: group(f.voltage_domain, first),
                 }
@@ -632,7 +662,7 @@ impl Machine {
                 numa_node: group(numa_scope, i) as u32,
                 online: true,
                 freq_domain: Some(FreqDomainId(group(f.domain, i))),
-                capacity: ecosched_model::topology::FULL_CAPACITY,
+                capacity: layout.types[layout.kind[i]].capacity,
             })
             .collect();
         let mut caches = Vec::new();
@@ -728,9 +758,16 @@ impl Machine {
             }
             inner = outer;
         }
+        let mut core_cpus = vec![Vec::new(); count(Scope::Core)];
+        for i in 0..n {
+            core_cpus[layout.core[i]].push(i);
+        }
         Ok(Machine {
             package_of: (0..n).map(|i| group(Scope::Package, i)).collect(),
             core_of: (0..n).map(|i| group(Scope::Core, i)).collect(),
+            core_cpus,
+            type_of: layout.kind.clone(),
+            core_types: layout.types.clone(),
             domain_of: (0..n).map(|i| group(f.domain, i)).collect(),
             spec,
             topology,

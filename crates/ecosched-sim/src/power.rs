@@ -9,9 +9,14 @@
 //!              at its P-state (K10 without C1E clock ramping), which is why
 //!              parking idle cores at the lowest frequency saves power even
 //!              when a shared voltage plane stays high (Richling §VI)
-//! package      Σ cores + uncore
+//! package      Σ cores + uncore (+ e_uncore · bytes; package_idle_w in
+//!              place of the uncore while every core of it idles)
 //! system       base + Σ packages + memory idle + e_mem · bytes
 //! ```
+//! `ceff` and `leak` are the core type's (`coretypes.rs`). SMT siblings
+//! are one core: two busy threads each draw half of their core's active
+//! power, an idle thread beside a busy one draws nothing more, and idle
+//! threads of an idle core split its idle power.
 //! Energy is integrated exactly over each span of constant state.
 //!
 //! Leaving an idle state costs time: a core woken after `idle` ns first
@@ -19,12 +24,13 @@
 //! by target residency as the power), at zero speed, before its task runs
 //! (`exit_latency_ns`).
 
+use crate::coretypes::CoreType;
 use crate::machine::PowerSpec;
 
-/// Power of a running core, W.
-pub fn active_w(p: &PowerSpec, volts: f64, ghz: f64, compute_fraction: f64) -> f64 {
+/// Power of a running core of type `t`, W.
+pub fn active_w(p: &PowerSpec, t: &CoreType, volts: f64, ghz: f64, compute_fraction: f64) -> f64 {
     let activity = p.stall_activity + (1.0 - p.stall_activity) * compute_fraction;
-    activity * p.ceff * volts * volts * ghz + p.leak_w_per_v * volts
+    activity * t.ceff * volts * volts * ghz + t.leak_w_per_v * volts
 }
 
 /// Energy of a core idle since `idle_since` over `[a, b]` (ns), J: it
@@ -83,6 +89,10 @@ mod tests {
             base_w: 50.0,
             mem_idle_w: 5.0,
             mem_nj_per_byte: 0.5,
+            package_limit_w: None,
+            limit_period_ms: 10.0,
+            uncore_nj_per_byte: 0.0,
+            package_idle_w: None,
             idle_states: vec![
                 IdleSpec {
                     name: "C1".into(),
@@ -103,9 +113,19 @@ mod tests {
     #[test]
     fn stalls_burn_less() {
         let p = spec();
-        let busy = active_w(&p, 1.2, 2.0, 1.0);
+        let t = CoreType {
+            name: "core".into(),
+            threads_per_core: 1,
+            cpi_factor: 1.0,
+            ceff: p.ceff,
+            leak_w_per_v: p.leak_w_per_v,
+            pstates: vec![],
+            base: 0,
+            capacity: 1024,
+        };
+        let busy = active_w(&p, &t, 1.2, 2.0, 1.0);
         assert!((busy - (2.0 * 1.44 * 2.0 + 4.8)).abs() < 1e-12);
-        assert!(active_w(&p, 1.2, 2.0, 0.0) < busy);
+        assert!(active_w(&p, &t, 1.2, 2.0, 0.0) < busy);
     }
 
     #[test]

@@ -226,7 +226,7 @@ macro_rules! builtin_files {
 pub const PRESETS: &[(&str, &str)] = builtin_files!("../machines":
     "q6600", "xeon-e5345", "opteron-2352", "phenom-9750", "xeon-e5430", "opteron-6134",
     "core-i7-940", "phenom-ii-940", "bench-64c",
-    "epyc-9654-2s", "xeon-8480-2s", "altra-q80-30",
+    "epyc-9654-2s", "xeon-8480-2s", "core-i9-13900k", "altra-q80-30",
 );
 
 /// Built-in scenarios: (name, TOML).

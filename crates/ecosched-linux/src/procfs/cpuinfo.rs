@@ -15,6 +15,11 @@ pub fn parse_cpuid(cpuinfo: &str) -> Result<String, ProcParseError> {
             (k.trim() == name).then(|| v.trim())
         })
     };
+    if field("vendor_id").is_none() {
+        if let (Some(implementer), Some(part)) = (field("CPU implementer"), field("CPU part")) {
+            return arm_midr(implementer, part);
+        }
+    }
     let vendor = field("vendor_id").ok_or_else(|| ProcParseError::new("no vendor_id line"))?;
     let family: u32 = field("cpu family")
         .ok_or_else(|| ProcParseError::new("no cpu family line"))?
@@ -32,6 +37,25 @@ pub fn parse_cpuid(cpuinfo: &str) -> Result<String, ProcParseError> {
     Ok(format!("{vendor}-{family}-{model:02X}"))
 }
 
+/// An Arm CPU as the kernel's arm64 pmu-events map names it: its MIDR
+/// with variant and revision cleared (`0x00000000410fd0c0`, Neoverse N1),
+/// the architecture field being 0xF on every Armv8 core.
+fn arm_midr(implementer: &str, part: &str) -> Result<String, ProcParseError> {
+    let hex = |name: &str, v: &str| {
+        u64::from_str_radix(v.trim_start_matches("0x"), 16)
+            .map_err(|_| ProcParseError::new(format!("{name} {v:?} is not a hex number")))
+    };
+    let implementer = hex("CPU implementer", implementer)?;
+    let part = hex("CPU part", part)?;
+    if implementer > 0xff || part > 0xfff {
+        return Err(ProcParseError::new("CPU implementer or part out of range"));
+    }
+    Ok(format!(
+        "0x{:016x}",
+        (implementer << 24) | (0xf << 16) | (part << 4)
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -46,6 +70,9 @@ mod tests {
         assert_eq!(parse_cpuid(vm).unwrap(), "GenuineIntel-6-A7");
         let amd = "vendor_id\t: AuthenticAMD\ncpu family\t: 16\nmodel\t\t: 9\n";
         assert_eq!(parse_cpuid(amd).unwrap(), "AuthenticAMD-16-09");
+        // Ampere Altra (Neoverse N1 r3p1), as arm64 /proc/cpuinfo words it.
+        let n1 = "processor\t: 0\nBogoMIPS\t: 50.00\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x3\nCPU part\t: 0xd0c\nCPU revision\t: 1\n";
+        assert_eq!(parse_cpuid(n1).unwrap(), "0x00000000410fd0c0");
     }
 
     #[test]

@@ -193,7 +193,7 @@ mod tests {
     fn hardware_events_are_grouped_to_fit_the_pmu() {
         let lines_in = Event::Raw {
             kind: CounterKind::LinesIn,
-            config: 0x7024,
+            code: crate::perf::RawCode::raw(0x7024),
         };
         let fake = FakePerf::new();
         let probe = probe_events_with(&fake, &[lines_in]);
@@ -235,7 +235,7 @@ mod tests {
         let raw = raw_for(&q6600);
         let lines_in = Event::Raw {
             kind: CounterKind::LinesIn,
-            config: 0x7024,
+            code: crate::perf::RawCode::raw(0x7024),
         };
         assert_eq!(raw, vec![lines_in]);
         let fake = FakePerf::new();

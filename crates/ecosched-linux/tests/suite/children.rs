@@ -37,3 +37,11 @@ fn rapl_refusal_child() {
 fn nofile_limit_raised() {
     crate::limits::raise_from_low();
 }
+
+/// Encode `LIBPFM_EVENTS` for the PMU `LIBPFM_FORCE_PMU` names, in a
+/// process of its own (libpfm4 reads the variable once per process).
+#[test]
+#[ignore = "run by live::libpfm"]
+fn libpfm_encode() {
+    crate::live::libpfm::encode_child();
+}

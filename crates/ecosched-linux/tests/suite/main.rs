@@ -9,6 +9,7 @@
 //! - `limits`: the open-file limit raised to the hard one
 //! - `power`: power meters of recorded machines, measured or estimated
 //! - `recorded_platform`: `LinuxPlatform` observes a recording, changes nothing
+//! - `signals`: the signal resolver on recorded resctrl and Arm PMU trees
 //! - `topology_machines`: discovery on machines hwloc did not record
 //!
 //! Live (`cargo test -- --ignored live::`; root, cgroups, real processes):
@@ -32,5 +33,6 @@ mod limits;
 mod live;
 mod power;
 mod recorded_platform;
+mod signals;
 mod support;
 mod topology_machines;

@@ -21,7 +21,19 @@ macro_rules! builtin_tables {
 }
 
 /// The built-in tables: (name, TOML), the name being the file's stem.
-pub const TABLES: &[(&str, &str)] = builtin_tables!("core2", "nehalem", "k10");
+pub const TABLES: &[(&str, &str)] = builtin_tables!(
+    "core2",
+    "nehalem",
+    "k10",
+    "skx",
+    "icx",
+    "spr",
+    "alderlake",
+    "zen2",
+    "zen3",
+    "zen4",
+    "neoverse-n1",
+);
 
 /// One PMU as its data file describes it.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -241,7 +253,7 @@ mod tests {
     fn an_unknown_name_lists_the_tables() {
         let e = PmuTable::builtin("core3").unwrap_err().to_string();
         assert!(
-            e.contains("core3") && e.contains("core2, nehalem, k10"),
+            e.contains("core3") && e.contains("core2, nehalem, k10, "),
             "{e}"
         );
     }

@@ -9,7 +9,9 @@
 //! governor sample, the scheduler reading its task's virtual runtime).
 //! An event then costs work for the CPUs it touches, not for every CPU.
 //! The parts of the energy that do not depend on any CPU's state (uncore,
-//! board, idle memory) accrue once per event span in `advance_clock`.
+//! board, idle memory) accrue once per event span in `advance_clock`; a
+//! package's uncore drops to `package_idle_w` over spans in which none of
+//! its CPUs runs a task (package C6).
 //!
 //! This is where the truth accrues; an observation model that must see
 //! per-span detail (e.g. which events a multiplexed PMU was counting)
@@ -43,10 +45,28 @@ impl SimPlatform {
         self.stats.spans += 1;
         let p = &self.machine.spec.power;
         let secs = dt as f64 / NS_PER_S;
-        let uncore_j = p.uncore_w * self.package_count as f64 * secs;
+        let uncore_w = match p.package_idle_w {
+            None => p.uncore_w * self.package_count as f64,
+            Some(idle_w) => {
+                let busy = self.busy_packages();
+                p.uncore_w * busy as f64 + idle_w * (self.package_count - busy) as f64
+            }
+        };
+        let uncore_j = uncore_w * secs;
         self.package_j += uncore_j;
         self.system_j += uncore_j + (p.base_w + p.mem_idle_w) * secs;
         self.now = to;
+    }
+
+    /// How many packages have a CPU running a task.
+    /// Packages hold equal, contiguous ranges of CPUs (machine.rs).
+    fn busy_packages(&self) -> usize {
+        let per = self.kernel.rqs.len() / self.package_count.max(1);
+        self.kernel
+            .rqs
+            .chunks(per.max(1))
+            .filter(|cpus| cpus.iter().any(|rq| rq.current.is_some()))
+            .count()
     }
 
     /// Integrate CPU `c` over `[cpu_at[c], now)`: its running task's
@@ -67,6 +87,9 @@ impl SimPlatform {
         let (cur, max_khz) = (self.domains[fd].cur_khz, facts.max_khz);
         let ghz = self.ghz_at(c, from);
         let rq = &self.kernel.rqs[c];
+        let kind = &self.machine.core_types[self.machine.type_of[c]];
+        // SMT siblings are one core (power.rs).
+        let siblings = self.busy_siblings[c];
         let (energy_j, bytes) = match (rq.current, self.rates.by_cpu[c]) {
             (Some(t), Some(o)) => {
                 let rate = if ghz > 0.0 { 1.0 / o.tpi_ns } else { 0.0 };
@@ -95,19 +118,26 @@ impl SimPlatform {
                     .governor
                     .account(governor, local, dt, true, cur, max_khz);
                 let bytes = if ghz > 0.0 { o.bytes_per_ns * dtf } else { 0.0 };
-                let w = power::active_w(p, volts, ghz, o.compute_fraction);
+                let w = power::active_w(p, kind, volts, ghz, o.compute_fraction)
+                    / f64::from(1 + siblings);
                 (w * dtf / NS_PER_S, bytes)
             }
             _ => {
-                let j = power::idle_j(p, volts, self.v_max, ghz, rq.idle_since, (from, to));
+                let j = if siblings > 0 {
+                    0.0
+                } else {
+                    power::idle_j(p, volts, self.v_max, ghz, rq.idle_since, (from, to))
+                        / kind.threads_per_core as f64
+                };
                 self.domains[fd]
                     .governor
                     .account(governor, local, dt, false, cur, max_khz);
                 (j, 0.0)
             }
         };
-        self.package_j += energy_j;
-        self.system_j += energy_j + p.mem_nj_per_byte * 1e-9 * bytes;
+        let uncore_j = p.uncore_nj_per_byte * 1e-9 * bytes;
+        self.package_j += energy_j + uncore_j;
+        self.system_j += energy_j + uncore_j + p.mem_nj_per_byte * 1e-9 * bytes;
     }
 
     /// Integrate every CPU up to now: before anything reads the totals

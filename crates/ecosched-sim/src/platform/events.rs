@@ -353,12 +353,13 @@ impl SimPlatform {
         for i in 0..self.fd_cpus[d].len() {
             self.integrate_cpu(self.fd_cpus[d][i]);
         }
+        let cap = self.boost_cap(d);
         let spec = &self.machine.spec.governor;
         let dom = &mut self.domains[d];
         dom.deferred = false;
         let cur = dom.pending.map_or(dom.cur_khz, |p| p.0);
         let fd = &self.topology.freq_domains[d];
-        let khz = dom.governor.evaluate(spec, fd, self.now, cur);
+        let khz = dom.governor.evaluate(spec, fd, self.now, cur, cap);
         dom.next_eval = dom.governor.next_eval(spec);
         self.refresh_dom_next(d);
         if let Some(khz) = khz {

@@ -38,6 +38,7 @@ mod energy;
 mod events;
 mod gang;
 mod jobs;
+mod limit;
 mod loadavg;
 mod migrate;
 mod observe;
@@ -301,6 +302,11 @@ pub struct SimPlatform {
     volts: Vec<f64>,
     /// The highest voltage of any P-state (idle-state power scales with it).
     v_max: f64,
+    /// Per CPU: how many of its SMT siblings run a task, as the rates in
+    /// force were found (rates.rs): busy siblings share one core's power.
+    busy_siblings: Vec<u8>,
+    /// The package power limit's state (limit.rs), if the machine has one.
+    limit: Option<limit::PowerLimit>,
     managed_cpus: CpuSet,
     rng: ChaCha8Rng,
     next_pid: u32,
@@ -542,9 +548,11 @@ impl SimPlatform {
             self.topology.freq_domains[d].cpus.len(),
             self.now,
             cur,
+            self.limit.as_ref().map(limit::PowerLimit::period),
         );
         // At t = 0 nothing has run: the machine was idle before the run.
         let khz = governor.initial_khz(&self.topology.freq_domains[d], cur, self.now == 0);
+        let khz = self.initial_cap(d, khz);
         self.domains[d].next_eval = governor.next_eval(&self.machine.spec.governor);
         self.domains[d].deferred = false;
         self.domains[d].governor = governor;

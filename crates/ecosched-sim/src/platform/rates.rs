@@ -194,11 +194,25 @@ impl SimPlatform {
         } else {
             steady
         };
-        if self.rates.by_cpu[c] != o {
+        let siblings = self.busy_siblings_now(c);
+        if self.rates.by_cpu[c] != o || self.busy_siblings[c] != siblings {
             self.integrate_cpu(c);
             self.rates.by_cpu[c] = o;
+            self.busy_siblings[c] = siblings;
             self.refresh_cpu_next_of(c);
         }
+    }
+
+    /// How many of CPU `c`'s SMT siblings run a task now.
+    #[inline(always)]
+    fn busy_siblings_now(&self, c: usize) -> u8 {
+        let core = &self.machine.core_cpus[self.machine.core_of[c]];
+        if core.len() < 2 {
+            return 0;
+        }
+        core.iter()
+            .filter(|&&o| o != c && self.kernel.rqs[o].current.is_some())
+            .count() as u8
     }
 
     /// Rebuild memory domain `m`'s key; if it changed, recall (or solve)
@@ -239,6 +253,8 @@ impl SimPlatform {
             }
             None => {
                 let smt = self.machine.spec.scheduler.smt_cpi_factor;
+                let types = &self.machine.core_types;
+                let type_of = &self.machine.type_of;
                 let mut demands = Vec::new();
                 let mut slots = Vec::new();
                 for (i, &c) in cpus.iter().enumerate() {
@@ -252,7 +268,8 @@ impl SimPlatform {
                             phase: &task.profile.phases[task.phase],
                             cpu: c,
                             freq_ghz: khz as f64 / 1e6,
-                            cpi_factor: if sibling_busy { smt } else { 1.0 },
+                            cpi_factor: types[type_of[c]].cpi_factor
+                                * if sibling_busy { smt } else { 1.0 },
                         });
                         slots.push(i);
                     }

@@ -83,6 +83,8 @@ impl SimPlatform {
             cpu_facts,
             volts: vec![1.0; topology.voltage_domains.len()],
             v_max,
+            busy_siblings: vec![0; n],
+            limit: super::limit::PowerLimit::new(&machine),
             managed_cpus: topology.online_cpus(),
             rng: ChaCha8Rng::seed_from_u64(seed),
             next_pid: first_pid,
@@ -125,9 +127,12 @@ impl SimPlatform {
             extra_counters: Default::default(),
         };
         let initial = FreqSetting::Governor(scenario.spec.governor);
-        for dom in &topology.freq_domains {
-            let governor = DomainGovernor::new(initial, dom.cpus.len(), 0, dom.max_khz());
+        let limit_period = sim.limit.as_ref().map(super::limit::PowerLimit::period);
+        for (d, dom) in topology.freq_domains.iter().enumerate() {
+            let governor =
+                DomainGovernor::new(initial, dom.cpus.len(), 0, dom.max_khz(), limit_period);
             let cur = governor.initial_khz(dom, dom.max_khz(), true);
+            let cur = sim.initial_cap(d, cur);
             sim.domains.push(Domain {
                 cur_khz: cur,
                 pending: None,

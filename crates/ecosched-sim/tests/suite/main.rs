@@ -6,6 +6,10 @@
 //!   every built-in is its file.
 //! - `jobgraph`: the `make -jN` build (`-jN` respected, every job once,
 //!   `make` exits last, the declared parallelism in every snapshot).
+//! - `modern_presets`: the presets of current machines against their
+//!   published power figures, and the model features they need (SMT
+//!   sharing a core, an LLC per CCD, hybrid core types, boost within a
+//!   power limit, EPP, uncore traffic power, package C6).
 //! - `platform`: `SimPlatform` driven directly (gang schedule, governor
 //!   re-sends, the load average, idle exit latency, cache warm-up after a
 //!   move, pruning exited tasks).
@@ -18,6 +22,7 @@
 
 mod builtin_lists;
 mod jobgraph;
+mod modern_presets;
 mod platform;
 mod scenarios;
 mod support;
