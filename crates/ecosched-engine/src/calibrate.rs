@@ -57,10 +57,21 @@ fn measure(
     count: usize,
     freq_khz: u64,
 ) -> Result<Vec<Counters>, EngineError> {
+    measure_counting(machine, profile, count, freq_khz, &COUNTERS)
+}
+
+/// [`measure`], opening `counters`.
+fn measure_counting(
+    machine: &str,
+    profile: &str,
+    count: usize,
+    freq_khz: u64,
+    counters: &[CounterKind],
+) -> Result<Vec<Counters>, EngineError> {
     let s = scenario(machine, profile, count)?;
     let options = SimOptions {
         observe: Observe::Linux,
-        extra_counters: COUNTERS.into_iter().collect(),
+        extra_counters: counters.iter().copied().collect(),
         ..SimOptions::default()
     };
     let params = Params::default().with("freq_mhz", freq_khz / 1000);
@@ -107,13 +118,25 @@ pub fn calibrate_av(machine: &str) -> Result<AvCalibrationRun, EngineError> {
             }
         }
     }
-    avcal::derive(
+    let mut run = avcal::derive(
         machine,
         "simulated; what --observe linux shows",
         &peak_runs,
         &runs,
     )
-    .map_err(|e| incompatible(e.to_string()))
+    .map_err(|e| incompatible(e.to_string()))?;
+    // The peak in memory transactions, counted on their own so that the
+    // runs above multiplex exactly as before; absent where the machine's
+    // PMU has no such event.
+    let traffic = [
+        CounterKind::Instructions,
+        CounterKind::MemTransactions,
+        CounterKind::OnCpuTime,
+    ];
+    let traffic_runs = measure_counting(machine, "stream", cpus, fmax, &traffic)?;
+    run.activity.peak_mem_transactions_per_s =
+        avcal::peak_mem_transactions_per_s(&traffic_runs).map(f64::round);
+    Ok(run)
 }
 
 fn incompatible(reason: String) -> EngineError {

@@ -64,6 +64,7 @@ mod tests {
     fn core2() -> PmuSpec {
         PmuSpec {
             cpuid: Some("GenuineIntel-6-0F".into()),
+            rmids: None,
             counters: 2,
             fixed: vec![],
             events: vec![

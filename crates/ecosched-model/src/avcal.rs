@@ -98,6 +98,18 @@ pub fn peak_mem_per_s(streams: &[Counters]) -> f64 {
         .sum()
 }
 
+/// The same peak in memory transactions, when every streaming run
+/// counted them.
+pub fn peak_mem_transactions_per_s(streams: &[Counters]) -> Option<f64> {
+    let rates: Option<Vec<f64>> = streams
+        .iter()
+        .map(|c| Some(c.mem_transactions? as f64 / on_cpu_s(c)?))
+        .collect();
+    rates
+        .map(|r| r.iter().sum::<f64>())
+        .filter(|p| p.is_finite() && *p > 0.0)
+}
+
 /// A run's activity vector before translation, given the bus peak.
 pub fn vector_of(c: &Counters, peak_mem_per_s: f64) -> Option<[f64; 3]> {
     let cycles = c.cycles.filter(|&x| x > 0)? as f64;
@@ -183,6 +195,7 @@ pub fn derive(
         measured_on: measured_on.to_string(),
         activity: ActivityCalibration {
             peak_mem_per_s: peak.round(),
+            peak_mem_transactions_per_s: peak_mem_transactions_per_s(peak_runs).map(f64::round),
             peak_cache_per_cycle: PEAK_CACHE_PER_CYCLE,
             translation,
         },

@@ -44,8 +44,15 @@ pub struct Calibration {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ActivityCalibration {
-    /// Peak memory-bus transactions per second of the machine.
+    /// Peak memory-bus transactions per second of the machine, in LLC
+    /// misses (the bus component's fallback event).
     pub peak_mem_per_s: f64,
+    /// The same peak in memory transactions (cache lines moved to or from
+    /// memory: a bus event, the CPU's memory-traffic events or MBM), where
+    /// the calibration runs could count them: the bus component then
+    /// reads memory traffic, prefetches included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_mem_transactions_per_s: Option<f64>,
     /// Peak shared-cache requests per cycle (paper: one per four cycles).
     pub peak_cache_per_cycle: f64,
     /// One translation vector per P-state, ascending by frequency.

@@ -16,9 +16,13 @@
 //! ```
 //!
 //! - **Activity vector** (§4.1): per task, from what `--observe linux`
-//!   gives. Memory bus = LLC misses per second on the CPU (or, opt-in with
-//!   `bus_event=mem_transactions`, the preset's raw memory-transaction
-//!   event) over the machine's peak; cache = LLC references per cycle over
+//!   gives. Memory bus = memory transactions per second on the CPU (cache
+//!   lines moved to or from memory: the paper's bus transactions, the
+//!   CPU's memory-traffic events, or resctrl's bandwidth monitoring) over
+//!   the machine's peak in them, where the machine counts them and its
+//!   calibration has that peak; otherwise LLC misses per second over the
+//!   peak in misses, which leaves out prefetched lines (the `bus_from`
+//!   statistic says which, and why). `bus_event` forces either; cache = LLC references per cycle over
 //!   the peak (paper: one per four cycles); core = IPC capped at 1. A
 //!   sample taken below the highest P-state is multiplied component-wise by
 //!   that P-state's translation vector, so every vector reads as if at the
@@ -71,6 +75,7 @@
 //! - `av-sort` is `av` without the heuristic (Fig. 6); `balance=false`,
 //!   `sort=false` and `freq=false` switch each part off.
 
+pub use crate::membus::{bus_reading, BusEvent, BusSource};
 use crate::{Policy, PolicyError};
 use ecosched_model::calibration::{ActivityCalibration, EdpFactor};
 use ecosched_model::{
@@ -95,8 +100,9 @@ crate::typed_params! {
         freq: bool = flag().default("true").source("§6"),
         /// The component run queues are sorted by.
         critical: String = choice(&["bus", "cache", "core"]).default("bus").source("§5.3"),
-        /// Memory-bus counter: LLC misses, or the PMU's raw bus event.
-        bus_event: String = choice(&["llc_misses", "mem_transactions"]).default("llc_misses").source("§4.1"),
+        /// Memory-bus counter: auto (memory transactions where counted and
+        /// calibrated, else LLC misses), llc_misses, or mem_transactions.
+        bus_event: String = choice(&["auto", "llc_misses", "mem_transactions"]).default("auto").source("§4.1"),
         /// Period of varsum balancing and re-sorting, ms.
         balance_ms: u64 = int(1, 3_600_000).default("1000"),
         /// Largest minus smallest varsum from which a balancing pass starts.
@@ -127,6 +133,9 @@ ecosched_model::policy_stats! {
         balanced_only_blocking_tasks: String => info,
         /// Each task's activity vector (bus, cache, core).
         activity_vectors: String => info,
+        /// What the memory-bus component was read from at the last
+        /// sample: mem_transactions, or llc_misses and why.
+        bus_from: String => info,
     }
 }
 
@@ -171,7 +180,7 @@ pub struct AvConfig {
     /// Sorting component.
     pub critical: Component,
     /// Counter read as the memory bus.
-    pub bus_event: CounterKind,
+    pub bus_event: BusEvent,
     /// Balancing period, µs.
     pub balance_us: u64,
     /// Varsum spread that starts a pass.
@@ -198,8 +207,9 @@ impl AvConfig {
                 _ => Component::Bus,
             },
             bus_event: match p.bus_event.as_str() {
-                "mem_transactions" => CounterKind::MemTransactions,
-                _ => CounterKind::LlcMisses,
+                "mem_transactions" => BusEvent::MemTransactions,
+                "llc_misses" => BusEvent::LlcMisses,
+                _ => BusEvent::Auto,
             },
             balance_us: p.balance_ms * 1000,
             varsum_threshold: p.varsum_threshold,
@@ -240,26 +250,27 @@ pub fn varsum<'a>(vectors: impl IntoIterator<Item = &'a Vector>) -> f64 {
 
 /// Task `t`'s activity vector from one interval's counters, translated to
 /// the highest frequency `max_khz` (§4.1) when it ran at `freq_khz` below
-/// it; `None` when it did not run or a counter is missing. `bus_event` is
-/// the counter read as memory-bus transactions.
+/// it; `None` when it did not run or a counter is missing. `bus_event`
+/// says which counter is read as memory-bus transactions
+/// ([`bus_reading`]).
 pub fn activity_vector(
     t: &TaskSample,
     freq_khz: Option<u64>,
     max_khz: u64,
     act: &ActivityCalibration,
-    bus_event: CounterKind,
+    bus_event: BusEvent,
 ) -> Option<Vector> {
     let c = &t.counters;
     let cycles = c.cycles.filter(|&x| x > 0)? as f64;
     let instr = c.instructions? as f64;
     let refs = c.llc_references? as f64;
-    let bus = c.get(bus_event)? as f64;
+    let (bus, peak_bus_per_s, _) = bus_reading(c, act, bus_event)?;
     let on_cpu_s = match c.on_cpu_ns {
         Some(ns) if ns > 0 => ns as f64 * 1e-9,
         _ => cycles / (freq_khz.unwrap_or(max_khz).max(1) as f64 * 1e3),
     };
     let mut v = [
-        (bus / on_cpu_s / act.peak_mem_per_s).min(1.0),
+        (bus / on_cpu_s / peak_bus_per_s).min(1.0),
         (refs / cycles / act.peak_cache_per_cycle).min(1.0),
         (instr / cycles).min(1.0),
     ];
@@ -336,6 +347,8 @@ pub struct Av {
     schedules: u64,
     low_units: u64,
     units: u64,
+    /// Where the last sample's bus component came from.
+    bus_from: Option<BusSource>,
 }
 
 impl Av {
@@ -368,6 +381,7 @@ impl Av {
             schedules: 0,
             low_units: 0,
             units: 0,
+            bus_from: None,
         }
     }
 
@@ -418,6 +432,12 @@ impl Av {
             .collect();
         for t in snap.live_managed() {
             let sample = self.sample(t, freq_of(t.cpu));
+            if sample.is_some() {
+                if let Some(act) = &self.activity {
+                    self.bus_from = bus_reading(&t.counters, act, self.config.bus_event)
+                        .map(|(_, _, from)| from);
+                }
+            }
             let a = self.config.smoothing;
             let e = self.tasks.entry(t.id).or_default();
             e.name.clone_from(&t.name);
@@ -733,11 +753,19 @@ impl Policy for Av {
                 CounterKind::Instructions,
                 CounterKind::Cycles,
                 CounterKind::LlcReferences,
-                self.config.bus_event,
+                match self.config.bus_event {
+                    BusEvent::MemTransactions => CounterKind::MemTransactions,
+                    // LLC misses: read, or the fallback of auto.
+                    BusEvent::LlcMisses | BusEvent::Auto => CounterKind::LlcMisses,
+                },
                 CounterKind::OnCpuTime,
             ]
             .into_iter()
             .collect(),
+            wanted: match self.config.bus_event {
+                BusEvent::Auto => [CounterKind::MemTransactions].into(),
+                _ => BTreeSet::new(),
+            },
             affinity: true,
             frequency: self.config.freq,
             gang: self.config.sort,
@@ -911,6 +939,10 @@ impl Policy for Av {
             },
             balanced_only_blocking_tasks: blocking.join(", "),
             activity_vectors: vectors.join(" "),
+            bus_from: self
+                .bus_from
+                .map_or("no sample yet", BusSource::describe)
+                .into(),
         }
         .to_stats()
     }

@@ -15,9 +15,14 @@
 //! - **Set control** (§IV-B "on-demand with spare"): parallelism is the
 //!   number of runnable managed tasks, measured every `interval_ms`
 //!   (default 20 ms, the 10–50 ms the spec asks for) — the larger of the
-//!   runnable count at the observation and the average number of managed
-//!   tasks that wanted a CPU over the interval (on-CPU plus run-queue time,
-//!   which also sees tasks that came and went between two observations).
+//!   average number of managed tasks that wanted a CPU over the interval
+//!   (on-CPU plus run-queue time, which also sees tasks that came and went
+//!   between two observations) and the runnable count at the observation.
+//!   That count takes only tasks that wanted a CPU for at least half the
+//!   interval or started within it: a mostly idle service caught awake at
+//!   the observation is demand for its share of the time, not for a CPU of
+//!   its own, and many of them would otherwise grow H far beyond the work
+//!   (H keeps the peak of its hold window).
 //!   H grows at once; it shrinks only after a lower demand has lasted
 //!   `hold_ms` (default 200 ms), to the highest demand seen in that window:
 //!   growing is urgent for response time, shrinking only for energy.
@@ -31,7 +36,12 @@
 //!   envisages for an exact hint.
 //! - **Which CPUs** (§IV-B, §V-F): deterministic. CPUs are ordered by last
 //!   level cache domain (lowest-numbered CPU first inside one), and H is a
-//!   prefix of that order, so a cache domain (and its package's voltage
+//!   prefix of that order. On a hybrid machine the biggest cores come
+//!   first (domains with bigger cores first, bigger cores first inside a
+//!   domain), and H is sized in capacity, not CPUs: parallelism + spare
+//!   biggest-core equivalents (Linux's `cpu_capacity`, 1024 each), so a
+//!   demand that spills onto smaller cores takes as many as it needs. The
+//!   prefix fills so a cache domain (and its package's voltage
 //!   plane) fills before the next opens; `spread=true` takes one CPU from
 //!   each cache domain in turn instead, so packages alternate (memory-bound
 //!   work, NUMA: §V-F). `rotate_s` (off by default)
@@ -59,9 +69,10 @@
 //! affinity only, every domain left to the ondemand governor, no spare).
 
 use crate::{Policy, PolicyError};
+use ecosched_model::topology::FULL_CAPACITY;
 use ecosched_model::{
     CounterKind, CpuId, CpuSet, FreqDomainId, FreqSetting, Governor, Plan, PolicyStats,
-    Requirements, Snapshot, TaskId, TaskState, Topology, TypedStats,
+    Requirements, Snapshot, TaskId, TaskSample, TaskState, Topology, TypedStats,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -198,6 +209,10 @@ pub struct Hilo {
     applied_freq: BTreeMap<usize, FreqSetting>,
     /// Highest, lowest and green P-state per domain, kHz.
     limits_khz: Vec<(u64, u64, u64)>,
+    /// Each online CPU's capacity (1024 = the biggest core).
+    capacity: BTreeMap<CpuId, u32>,
+    /// CPUs in H as last planned.
+    high_cpus: usize,
     /// Live managed tasks classified memory-bound (green set).
     memory_bound: BTreeSet<TaskId>,
     /// Size of the green set.
@@ -231,6 +246,8 @@ impl Hilo {
             applied_cpus: None,
             applied_freq: BTreeMap::new(),
             limits_khz: Vec::new(),
+            capacity: BTreeMap::new(),
+            high_cpus: 0,
             memory_bound: BTreeSet::new(),
             green_size: 0,
             applied_tasks: BTreeMap::new(),
@@ -259,12 +276,20 @@ impl Hilo {
             .collect()
     }
 
-    /// The first `k` CPUs of the current order outside the green set.
+    /// The shortest prefix of the current order outside the green set
+    /// whose capacity is `k` biggest cores' (`k` CPUs on a homogeneous
+    /// machine); one CPU at least.
     fn high_set(&self, k: usize, green: &CpuSet) -> CpuSet {
+        let want = k as u64 * u64::from(FULL_CAPACITY);
+        let mut have = 0u64;
         self.order()
             .into_iter()
             .filter(|c| !green.contains(*c))
-            .take(k)
+            .take_while(|c| {
+                let more = have == 0 || have < want;
+                have += u64::from(self.capacity.get(c).copied().unwrap_or(FULL_CAPACITY));
+                more
+            })
             .collect()
     }
 
@@ -352,6 +377,7 @@ impl Hilo {
     fn plan(&mut self, snapshot: Option<&Snapshot>) -> Plan {
         let green = self.green_set(self.green_size);
         let high = self.high_set(self.size, &green);
+        self.high_cpus = high.len();
         let usable = high.union(&green);
         let mut plan = Plan::unchanged();
         if self.applied_cpus.as_ref() != Some(&usable) {
@@ -395,25 +421,41 @@ impl Hilo {
     }
 }
 
-/// Managed tasks that want a CPU: the larger of those runnable at the
-/// observation and the interval's average (on-CPU + run-queue time over
-/// the interval, rounded to the nearest whole task).
+/// Share of the interval a task wanted a CPU for, below which being
+/// runnable at the observation does not make it a CPU's worth of demand.
+const BUSY_SHARE: f64 = 0.5;
+
+/// Managed tasks that want a CPU: the larger of the interval's average
+/// (on-CPU + run-queue time over the interval, rounded to the nearest
+/// whole task) and those runnable at the observation that wanted a CPU
+/// for at least [`BUSY_SHARE`] of the interval or started within it (a
+/// mostly idle service caught awake counts only through the average).
 pub fn measured_parallelism(snapshot: &Snapshot) -> usize {
+    let interval_ns = snapshot.interval_s * 1e9;
+    let wanted_ns = |t: &TaskSample| {
+        t.counters.on_cpu_ns.unwrap_or(0) + t.counters.runqueue_wait_ns.unwrap_or(0)
+    };
+    let fresh = |t: &TaskSample| t.started_s > snapshot.time_s - snapshot.interval_s;
     let now = snapshot
         .live_managed()
         .filter(|t| matches!(t.state, TaskState::Running | TaskState::Runnable))
+        .filter(|t| {
+            interval_ns <= 0.0
+                || fresh(t)
+                || t.counters.on_cpu_ns.is_none()
+                || wanted_ns(t) as f64 >= BUSY_SHARE * interval_ns
+        })
         .count();
-    let interval_ns = snapshot.interval_s * 1e9;
     if interval_ns <= 0.0 {
         return now;
     }
-    let wanted_ns: u64 = snapshot
+    let total_ns: u64 = snapshot
         .tasks
         .iter()
         .filter(|t| t.managed)
-        .map(|t| t.counters.on_cpu_ns.unwrap_or(0) + t.counters.runqueue_wait_ns.unwrap_or(0))
+        .map(wanted_ns)
         .sum();
-    let average = (wanted_ns as f64 / interval_ns).round() as usize;
+    let average = (total_ns as f64 / interval_ns).round() as usize;
     now.max(average)
 }
 
@@ -467,7 +509,22 @@ impl Policy for Hilo {
             }
         }
         groups.extend(rest.into_values());
-        groups.sort_by_key(|g| g.first().copied());
+        self.capacity = topology
+            .cpus
+            .iter()
+            .filter(|c| c.online)
+            .map(|c| (c.id, c.capacity))
+            .collect();
+        // Biggest cores first: inside a domain, and domains by their
+        // biggest core; then by CPU number.
+        let cap = |c: &CpuId| self.capacity.get(c).copied().unwrap_or(FULL_CAPACITY);
+        for g in &mut groups {
+            g.sort_by_key(|c| (std::cmp::Reverse(cap(c)), *c));
+        }
+        groups.sort_by_key(|g| {
+            let biggest = g.iter().map(cap).max().unwrap_or(FULL_CAPACITY);
+            (std::cmp::Reverse(biggest), g.iter().min().copied())
+        });
         self.groups = groups;
         self.domains = topology
             .freq_domains
@@ -513,7 +570,7 @@ impl Policy for Hilo {
     }
     fn stats(&self) -> PolicyStats {
         HiloStats {
-            high_cpus: self.size,
+            high_cpus: self.high_cpus,
             green_cpus: self.green_size,
             memory_bound_tasks: self.memory_bound.len(),
             ..self.stats.clone()
@@ -656,6 +713,63 @@ mod tests {
         assert_eq!(measured_parallelism(&s), 3);
         let s = snap(0.02, 2, 5, None);
         assert_eq!(measured_parallelism(&s), 2);
+    }
+
+    #[test]
+    fn mostly_idle_services_count_by_their_share_not_as_cpus() {
+        // Two busy tasks and forty services each on a CPU 1 ms of 20 ms,
+        // six of them caught awake at the observation: 2 + 40 × 0.05.
+        let mut s = snap(0.02, 2, 0, None);
+        let topology = s.topology.clone();
+        s.tasks.extend((0..40).map(|i| {
+            let state = if i < 6 {
+                TaskState::Running
+            } else {
+                TaskState::Sleeping
+            };
+            task(200 + i, state, 1).build(&topology)
+        }));
+        assert_eq!(measured_parallelism(&s), 4);
+        let mut p = hilo(Params::default());
+        p.init(&opteron_2352()).unwrap();
+        let plan = p.decide(&s);
+        assert_eq!(plan.managed_cpus.unwrap().to_list(), "0-4");
+        // A service that just started, or one busy most of the interval,
+        // still counts as a CPU's worth at once.
+        let mut s = snap(0.02, 2, 0, None);
+        s.tasks.push(
+            task(300, TaskState::Runnable, 1)
+                .started(0.015)
+                .build(&topology),
+        );
+        s.tasks
+            .push(task(301, TaskState::Running, 12).build(&topology));
+        assert_eq!(measured_parallelism(&s), 4);
+    }
+
+    #[test]
+    fn on_a_hybrid_machine_h_takes_big_cores_first_and_is_sized_in_capacity() {
+        use ecosched_testkit::machines::Synthetic;
+        // CPUs 0-3 are small cores (half a big one), 4-7 big.
+        let hybrid = Synthetic::new(1, 1, 8)
+            .llc(3, 36 * 1024)
+            .capacity(0..4, 512)
+            .build();
+        let at = |busy: u32| {
+            let mut p = hilo(Params::default());
+            p.init(&hybrid).unwrap();
+            let s = snapshot(hybrid.clone(), 0.02, 0.02)
+                .tasks((0..busy).map(|i| task(i, TaskState::Running, 20)))
+                .build();
+            let cpus = p.decide(&s).managed_cpus.unwrap().to_list();
+            (cpus, p.stats().get("high_cpus").map(|v| v.to_string()))
+        };
+        // 2 tasks + spare: three big cores.
+        assert_eq!(at(2), ("4-6".into(), Some("3".into())));
+        // 4 + spare = 5 big cores' worth: the four big and two small ones.
+        assert_eq!(at(4).0, "0-1,4-7");
+        // 6 + spare = 7: more than the machine's 6, so all of it.
+        assert_eq!(at(6).0, "0-7");
     }
 
     #[test]

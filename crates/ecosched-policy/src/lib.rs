@@ -23,6 +23,7 @@ pub mod baseline;
 pub mod catalogue;
 pub mod family;
 pub mod hilo;
+pub mod membus;
 pub mod oracle;
 pub mod pam;
 pub mod params;

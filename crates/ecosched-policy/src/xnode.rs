@@ -20,11 +20,11 @@
 //! none until a full window has passed on its new node). What a move
 //! costs is the caller's to account.
 
-use crate::av::{activity_vector, varsum, AvConfig, AvParams, Vector};
+use crate::av::{activity_vector, varsum, AvConfig, AvParams, BusEvent, Vector};
 use crate::params::{Params, TypedParams};
 use crate::PolicyError;
 use ecosched_model::calibration::ActivityCalibration;
-use ecosched_model::{CounterKind, PolicyStats, Snapshot, TaskId, Topology, TypedStats};
+use ecosched_model::{PolicyStats, Snapshot, TaskId, Topology, TypedStats};
 use std::collections::BTreeMap;
 
 crate::typed_params! {
@@ -57,7 +57,7 @@ pub const NODE_POLICY: &str = "av";
 
 /// The counter the node policy reads as the memory bus, from its
 /// parameters (those the coordinator does not take).
-pub fn node_bus_event(node_params: &Params) -> Result<CounterKind, PolicyError> {
+pub fn node_bus_event(node_params: &Params) -> Result<BusEvent, PolicyError> {
     let resolved = node_params.resolve(NODE_POLICY, AvParams::SPEC, &[], &[])?;
     Ok(AvConfig::new(AvParams::from_resolved(&resolved)?).bus_event)
 }
@@ -122,7 +122,7 @@ struct Window {
 #[derive(Debug, Clone)]
 pub struct Publisher {
     activity: ActivityCalibration,
-    bus_event: CounterKind,
+    bus_event: BusEvent,
     max_khz: u64,
     window: BTreeMap<TaskId, Window>,
 }
@@ -130,7 +130,7 @@ pub struct Publisher {
 impl Publisher {
     /// A publisher for a node with `topology`, reading the bus from
     /// `bus_event`; refused without the activity calibration.
-    pub fn new(topology: &Topology, bus_event: CounterKind) -> Result<Self, PolicyError> {
+    pub fn new(topology: &Topology, bus_event: BusEvent) -> Result<Self, PolicyError> {
         let activity = topology.calibration.activity.clone().ok_or_else(|| {
             PolicyError::Incompatible(
                 "av-xnode needs every node's activity-vector calibration (calibration.activity)"
@@ -262,7 +262,7 @@ impl Xnode {
     pub fn new(
         config: XnodeConfig,
         topologies: &[&Topology],
-        bus_event: CounterKind,
+        bus_event: BusEvent,
     ) -> Result<Self, PolicyError> {
         let publishers = topologies
             .iter()

@@ -12,6 +12,7 @@
 //! | every hardware event | the preset's PMU events ([`PmuSpec`]) that the policy asked for (plus instructions, for the run's figures) |
 //! | exact counts | counts multiplexed when more general-purpose events are open than the PMU has counters: each group counts only in its turn (rotated every [`MUX_INTERVAL_NS`], as the kernel's perf hrtimer does) and is scaled by enabled / running time, like `perf stat`; a group that never ran in an interval gives no value |
 //! | per-CPU run-queue length | nothing (Linux has no per-CPU `nr_running` outside debugfs) |
+//! | a task's LLC occupancy and memory traffic | only where the PMU table has them `via = "resctrl"` (cache and memory-bandwidth monitoring): exact, never multiplexed (resctrl takes no perf counter), and only for tasks holding a monitoring ID ([`Rmids`]) |
 //! | exact per-CPU busy time | `/proc/stat`'s, in whole `USER_HZ` ticks (10 ms) |
 //!
 //! On-CPU time, run-queue wait (`schedstat`), context switches (`status`),
@@ -27,7 +28,7 @@
 //! a policy's gain.
 
 use ecosched_model::pmu::SOFTWARE_COUNTERS;
-use ecosched_model::{CounterKind, PmuSpec};
+use ecosched_model::{CounterKind, PmuSpec, Via};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::fmt;
@@ -109,6 +110,11 @@ pub struct Multiplexer {
     groups: usize,
     /// Per hardware kind: not open, always counting, or in group `g`.
     place: [Place; HARDWARE.len()],
+    /// Per hardware kind: read through resctrl (so only for a task with a
+    /// monitoring ID).
+    resctrl: [bool; HARDWARE.len()],
+    /// LLC occupancy is read (resctrl's cache monitoring).
+    occupancy: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -128,16 +134,20 @@ impl Multiplexer {
         wanted: &BTreeSet<CounterKind>,
     ) -> Self {
         let mut place = [Place::Closed; HARDWARE.len()];
+        let mut resctrl = [false; HARDWARE.len()];
         let Some(pmu) = pmu else {
-            return Multiplexer { groups: 1, place };
+            return Multiplexer {
+                groups: 1,
+                place,
+                resctrl,
+                occupancy: false,
+            };
         };
+        let asked = |k: CounterKind| required.contains(&k) || wanted.contains(&k);
         let open: Vec<CounterKind> = HARDWARE
             .iter()
             .copied()
-            .filter(|k| {
-                (required.contains(k) || wanted.contains(k) || *k == CounterKind::Instructions)
-                    && pmu.event(*k).is_some()
-            })
+            .filter(|k| (asked(*k) || *k == CounterKind::Instructions) && pmu.event(*k).is_some())
             .collect();
         let groups = pmu.multiplex_groups(&open);
         for (g, group) in groups.iter().enumerate() {
@@ -151,9 +161,24 @@ impl Multiplexer {
                 }
             }
         }
+        // resctrl's events take no perf counter: counted whole, always.
+        for &k in &open {
+            if let (Some(i), Some(e)) = (slot(k), pmu.event(k)) {
+                if e.via == Via::Resctrl {
+                    place[i] = Place::Always;
+                    resctrl[i] = true;
+                }
+            }
+        }
+        let occupancy = asked(CounterKind::LlcOccupancy)
+            && pmu
+                .event(CounterKind::LlcOccupancy)
+                .is_some_and(|e| e.via == Via::Resctrl);
         Multiplexer {
             groups: groups.len().max(1),
             place,
+            resctrl,
+            occupancy,
         }
     }
 
@@ -165,6 +190,7 @@ impl Multiplexer {
             .zip(self.place)
             .filter(|(_, p)| *p != Place::Closed)
             .map(|(k, _)| *k)
+            .chain(self.occupancy.then_some(CounterKind::LlcOccupancy))
             .chain(SOFTWARE_COUNTERS)
             .collect()
     }
@@ -278,6 +304,8 @@ pub struct Observer {
     mux: Multiplexer,
     /// Cumulative busy ns per CPU, as `/proc/stat` accumulates it.
     busy_total_ns: Vec<f64>,
+    /// resctrl's monitoring IDs still free.
+    rmids: Rmids,
 }
 
 impl Observer {
@@ -294,6 +322,7 @@ impl Observer {
             mode,
             mux: Multiplexer::for_policy(pmu, required, wanted),
             busy_total_ns: vec![0.0; cpus],
+            rmids: Rmids::new(pmu),
         }
     }
 
@@ -345,21 +374,82 @@ impl Observer {
         }
     }
 
-    /// Replace a task's exact hardware counts with what perf would report
-    /// (Linux mode); `now` and `before` are its multiplexed accumulators
-    /// at this and the previous observation.
+    /// Replace a task's exact hardware counts with what perf and resctrl
+    /// would report (Linux mode); `now` and `before` are its multiplexed
+    /// accumulators at this and the previous observation, `monitored`
+    /// whether it holds a resctrl monitoring ID.
     pub fn hardware_counters(
         &self,
         counters: &mut ecosched_model::Counters,
         now: &MuxAcc,
         before: &MuxAcc,
+        monitored: bool,
     ) {
         if self.mode == Observe::Full {
             return;
         }
         let d = self.mux.scaled_deltas(now, before);
-        for (kind, value) in HARDWARE.iter().zip(d) {
-            counters.set(*kind, value);
+        for ((kind, value), resctrl) in HARDWARE.iter().zip(d).zip(self.mux.resctrl) {
+            counters.set(*kind, if resctrl && !monitored { None } else { value });
+        }
+        if !(self.mux.occupancy && monitored) {
+            counters.llc_occupancy = None;
+        }
+    }
+
+    /// A monitoring ID for a managed task seen without one, if the policy
+    /// reads anything through resctrl and one is free ([`Rmids`]);
+    /// whether it got one.
+    pub fn monitor(&mut self) -> bool {
+        let uses =
+            self.mode == Observe::Linux && (self.mux.occupancy || self.mux.resctrl.contains(&true));
+        uses && self.rmids.take()
+    }
+
+    /// A task holding a monitoring ID exited.
+    pub fn release(&mut self) {
+        self.rmids.release();
+    }
+}
+
+/// resctrl's monitoring IDs as ecosched hands them out: one monitoring
+/// group per managed task, so a task's occupancy and traffic are its own.
+/// A CPU has a fixed number of RMIDs (the PMU table's `rmids`), one taken
+/// by the default group. Tasks get one in the order they are first seen
+/// and keep it until they exit; a task that finds none free gets one when
+/// another exits, and until then its resctrl events read as absent (never
+/// as a share of a group's). Bounded by the RMID count; without one in
+/// the table, every task gets one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rmids {
+    /// IDs left for tasks (`None`: not limited).
+    free: Option<u32>,
+}
+
+impl Rmids {
+    /// The IDs of a machine with `pmu`.
+    pub fn new(pmu: Option<&PmuSpec>) -> Self {
+        Rmids {
+            free: pmu.and_then(|p| p.rmids).map(|n| n.saturating_sub(1)),
+        }
+    }
+
+    /// Give a task an ID if one is free; whether it got one.
+    pub fn take(&mut self) -> bool {
+        match &mut self.free {
+            None => true,
+            Some(0) => false,
+            Some(n) => {
+                *n -= 1;
+                true
+            }
+        }
+    }
+
+    /// A task holding an ID exited: its ID is free again.
+    pub fn release(&mut self) {
+        if let Some(n) = &mut self.free {
+            *n += 1;
         }
     }
 }
@@ -387,6 +477,7 @@ mod tests {
         };
         PmuSpec {
             cpuid: None,
+            rmids: None,
             counters: 2,
             fixed: vec![CounterKind::Instructions, CounterKind::Cycles],
             events: vec![

@@ -49,6 +49,8 @@ pub struct Synthetic {
     llc: Option<(u8, u64)>,
     numa_per_package: bool,
     dvfs: Option<Dvfs>,
+    /// CPUs (by number) whose capacity is below the biggest core's.
+    smaller: Vec<(std::ops::Range<u32>, u32)>,
 }
 
 impl Synthetic {
@@ -62,7 +64,16 @@ impl Synthetic {
             llc: None,
             numa_per_package: false,
             dvfs: None,
+            smaller: Vec::new(),
         }
+    }
+
+    /// CPUs `cpus` are smaller cores of `capacity` (on Linux's scale, 1024
+    /// = the biggest core), as the efficiency cores of a hybrid part; the
+    /// others keep 1024.
+    pub fn capacity(mut self, cpus: std::ops::Range<u32>, capacity: u32) -> Self {
+        self.smaller.push((cpus, capacity));
+        self
     }
 
     /// One unified cache of `size_kib` at `level` per LLC domain.
@@ -102,7 +113,12 @@ impl Synthetic {
                     .dvfs
                     .as_ref()
                     .map(|d| FreqDomainId(self.key(d.domain, i) as usize)),
-                capacity: ecosched_model::topology::FULL_CAPACITY,
+                capacity: self
+                    .smaller
+                    .iter()
+                    .rev()
+                    .find(|(cpus, _)| cpus.contains(&i))
+                    .map_or(ecosched_model::topology::FULL_CAPACITY, |(_, c)| *c),
             })
             .collect();
         let caches = self

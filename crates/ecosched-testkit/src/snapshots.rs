@@ -93,6 +93,12 @@ impl TaskBuilder {
         self
     }
 
+    /// When it started, seconds since the run began.
+    pub fn started(mut self, s: f64) -> Self {
+        self.sample.started_s = s;
+        self
+    }
+
     /// Every counter at once.
     pub fn counters(mut self, counters: Counters) -> Self {
         self.sample.counters = counters;

@@ -533,9 +533,13 @@ pub fn calibrate_av(run: &ecosched_engine::calibrate::AvCalibrationRun) -> Strin
         ));
     }
     out.push_str("\n# under [calibration]:\n[calibration.activity]\n");
+    out.push_str(&format!("peak_mem_per_s = {:.1}\n", a.peak_mem_per_s));
+    if let Some(peak) = a.peak_mem_transactions_per_s {
+        out.push_str(&format!("peak_mem_transactions_per_s = {peak:.1}\n"));
+    }
     out.push_str(&format!(
-        "peak_mem_per_s = {:.1}\npeak_cache_per_cycle = {}\ntranslation = [\n",
-        a.peak_mem_per_s, a.peak_cache_per_cycle
+        "peak_cache_per_cycle = {}\ntranslation = [\n",
+        a.peak_cache_per_cycle
     ));
     for t in &a.translation {
         out.push_str(&format!(

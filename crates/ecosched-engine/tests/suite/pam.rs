@@ -412,12 +412,12 @@ fn engine_refuses_pam_without_a_pmu_naming_the_events() {
     .unwrap_err();
     let text = err.to_string();
     for event in [
-        "Instructions",
-        "Cycles",
-        "LlcReferences",
-        "LlcMisses",
-        "L1dReferences",
-        "L1dMisses",
+        "(instructions)",
+        "(cycles)",
+        "(llc_references)",
+        "(llc_misses)",
+        "(l1d_references)",
+        "(l1d_misses)",
     ] {
         assert!(text.contains(event), "{event} not named: {text}");
     }

@@ -93,7 +93,7 @@ fn patel_runs_on_linux_observations_and_refuses_a_machine_without_its_events() {
     .unwrap()
     .to_string();
     assert!(
-        err.contains("Instructions") && err.contains("LlcMisses"),
+        err.contains("(instructions)") && err.contains("last-level cache misses (llc_misses)"),
         "{err}"
     );
 }

@@ -126,6 +126,7 @@ mod tests {
     fn core2_pmu() -> ecosched_model::PmuSpec {
         ecosched_model::PmuSpec {
             cpuid: Some("GenuineIntel-6-0F".into()),
+            rmids: None,
             counters: 2,
             fixed: vec![CounterKind::Instructions, CounterKind::Cycles],
             events: vec![
@@ -311,7 +312,10 @@ mod tests {
             frequency: false,
             gang: true,
         };
-        assert!(needs.missing(&caps).join(";").contains("LinesIn"));
+        assert!(needs
+            .missing(&caps)
+            .join(";")
+            .contains("lines into the last-level cache (lines_in)"));
         let why: Vec<_> = r
             .availability()
             .unavailable

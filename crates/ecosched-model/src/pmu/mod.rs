@@ -46,6 +46,12 @@ pub struct PmuSpec {
     pub fixed: Vec<CounterKind>,
     /// Every hardware event the machine can count.
     pub events: Vec<PmuEvent>,
+    /// Monitoring groups resctrl can watch at once (the CPU's RMIDs:
+    /// `/sys/fs/resctrl/info/L3_MON/num_rmids`, CPUID leaf 0xF), one of
+    /// them the default group's. Bounds how many tasks get the events
+    /// marked `via = "resctrl"`; `None` where the table gives no figure.
+    #[serde(default)]
+    pub rmids: Option<u32>,
 }
 
 /// One hardware event.
@@ -158,6 +164,7 @@ mod tests {
         };
         PmuSpec {
             cpuid: Some("GenuineIntel-6-0F".into()),
+            rmids: None,
             counters: 2,
             fixed: vec![CounterKind::Instructions, CounterKind::Cycles],
             events: vec![

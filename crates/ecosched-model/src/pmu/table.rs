@@ -55,6 +55,10 @@ pub struct PmuTable {
     pub fixed: Vec<CounterKind>,
     /// Every hardware event the PMU can count for a task.
     pub events: Vec<PmuEvent>,
+    /// resctrl monitoring IDs (RMIDs) of the CPU, where it has cache or
+    /// memory-bandwidth monitoring ([`PmuSpec::rmids`]).
+    #[serde(default)]
+    pub rmids: Option<u32>,
 }
 
 /// Why a built-in table could not be had.
@@ -112,6 +116,7 @@ impl PmuTable {
             counters: self.counters,
             fixed: self.fixed.clone(),
             events: self.events.clone(),
+            rmids: self.rmids,
         }
     }
 }

@@ -19,13 +19,27 @@
 //! stays — so the grouping the model assumed is the one that runs.
 //!
 //! Counters: instructions, cycles, LLC references and misses, and L1D
-//! references and misses are required. The paper's `L` (eq. 5) counts
-//! lines brought in by demand and prefetch; where the platform has no such
-//! event, LLC misses stand in for it (prefetched lines are then missing
-//! from the occupancy estimate).
+//! references and misses are required. Eqs. 5–7 (§IV-B) estimate each
+//! slot's share of its cache, `O^h`, from the lines it brings in. Where
+//! the platform measures that share directly (LLC occupancy, resctrl's
+//! cache monitoring) the measurement is used; otherwise lines-in, which
+//! counts demand and prefetch as the paper's `L` does; otherwise LLC
+//! misses (prefetched lines are then missing from the estimate). The
+//! `occupancy_from` statistic says which.
+//!
+//! With a measured occupancy the lines-in rate still drives Algorithm 1's
+//! predictions, weighted per slot so that the measured shares are its
+//! fixed point for the present mapping: a slot's lines stay in the cache
+//! longer or shorter than its neighbours' (reuse, prefetch, eviction
+//! order), and the measurement says by how much.
+//!
+//! PAM chooses which processes share a last-level cache. A machine with
+//! one last-level cache, or with none shared by two CPUs, leaves it
+//! nothing to choose, and it refuses to start there (`Policy::init`).
 
 pub mod model;
 pub mod search;
+pub mod shares;
 pub mod state;
 
 use crate::params::{Params, TypedParams};
@@ -36,6 +50,7 @@ use ecosched_model::{
 };
 use model::{occupancies, AlphaFit, CpiFit, CpiModel, CpiSample, SlotObs, DEFAULT_ALPHA};
 use search::{decide, Decision, Layout, Problem, SearchConfig, SearchKind};
+use shares::{nothing_to_choose, weigh_by_measured_occupancy, OccupancySource};
 use state::{CapController, Goal, Leave, Machine, Measure, State};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -225,6 +240,9 @@ ecosched_model::policy_stats! {
         last_decision: String => info,
         /// The CPI model in use (the online fit's when fit_cpi is on).
         cpi_model: String => info,
+        /// What the cache shares (eqs. 5–7) came from at the last
+        /// interval: llc_occupancy (measured), lines_in, or llc_misses.
+        occupancy_from: String => info,
     }
 }
 
@@ -253,6 +271,8 @@ pub struct PamHistory {
     pub cap_changes: u32,
     /// CPUs allowed after each interval (power-cap goal).
     pub cpus_allowed: Vec<usize>,
+    /// What the cache shares came from at the last interval with tasks.
+    pub occupancy_from: Option<OccupancySource>,
 }
 
 /// The PAM policy.
@@ -291,6 +311,10 @@ struct TaskObs {
     llc_refs: f64,
     llc_misses: f64,
     lines: f64,
+    /// Bytes of the LLC it holds, where the platform measures it.
+    occupancy: Option<f64>,
+    /// The weakest source its shares can come from.
+    source: OccupancySource,
     on_cpu_s: f64,
 }
 
@@ -355,6 +379,14 @@ impl Pam {
                     llc_refs: f(c.llc_references),
                     llc_misses: f(c.llc_misses),
                     lines: c.lines_in.or(c.llc_misses).unwrap_or(0) as f64,
+                    occupancy: c.llc_occupancy.map(|b| b as f64),
+                    source: if c.llc_occupancy.is_some() {
+                        OccupancySource::Measured
+                    } else if c.lines_in.is_some() {
+                        OccupancySource::LinesIn
+                    } else {
+                        OccupancySource::LlcMisses
+                    },
                     on_cpu_s: c
                         .on_cpu_ns
                         .map_or(interval_s, |ns| ns as f64 * 1e-9)
@@ -397,6 +429,7 @@ impl Pam {
         let mut current = Vec::new();
         let mut members = Vec::new();
         let mut cpus = Vec::new();
+        let mut held: Vec<Option<f64>> = Vec::new();
         for (cpu, group) in by_cpu {
             let Some(cache) = layout.cache_of(cpu) else {
                 continue;
@@ -427,18 +460,30 @@ impl Pam {
             });
             current.push(cache);
             members.push(group.iter().map(|t| t.id).collect());
+            held.push(group.iter().map(|t| t.occupancy).sum::<Option<f64>>());
             cpus.push(cpu);
         }
+        weigh_by_measured_occupancy(&mut slots, &current, &held);
         occupancies(&mut slots, &current);
         (slots, current, members, cpus)
     }
 
     /// Feed the online fits with this interval's per-task samples.
     fn learn(&mut self, tasks: &[TaskObs], layout: &Layout) {
+        if let Some(source) = tasks.iter().map(|t| t.source).max() {
+            self.stats.occupancy_from = Some(source);
+        }
+        let measured = tasks.iter().all(|t| t.occupancy.is_some());
+        // A task's share of its cache: measured, or its lines in over the
+        // cache's (eq. 7).
+        let share = |t: &TaskObs| match (measured, t.occupancy) {
+            (true, Some(bytes)) => bytes,
+            _ => t.lines,
+        };
         let mut lines_per_cache: BTreeMap<usize, f64> = BTreeMap::new();
         for t in tasks {
             if let Some(c) = layout.cache_of(t.cpu) {
-                *lines_per_cache.entry(c).or_default() += t.lines;
+                *lines_per_cache.entry(c).or_default() += share(t);
             }
         }
         for t in tasks {
@@ -461,7 +506,7 @@ impl Pam {
                     self.alphas
                         .entry(t.id)
                         .or_insert_with(|| AlphaFit::new(self.config.alpha))
-                        .push(t.lines / total, m2);
+                        .push(share(t) / total, m2);
                 }
             }
         }
@@ -586,9 +631,10 @@ impl Policy for Pam {
             ]
             .into_iter()
             .collect(),
-            // Eq. 5's L counts prefetched lines too; LLC misses stand in
-            // where the PMU has no lines-in event.
-            wanted: [CounterKind::LinesIn].into(),
+            // Measured occupancy is what eqs. 5–7 estimate; eq. 5's L
+            // counts prefetched lines too; LLC misses stand in where the
+            // machine has neither.
+            wanted: [CounterKind::LinesIn, CounterKind::LlcOccupancy].into(),
             power: !matches!(self.config.goal, Goal::Performance),
             affinity: true,
             ..Requirements::default()
@@ -606,6 +652,11 @@ impl Policy for Pam {
                 "the machine has no online CPUs".into(),
             ));
         }
+        nothing_to_choose(topology, &self.allowed).map_or(Ok(()), |why| {
+            Err(PolicyError::Incompatible(format!(
+                "PAM pairs tasks across last-level caches; {why}, so there is no mapping to choose"
+            )))
+        })?;
         if let Goal::PowerCap { cap_w } = self.config.goal {
             self.cap = Some(CapController::new(
                 topology,
@@ -653,6 +704,9 @@ impl Policy for Pam {
                 "t1 {:.3}, t2 {:.3}, t3 {:.1}",
                 self.model.t1, self.model.t2, self.model.t3
             ),
+            occupancy_from: s
+                .occupancy_from
+                .map_or_else(|| "none yet".into(), |o| o.name().into()),
         }
         .to_stats()
     }

@@ -6,6 +6,7 @@ use super::*;
 use ecosched_model::{Capabilities, Counters};
 use ecosched_testkit::machines::xeon_e5345;
 use ecosched_testkit::snapshots::{self, snapshot, TaskBuilder};
+use shares::weigh_by_measured_occupancy;
 use std::collections::BTreeSet;
 
 /// Counters of one second at 2.33 GHz for a task with this CPI and these
@@ -97,12 +98,12 @@ fn refuses_a_platform_without_the_counters_it_reads() {
     let missing = pam(&[]).requirements().missing(&software_only);
     assert_eq!(missing.len(), 1, "{missing:?}");
     for event in [
-        "Instructions",
-        "Cycles",
-        "LlcReferences",
-        "LlcMisses",
-        "L1dReferences",
-        "L1dMisses",
+        "(instructions)",
+        "(cycles)",
+        "(llc_references)",
+        "(llc_misses)",
+        "(l1d_references)",
+        "(l1d_misses)",
     ] {
         assert!(
             missing[0].contains(event),
@@ -299,4 +300,82 @@ fn bench_instance_is_reproducible_and_searchable() {
         &crate::pam::PamConfig::default().search,
     );
     assert_eq!(kind, SearchKind::Local);
+}
+
+#[test]
+fn refuses_a_machine_whose_caches_leave_no_mapping_to_choose() {
+    use ecosched_testkit::machines::Synthetic;
+    let refusal = |topology: Topology| {
+        let mut p = from_params(&Params::default()).unwrap();
+        p.init(&topology).unwrap_err().to_string()
+    };
+    // One L3 over every core (a desktop part, or one CCD).
+    let one = refusal(Synthetic::new(1, 1, 8).llc(3, 32 * 1024).build());
+    assert_eq!(
+        one,
+        "PAM pairs tasks across last-level caches; this machine has one, so there is no mapping to choose"
+    );
+    // A cache per core: no process ever shares one.
+    let private = refusal(Synthetic::new(1, 4, 1).llc(2, 512).build());
+    assert!(private.contains("no two CPUs share one"), "{private}");
+    // Two shared caches: something to choose.
+    let mut p = from_params(&Params::default()).unwrap();
+    assert!(p
+        .init(&Synthetic::new(1, 2, 4).llc(3, 8192).build())
+        .is_ok());
+}
+
+#[test]
+fn measured_occupancy_sets_the_cache_shares_and_lines_in_the_rest() {
+    let slot = |lines_per_s: f64| SlotObs {
+        lines_per_s,
+        occupancy: 0.0,
+        m1: 0.05,
+        m2: 0.5,
+        cpi: 1.5,
+        alpha: DEFAULT_ALPHA,
+    };
+    // Cache 0: lines in 3:1 but the second holds three times the bytes
+    // (its lines are reused, the first's stream through). Cache 1: one
+    // slot unmeasured, so its lines-in shares stand.
+    let mut slots = vec![slot(3e6), slot(1e6), slot(2e6), slot(2e6)];
+    let current = [0, 0, 1, 1];
+    let held = [Some(1e6), Some(3e6), Some(5e6), None];
+    weigh_by_measured_occupancy(&mut slots, &current, &held);
+    occupancies(&mut slots, &current);
+    let o: Vec<f64> = slots.iter().map(|s| s.occupancy).collect();
+    assert!(
+        (o[0] - 0.25).abs() < 1e-12 && (o[1] - 0.75).abs() < 1e-12,
+        "{o:?}"
+    );
+    assert!(
+        (o[2] - 0.5).abs() < 1e-12 && (o[3] - 0.5).abs() < 1e-12,
+        "{o:?}"
+    );
+    // The cache's total insertion rate is kept, so a slot moved to another
+    // cache competes with the rate it really has.
+    assert!((slots[0].lines_per_s + slots[1].lines_per_s - 4e6).abs() < 1e-6);
+}
+
+#[test]
+fn the_statistics_say_where_the_cache_shares_came_from() {
+    let source = |edit: fn(&mut Counters)| {
+        let mut p = pam(&[]);
+        let snap = snapshot(xeon_e5345(), 1.0, 1.0)
+            .utilisation(1.0)
+            .tasks((0..8).map(|cpu| {
+                let mut c = counters(2.0, 0.05, 0.5);
+                edit(&mut c);
+                task(100 + cpu, cpu, c)
+            }))
+            .build();
+        p.decide(&snap);
+        p.stats()
+            .get("occupancy_from")
+            .map(|v| v.to_string())
+            .unwrap_or_default()
+    };
+    assert_eq!(source(|c| c.llc_occupancy = Some(1 << 20)), "llc_occupancy");
+    assert_eq!(source(|_| {}), "lines_in");
+    assert_eq!(source(|c| c.lines_in = None), "llc_misses");
 }

@@ -25,7 +25,7 @@ crate::typed_params! {
     /// `patel4` each add their veto threshold.
     pub struct PatelParams {
         /// Cpusets as COUNT@MHz,….
-        partition: Option<String> = text("COUNT@MHz,…").unset("the machine's calibration, else derived from its P-states: sizes inversely proportional to frequency"),
+        partition: Option<String> = text("COUNT@MHz,…").unset("the machine's calibration, else on a hybrid machine its core types by capacity, else derived from its P-states: sizes inversely proportional to frequency"),
         /// Only confine processes to the cpusets, set no frequency (for
         /// machines without cpufreq, which are refused otherwise).
         confine_only: bool = flag().default("false"),

@@ -36,7 +36,9 @@
 //!   no step-8 up-move while ½·switches + ½·migrations per CPU second
 //!   exceeds 17 (§8.2 steps 7–8).
 //!
-//! An *up-move* is a move to a cpuset of higher frequency.
+//! An *up-move* is a move to a faster cpuset: higher frequency, or on a
+//! hybrid machine, whose cpusets are its core types (P and E cores, by
+//! capacity) rather than frequencies, bigger cores.
 //!
 //! Signals (§5.1) are per process, the mean over its threads, over the
 //! process's current decision window:
@@ -83,7 +85,7 @@ mod partition;
 mod tests;
 
 pub use config::{Algorithm, PatelConfig, PatelParams};
-pub use partition::{cpusets, derive_partition, HeteroSet};
+pub use partition::{core_type_sets, cpusets, derive_partition, HeteroSet};
 
 use crate::{Policy, PolicyError};
 use ecosched_model::{
@@ -341,7 +343,7 @@ impl Patel {
             } else {
                 occ[i] + demand / set.cpus.len().max(1) as f64
             };
-            let ghz = set.freq_khz as f64 / 1e6;
+            let ghz = set.speed as f64 / 1e6;
             let value = match score {
                 Score::A => rq.max(1.0) / ghz,
                 Score::B => rq.max(1.0) * ghz,
@@ -451,9 +453,7 @@ impl Patel {
         };
         // Algorithms 3 and 4 gate step 8's up-moves only (A9).
         let target = target.filter(|&to| {
-            to == from
-                || self.sets[to].freq_khz <= self.sets[from].freq_khz
-                || self.index_allows_up(&s)
+            to == from || self.sets[to].speed <= self.sets[from].speed || self.index_allows_up(&s)
         });
         let target = target.or_else(|| waiting.then(|| self.best(occ, from, demand, Score::A)));
         target.filter(|&to| to != from)
@@ -462,7 +462,7 @@ impl Patel {
     /// Step 7: fill cpusets with an empty run queue, fastest first (A8).
     fn fill(&mut self, occ: &mut [f64]) {
         let mut order: Vec<usize> = (0..self.sets.len()).collect();
-        order.sort_by(|a, b| self.sets[*b].freq_khz.cmp(&self.sets[*a].freq_khz));
+        order.sort_by(|a, b| self.sets[*b].speed.cmp(&self.sets[*a].speed));
         let mut moved: BTreeSet<ProcessId> = BTreeSet::new();
         for to in order {
             let width = self.sets[to].cpus.len().max(1) as f64;
@@ -477,7 +477,7 @@ impl Patel {
                     !moved.contains(id)
                         && p.set != to
                         && p.demand > 0.0
-                        && (occ[p.set] > 1.0 || self.sets[p.set].freq_khz < self.sets[to].freq_khz)
+                        && (occ[p.set] > 1.0 || self.sets[p.set].speed < self.sets[to].speed)
                         && occ[to] + p.demand / width <= 1.0 + 1e-9
                 })
                 .map(|(id, p)| {
@@ -655,14 +655,20 @@ impl Policy for Patel {
     }
 
     fn init(&mut self, topology: &Topology) -> Result<Plan, PolicyError> {
-        let partition = match &self.config.partition {
-            Some(p) => p.clone(),
-            None => match &topology.calibration.partition {
-                Some(p) => p.clone(),
-                None => derive_partition(topology)?,
-            },
+        let given = self
+            .config
+            .partition
+            .as_ref()
+            .or(topology.calibration.partition.as_ref());
+        self.sets = match (given, core_type_sets(topology)) {
+            (None, Some(core_types)) => core_types,
+            (Some(partition), _) => cpusets(topology, partition, self.config.confine_only)?,
+            (None, None) => cpusets(
+                topology,
+                &derive_partition(topology)?,
+                self.config.confine_only,
+            )?,
         };
-        self.sets = cpusets(topology, &partition, self.config.confine_only)?;
         self.online = topology.online_cpus();
         self.num_cpus = self.online.len().max(1) as f64;
         self.procs.clear();
@@ -704,7 +710,7 @@ impl Policy for Patel {
             self.stats.decisions += 1;
             if let Some(to) = self.decide_process(id, &occ, load) {
                 let from = self.procs.get(&id).map_or(to, |p| p.set);
-                if self.sets[to].freq_khz > self.sets[from].freq_khz {
+                if self.sets[to].speed > self.sets[from].speed {
                     self.stats.up += 1;
                 } else {
                     self.stats.down += 1;
@@ -723,13 +729,18 @@ impl Policy for Patel {
         let sets: Vec<String> = self
             .sets
             .iter()
-            .map(|s| {
-                format!(
+            .map(|s| match s.capacity {
+                Some(c) => format!(
+                    "{} cores of capacity {c} (CPUs {})",
+                    s.cpus.len(),
+                    s.cpus.to_list()
+                ),
+                None => format!(
                     "{}@{} MHz (CPUs {})",
                     s.cpus.len(),
                     s.freq_khz / 1000,
                     s.cpus.to_list()
-                )
+                ),
             })
             .collect();
         let s = &self.stats;

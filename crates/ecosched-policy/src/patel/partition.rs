@@ -13,10 +13,18 @@
 //! - **Realisation.** Sets take whole frequency domains in CPU order, in
 //!   the partition's order, so the slowest set of the thesis's partition
 //!   fills the first die and keeps its voltage plane low.
+//! - **Real heterogeneous cores.** The thesis emulates cores of different
+//!   speeds with frequencies. A hybrid machine has them: where CPUs differ
+//!   in capacity (Linux's `cpu_capacity`: P and E cores) and no partition
+//!   is given, the cpusets are its core types, slowest first, and their
+//!   frequencies are left to the platform. Sets are ranked by speed:
+//!   frequency times capacity.
 
 use crate::PolicyError;
 use ecosched_model::calibration::{Partition, PartitionSet};
+use ecosched_model::topology::FULL_CAPACITY;
 use ecosched_model::{CpuId, CpuSet, FreqDomainId, Topology};
+use std::collections::BTreeMap;
 
 /// One cpuset of fixed frequency.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,8 +33,57 @@ pub struct HeteroSet {
     pub cpus: CpuSet,
     /// Its frequency, kHz (nominal only under `confine_only`).
     pub freq_khz: u64,
-    /// The frequency domains it is made of (empty without cpufreq).
+    /// The frequency domains held at `freq_khz` (empty without cpufreq,
+    /// and for a set of real core type, whose frequency is not set).
     pub domains: Vec<FreqDomainId>,
+    /// The capacity of its CPUs when it is a core type of a hybrid
+    /// machine (1024 = the biggest core); `None` for a frequency set.
+    pub capacity: Option<u32>,
+    /// How fast its CPUs run, to rank sets: kHz times capacity / 1024.
+    pub speed: u64,
+}
+
+/// Capacity of the smallest of `cpus` (1024 without any).
+fn capacity_of(topology: &Topology, cpus: &CpuSet) -> u32 {
+    cpus.iter()
+        .filter_map(|c| topology.cpu(c).map(|c| c.capacity))
+        .min()
+        .unwrap_or(FULL_CAPACITY)
+}
+
+/// The core types of a hybrid machine as cpusets, slowest first: one per
+/// capacity among the online CPUs. `None` when every CPU has the same.
+pub fn core_type_sets(topology: &Topology) -> Option<Vec<HeteroSet>> {
+    let mut by_capacity: BTreeMap<u32, CpuSet> = BTreeMap::new();
+    for cpu in topology.cpus.iter().filter(|c| c.online) {
+        by_capacity.entry(cpu.capacity).or_default().insert(cpu.id);
+    }
+    if by_capacity.len() < 2 {
+        return None;
+    }
+    Some(
+        by_capacity
+            .into_iter()
+            .map(|(capacity, cpus)| {
+                // Nominal: the fastest P-state its domains offer.
+                let freq_khz = cpus
+                    .iter()
+                    .filter_map(|c| topology.domain_of(c))
+                    .filter_map(|d| topology.freq_domain(d))
+                    .map(|d| d.max_khz())
+                    .max()
+                    .unwrap_or(0);
+                let speed = freq_khz.max(1) * u64::from(capacity) / u64::from(FULL_CAPACITY);
+                HeteroSet {
+                    cpus,
+                    freq_khz,
+                    domains: Vec::new(),
+                    capacity: Some(capacity),
+                    speed,
+                }
+            })
+            .collect(),
+    )
 }
 
 /// P-states every frequency domain offers, kHz, ascending.
@@ -155,10 +212,17 @@ pub fn cpusets(
         return Ok(partition
             .sets
             .iter()
-            .map(|s| HeteroSet {
-                cpus: it.by_ref().take(s.cpus as usize).collect(),
-                freq_khz: s.freq_khz,
-                domains: Vec::new(),
+            .map(|s| {
+                let cpus: CpuSet = it.by_ref().take(s.cpus as usize).collect();
+                let speed =
+                    s.freq_khz * u64::from(capacity_of(topology, &cpus)) / u64::from(FULL_CAPACITY);
+                HeteroSet {
+                    cpus,
+                    freq_khz: s.freq_khz,
+                    domains: Vec::new(),
+                    capacity: None,
+                    speed,
+                }
             })
             .collect());
     }
@@ -170,6 +234,8 @@ pub fn cpusets(
             cpus: CpuSet::new(),
             freq_khz: s.freq_khz,
             domains: Vec::new(),
+            capacity: None,
+            speed: 0,
         };
         while set.cpus.len() < s.cpus as usize {
             let Some((id, cpus)) = domains.next() else {
@@ -187,6 +253,8 @@ pub fn cpusets(
                 topology.freq_domains.first().map_or(0, |d| d.cpus.len())
             )));
         }
+        set.speed =
+            s.freq_khz * u64::from(capacity_of(topology, &set.cpus)) / u64::from(FULL_CAPACITY);
         sets.push(set);
     }
     Ok(sets)

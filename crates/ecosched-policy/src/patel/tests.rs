@@ -499,3 +499,53 @@ fn note(p: &dyn Policy, name: &str) -> String {
         .map(ToString::to_string)
         .unwrap_or_default()
 }
+
+/// A hybrid part: CPUs 0-3 big cores, 4-7 small ones (capacity 600), each
+/// core its own frequency domain with the same P-states.
+fn hybrid() -> Topology {
+    use ecosched_testkit::machines::{pstates_mhz, Dvfs, Scope, Synthetic};
+    Synthetic::new(1, 1, 8)
+        .llc(3, 36 * 1024)
+        .capacity(4..8, 600)
+        .dvfs(Dvfs {
+            domain: Scope::Core,
+            voltage: Scope::Package,
+            pstates: pstates_mhz(&[800, 2000, 3000]),
+            transition_latency_us: 100,
+        })
+        .build()
+}
+
+#[test]
+fn on_a_hybrid_machine_the_cpusets_are_its_core_types_at_their_own_frequencies() {
+    let (_, variant) = crate::find("patel1").unwrap();
+    let params = variant.typed(&Params::default()).unwrap();
+    let mut p = Patel::new("test", Algorithm::CpuScheduler, params).unwrap();
+    let plan = p.init(&hybrid()).unwrap();
+    let sets: Vec<(String, Option<u32>)> = p
+        .sets()
+        .iter()
+        .map(|s| (s.cpus.to_list(), s.capacity))
+        .collect();
+    assert_eq!(
+        sets,
+        [
+            ("4-7".to_string(), Some(600)),
+            ("0-3".to_string(), Some(1024))
+        ]
+    );
+    assert!(p.sets()[1].speed > p.sets()[0].speed);
+    // Real cores differ without help: no frequency is pinned.
+    assert!(plan.frequency.is_empty(), "{:?}", plan.frequency);
+    // A slowed CPU-bound process on the small cores moves up to the big ones.
+    seed(&mut p, 1, 0, CPU_BOUND_SLOWED);
+    assert_eq!(target(&mut p, 1, 1.0), Some(1));
+    // A partition given explicitly is still emulated with frequencies.
+    let params = variant
+        .typed(&Params::default().with("partition", "4@800,4@3000"))
+        .unwrap();
+    let mut p = Patel::new("test", Algorithm::CpuScheduler, params).unwrap();
+    let plan = p.init(&hybrid()).unwrap();
+    assert_eq!(plan.frequency.len(), 8);
+    assert!(p.sets().iter().all(|s| s.capacity.is_none()));
+}

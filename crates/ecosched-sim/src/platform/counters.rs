@@ -24,6 +24,10 @@ pub(super) struct Acc {
     pub(super) l1d_refs: f64,
     pub(super) l1d_misses: f64,
     pub(super) on_cpu_ns: f64,
+    /// Bytes of its LLC the task held at the end of its last span on a
+    /// CPU: its share in the contention model, no more than its working
+    /// set (a level; its lines stay while it sleeps).
+    pub(super) llc_bytes: f64,
 }
 
 /// The kernel's counts for a task, cumulative.
@@ -63,6 +67,7 @@ impl Acc {
         self.llc_misses += misses;
         self.lines_in += lines;
         self.on_cpu_ns += dtf;
+        self.llc_bytes = o.share_kib.min(phase.miss.ws_kib) * 1024.0;
         // Memory transactions are the lines that crossed the bus.
         [instr, cycles, refs, misses, lines, instr * l1d, refs, lines]
     }
@@ -85,7 +90,7 @@ impl Acc {
             l1d_references: d(self.l1d_refs, before.l1d_refs),
             l1d_misses: d(self.l1d_misses, before.l1d_misses),
             mem_transactions: d(self.lines_in, before.lines_in),
-            llc_occupancy: None,
+            llc_occupancy: Some(self.llc_bytes.round() as u64),
             on_cpu_ns: d(self.on_cpu_ns, before.on_cpu_ns),
             runqueue_wait_ns: Some(sched.wait_ns.saturating_sub(sched_before.wait_ns)),
             context_switches: Some(sched.switches - sched_before.switches),

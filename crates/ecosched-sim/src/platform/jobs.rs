@@ -263,6 +263,7 @@ impl SimPlatform {
             reported: Acc::default(),
             mux: MuxAcc::default(),
             mux_reported: MuxAcc::default(),
+            monitored: false,
             reported_sched: SchedCounts {
                 wait_ns: 0,
                 switches: 0,

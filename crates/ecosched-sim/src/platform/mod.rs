@@ -174,6 +174,8 @@ struct Task {
     mux: MuxAcc,
     /// `mux` at the last observation.
     mux_reported: MuxAcc,
+    /// It holds a resctrl monitoring ID (observation.rs, `Rmids`).
+    monitored: bool,
 }
 
 /// One frequency domain's state.

@@ -6,7 +6,8 @@
 //! after, so the simulator's memory follows the live task count however
 //! many tasks a run creates. The observer (observation.rs) decides what of
 //! it a policy sees: under `--observe linux` only managed tasks, perf's
-//! multiplexed estimates of the preset's PMU events, `/proc/stat`
+//! multiplexed estimates of the preset's PMU events (resctrl's only for
+//! tasks holding a monitoring ID), `/proc/stat`
 //! utilisation and no per-CPU run-queue lengths.
 
 use super::counters::SchedCounts;
@@ -31,9 +32,16 @@ impl SimPlatform {
                 switches: s.switches,
                 migrations: s.migrations,
             };
+            if task.managed && !task.monitored {
+                task.monitored = self.observer.monitor();
+            }
             let mut counters = task.acc.delta(&task.reported, sched, task.reported_sched);
-            self.observer
-                .hardware_counters(&mut counters, &task.mux, &task.mux_reported);
+            self.observer.hardware_counters(
+                &mut counters,
+                &task.mux,
+                &task.mux_reported,
+                task.monitored,
+            );
             task.reported = task.acc.clone();
             task.reported_sched = sched;
             task.mux_reported = task.mux;
@@ -118,6 +126,9 @@ impl SimPlatform {
         let tasks = &self.tasks;
         self.order.retain(|&t| tasks[t].life != Life::Exited);
         for &t in exited {
+            if std::mem::replace(&mut self.tasks[t].monitored, false) {
+                self.observer.release();
+            }
             // Drop the task's heap data now; the slot is overwritten on reuse.
             self.tasks[t].name = String::new();
             self.tasks[t].phase_ids = Vec::new();

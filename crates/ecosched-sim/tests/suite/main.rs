@@ -13,6 +13,8 @@
 //! - `platform`: `SimPlatform` driven directly (gang schedule, governor
 //!   re-sends, the load average, idle exit latency, cache warm-up after a
 //!   move, pruning exited tasks).
+//! - `resctrl`: LLC occupancy and memory traffic where the PMU has
+//!   resctrl's monitoring, bounded by its monitoring IDs.
 //! - `scenarios`: scenario and machine input (every built-in loads; a
 //!   machine's PMU is a table's name or inline; every bad file is refused
 //!   with its file, place and key; fuzzed input never panics).
@@ -24,5 +26,6 @@ mod builtin_lists;
 mod jobgraph;
 mod modern_presets;
 mod platform;
+mod resctrl;
 mod scenarios;
 mod support;

@@ -36,7 +36,8 @@ fn with_a_pmu_behind_the_seam_the_linux_platform_serves_pam() {
         .missing(&without.capabilities())
         .join("; ");
     assert!(
-        missing.contains("Instructions") && missing.contains("LlcMisses"),
+        missing.contains("(instructions)")
+            && missing.contains("last-level cache misses (llc_misses)"),
         "{missing}"
     );
 }

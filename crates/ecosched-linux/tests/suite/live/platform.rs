@@ -387,6 +387,7 @@ fn a_preset_pmu_reaches_the_capabilities_only_on_its_own_cpu() {
     use ecosched_model::{CounterKind, PmuEvent, PmuSpec};
     let spec = PmuSpec {
         cpuid: Some("GenuineIntel-6-0F".into()),
+        rmids: None,
         counters: 2,
         fixed: vec![],
         events: vec![PmuEvent {

@@ -35,7 +35,7 @@ fn pam_is_refused_here_naming_the_missing_events() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    for event in ["Instructions", "Cycles", "LlcMisses", "L1dMisses"] {
+    for event in ["(instructions)", "(cycles)", "(llc_misses)", "(l1d_misses)"] {
         assert!(
             stderr.contains(event),
             "the refusal names {event}:\n{stderr}"
@@ -63,7 +63,7 @@ fn wca_is_refused_here_naming_the_missing_events() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    for event in ["Instructions", "Cycles", "LlcReferences"] {
+    for event in ["(instructions)", "(cycles)", "(llc_references)"] {
         assert!(
             stderr.contains(event),
             "the refusal names {event}:\n{stderr}"
@@ -166,7 +166,7 @@ fn av_without_hardware_counters_is_refused_naming_them() {
     assert_eq!(code, Some(2), "{stderr}");
     assert!(!ran, "the command must not have run");
     assert!(
-        stderr.contains("Cycles") && stderr.contains("LlcReferences"),
+        stderr.contains("(cycles)") && stderr.contains("(llc_references)"),
         "the missing counters are named:\n{stderr}"
     );
 }

@@ -38,6 +38,7 @@ pub fn prepare(state: &Path, cgroup_name: &str) -> (LinuxPlatform, Box<dyn Polic
             source: Some("av-sort live test".into()),
             activity: Some(ActivityCalibration {
                 peak_mem_per_s: 1e8,
+                peak_mem_transactions_per_s: None,
                 peak_cache_per_cycle: 0.25,
                 translation: Vec::new(),
             }),
