@@ -89,6 +89,9 @@ pub(super) struct RateMemo {
     pub(super) by_cpu: Vec<Option<Outcome>>,
     /// Per CPU: its memory domain (an index into `domains`).
     of_cpu: Vec<usize>,
+    /// Per CPU: the other CPUs of its core (SMT siblings), so a solve's
+    /// demands find a busy sibling without scanning the whole domain.
+    siblings: Vec<Vec<usize>>,
     /// Per domain: whether its key may have changed since it was built
     /// (such domains are listed in `dirty_list`).
     dirty: Vec<bool>,
@@ -109,7 +112,18 @@ impl RateMemo {
                 of_cpu[c] = m;
             }
         }
+        let mut siblings = vec![Vec::new(); machine.cpus()];
+        for cpus in &domains {
+            for &c in cpus {
+                siblings[c] = cpus
+                    .iter()
+                    .copied()
+                    .filter(|&o| o != c && machine.core_of[o] == machine.core_of[c])
+                    .collect();
+            }
+        }
         RateMemo {
+            siblings,
             latency_ns: vec![machine.spec.memory.latency_ns; domains.len()],
             keys: vec![Vec::new(); domains.len()],
             of_cpu,
@@ -239,7 +253,6 @@ impl SimPlatform {
             }
             None => {
                 let smt = self.machine.spec.scheduler.smt_cpi_factor;
-                let core_of = &self.machine.core_of;
                 let types = &self.machine.core_types;
                 let type_of = &self.machine.type_of;
                 let mut demands = Vec::new();
@@ -247,11 +260,9 @@ impl SimPlatform {
                 for (i, &c) in cpus.iter().enumerate() {
                     if let Some(t) = self.kernel.rqs[c].current {
                         let task = &self.tasks[t];
-                        let sibling_busy = cpus.iter().any(|&o| {
-                            o != c
-                                && core_of[o] == core_of[c]
-                                && self.kernel.rqs[o].current.is_some()
-                        });
+                        let sibling_busy = memo.siblings[c]
+                            .iter()
+                            .any(|&o| self.kernel.rqs[o].current.is_some());
                         let khz = self.domains[self.machine.domain_of[c]].cur_khz;
                         demands.push(Demand {
                             phase: &task.profile.phases[task.phase],
