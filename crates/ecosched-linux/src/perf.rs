@@ -497,7 +497,7 @@ pub fn availability_from(events: &EventProbe) -> CounterAvailability {
         if !out.has(kind) && !out.unavailable.iter().any(|(k, _)| *k == kind) {
             out.unavailable.push((
                 kind,
-                "no generic perf event (needs a model-specific raw event from a machine preset matching this CPU)".to_string(),
+                "no generic perf event (needs a model-specific event: this CPU's PMU table or an [events] entry; see the counter sources notice)".to_string(),
             ));
         }
     }

@@ -322,6 +322,6 @@ mod tests {
             .iter()
             .filter(|(k, _)| *k == CounterKind::LinesIn)
             .collect();
-        assert!(why[0].1.contains("raw event"), "{why:?}");
+        assert!(why[0].1.contains("model-specific event"), "{why:?}");
     }
 }
