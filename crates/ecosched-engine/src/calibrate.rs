@@ -175,12 +175,12 @@ mod tests {
             .activity
             .clone()
             .expect("q6600 carries activity calibration");
-        // The measured transaction peak exceeds the miss peak (prefetched
-        // lines cross the bus too); it is compared only where the preset
-        // stores one.
+        // The measured transaction peak is at least the miss peak
+        // (prefetched lines cross the bus too); it is compared only where
+        // the preset stores one.
         let transactions = run.activity.peak_mem_transactions_per_s;
         assert!(
-            transactions.is_some_and(|t| t > run.activity.peak_mem_per_s),
+            transactions.is_some_and(|t| t >= run.activity.peak_mem_per_s),
             "{:?}",
             run.activity
         );
