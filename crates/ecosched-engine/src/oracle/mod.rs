@@ -491,6 +491,9 @@ fn candidates(space: &Space, scenario: &str) -> Result<(Vec<Candidate>, u64), En
     Ok((out, raw))
 }
 
+/// One candidate's index, objective value and throughput, when it has them.
+type Scored = (usize, Option<f64>, Option<f64>);
+
 /// Whether `scenario` is beyond the exhaustive search's limits.
 fn too_large(scenario: &Scenario) -> bool {
     let online = scenario
@@ -570,7 +573,7 @@ pub fn search(
     let mut best: Option<(f64, SimRun)> = None;
     if method == SearchMethod::Confined {
         let shift = crate::experiment::seed_shift();
-        let results: Vec<Result<(usize, Option<f64>, Option<f64>), EngineError>> = configs
+        let results: Vec<Result<Scored, EngineError>> = configs
             .par_iter()
             .enumerate()
             .map(|(i, (policy, _))| {
