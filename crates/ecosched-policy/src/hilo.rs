@@ -434,9 +434,8 @@ const SETTLED_S: f64 = 1.0;
 /// Managed tasks that want a CPU: the larger of the interval's average
 /// (on-CPU + run-queue time over the interval, rounded to the nearest
 /// whole task) and those runnable at the observation that are younger
-/// than [`SETTLED_S`] or wanted a CPU for at least [`BUSY_SHARE`] of the
-/// interval (a mostly idle service caught awake counts only through the
-/// average).
+/// than a second or wanted a CPU for at least half the interval (a mostly
+/// idle service caught awake counts only through the average).
 pub fn measured_parallelism(snapshot: &Snapshot) -> usize {
     let interval_ns = snapshot.interval_s * 1e9;
     let wanted_ns = |t: &TaskSample| {
