@@ -109,8 +109,18 @@ pub fn oracle_table(r: &CompareReport) -> String {
         t.row(row);
     }
     format!(
-        "\nratios to the oracle (best static configuration, objective {}; {} of {} configurations simulated in {:.1} s): {}\n\n{}",
+        "\nratios to the oracle (best static configuration{}, objective {}{}; {} of {} configurations simulated in {:.1} s): {}\n\n{}",
+        match found.method {
+            ecosched_engine::oracle::SearchMethod::Exhaustive => "",
+            ecosched_engine::oracle::SearchMethod::Confined => {
+                " of work confined to whole caches or cores at one P-state rank (the scenario is too large to search exhaustively)"
+            }
+        },
         found.objective.name(),
+        found
+            .slowdown
+            .map(|s| format!(" within {:.0} % of the fastest", s * 100.0))
+            .unwrap_or_default(),
         found.evaluated,
         found.raw_configurations,
         found.search_s,

@@ -203,18 +203,21 @@ fn compare_with_oracle_reports_ratios_to_it() {
 }
 
 #[test]
-fn oracle_refuses_large_scenarios_naming_the_limit() {
+fn oracle_searches_large_scenarios_confined_and_says_so() {
     ecosched()
         .args([
             "compare",
             "--scenario",
-            "bench-8c24t",
+            "bench-8c24t-short",
             "--policies",
             "performance,oracle",
+            "--param",
+            "oracle:slowdown=0.03",
         ])
         .assert()
-        .code(2)
-        .stderr(predicate::str::contains("limited to 8 tasks on 8 CPUs"));
+        .success()
+        .stdout(predicate::str::contains("confined to whole caches or cores"))
+        .stdout(predicate::str::contains("within 3 % of the fastest"));
     ecosched()
         .args([
             "compare",

@@ -12,9 +12,12 @@
 //! - `pam`: Banikazemi et al. (PAM).
 //! - `dhiman`: Dhiman et al. (WCA).
 //! - `patel`: Patel's thesis, Tables 3–4, 8, 21, 24–25.
+//! - `suite`: the workload suite of current machines and the README's
+//!   results table.
 
 mod dhiman;
 mod merkel;
 mod pam;
 mod patel;
 mod richling;
+mod suite;
