@@ -3,15 +3,15 @@
 //! tasks): the best of a small family of static configurations that an
 //! operator could set by hand — all managed work confined to the first
 //! last-level caches of the machine (whole caches, with or without SMT
-//! siblings; whole cores on a machine with one cache), every frequency
-//! domain held at one P-state of the same rank
-//! from the top, the domains outside the set at their lowest.
+//! siblings; whole cores on a machine with one cache), the domains in use
+//! at one P-state of the same rank from the top (every rank for the whole
+//! machine, the top one for smaller sets), the others at their lowest.
 //!
 //! The family is what consolidation and frequency choice can reach without
 //! knowing the tasks (which is what makes it comparable with every policy
 //! on any scenario); it is not exhaustive, so a policy that places tasks
-//! by their behaviour can beat it, and the comparison says "oracle
-//! (confined)" to make that plain.
+//! by their behaviour can beat it, and `compare` says when the oracle
+//! searched this family.
 
 use super::OracleChoice;
 use ecosched_model::{CpuId, CpuSet, FreqDomainId};
@@ -19,8 +19,8 @@ use ecosched_policy::oracle::FixedConfig;
 use ecosched_sim::Scenario;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Most confining sets tried (sizes spread between one cache and all).
-pub const MAX_SETS: usize = 6;
+/// Most confining sizes tried (spread between one cache and all).
+pub const MAX_SETS: usize = 4;
 
 /// One candidate: the CPUs work is confined to and each domain's P-state.
 pub struct Candidate {
@@ -85,8 +85,9 @@ pub fn candidates(scenario: &Scenario) -> Vec<Candidate> {
             .collect()
     };
     let smt = units.iter().flatten().any(|core| core.len() > 1);
-    let mut sets: Vec<CpuSet> = Vec::new();
+    let mut sets: Vec<(CpuSet, bool)> = Vec::new();
     for k in unit_counts(units.len()) {
+        let whole = k == units.len();
         let take = |threads: bool| -> CpuSet {
             units[..k]
                 .iter()
@@ -95,9 +96,9 @@ pub fn candidates(scenario: &Scenario) -> Vec<Candidate> {
                 .map(|&c| topo.cpus[c].id)
                 .collect()
         };
-        sets.push(take(true));
+        sets.push((take(true), whole));
         if smt {
-            sets.push(take(false));
+            sets.push((take(false), whole));
         }
     }
     let ranks = topo
@@ -106,9 +107,14 @@ pub fn candidates(scenario: &Scenario) -> Vec<Candidate> {
         .map(|d| d.pstates.len())
         .max()
         .unwrap_or(0);
+    // Every P-state rank on the sets of every core (with and without SMT
+    // siblings); the smaller sets at the top rank only, where confining
+    // work pays if it pays at all (the idle caches sleep), and where a
+    // slow, narrow configuration would take longest to simulate.
     let mut out = Vec::new();
-    for set in &sets {
-        for rank in 0..ranks.max(1) {
+    for (set, whole) in &sets {
+        let tried = if *whole { ranks.max(1) } else { 1 };
+        for rank in 0..tried {
             let mut freq_khz = BTreeMap::new();
             for (d, dom) in topo.freq_domains.iter().enumerate() {
                 let mut khz: Vec<u64> = dom.pstates.iter().map(|p| p.freq_khz).collect();
