@@ -216,7 +216,9 @@ fn oracle_searches_large_scenarios_confined_and_says_so() {
         ])
         .assert()
         .success()
-        .stdout(predicate::str::contains("confined to whole caches or cores"))
+        .stdout(predicate::str::contains(
+            "confined to whole caches or cores",
+        ))
         .stdout(predicate::str::contains("within 3 % of the fastest"));
     ecosched()
         .args([
