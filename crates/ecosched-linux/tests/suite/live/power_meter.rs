@@ -54,7 +54,12 @@ fn live_machine() {
         eprintln!("live power meter: {d}");
         assert!(d.starts_with("estimated from utilisation and P-states: no RAPL (sys/class/powercap absent), no hwmon power/energy sensor (sys/class/hwmon absent); "), "{d}");
         let s = meter.sample(1.0, &samples).unwrap();
-        let expected = 24.0 + f64::from(n) * (1.5 + 0.5 * 11.0);
+        // The generic model (no preset is matched here), every core half
+        // busy at its maximum frequency and voltage (no cpufreq).
+        let p = ecosched_linux::power::EstimateParams::generic_for(&topo);
+        let expected = p.uncore_w_per_package
+            + f64::from(n)
+                * (p.idle_w_per_core + 0.5 * (p.busy_static_w_per_core + p.dynamic_max_w_per_core));
         assert!(close(s.package_j, expected), "{s:?} vs {expected}");
         assert_eq!(s.source, Some(PowerSource::Estimated));
     } else {
