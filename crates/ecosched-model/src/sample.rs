@@ -75,6 +75,22 @@ pub struct Counters {
 }
 
 impl CounterKind {
+    /// The kinds a hardware counter of the PMU counts through perf (LLC
+    /// occupancy is a resctrl level; the software kinds come from procfs
+    /// and perf's software events): what a machine's PMU table or a
+    /// user's `[events]` override can name, and what the simulator
+    /// accumulates per task.
+    pub const PERF_HARDWARE: [CounterKind; 8] = [
+        CounterKind::Instructions,
+        CounterKind::Cycles,
+        CounterKind::LlcReferences,
+        CounterKind::LlcMisses,
+        CounterKind::LinesIn,
+        CounterKind::L1dReferences,
+        CounterKind::L1dMisses,
+        CounterKind::MemTransactions,
+    ];
+
     /// Every counter kind.
     pub const ALL: [CounterKind; 13] = [
         CounterKind::Instructions,

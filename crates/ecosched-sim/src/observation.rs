@@ -83,16 +83,7 @@ impl FromStr for Observe {
 
 /// The hardware counters the simulator accumulates per task, in the order
 /// of the arrays below.
-pub const HARDWARE: [CounterKind; 8] = [
-    CounterKind::Instructions,
-    CounterKind::Cycles,
-    CounterKind::LlcReferences,
-    CounterKind::LlcMisses,
-    CounterKind::LinesIn,
-    CounterKind::L1dReferences,
-    CounterKind::L1dMisses,
-    CounterKind::MemTransactions,
-];
+pub const HARDWARE: [CounterKind; 8] = CounterKind::PERF_HARDWARE;
 
 /// Position of a hardware counter kind in [`HARDWARE`].
 fn slot(kind: CounterKind) -> Option<usize> {

@@ -16,16 +16,7 @@ use std::path::{Path, PathBuf};
 /// The counter kinds an override may name: the hardware events perf
 /// counts (LLC occupancy is a resctrl level, the software ones are read
 /// from procfs).
-pub const OVERRIDABLE: [CounterKind; 8] = [
-    CounterKind::Instructions,
-    CounterKind::Cycles,
-    CounterKind::LlcReferences,
-    CounterKind::LlcMisses,
-    CounterKind::LinesIn,
-    CounterKind::L1dReferences,
-    CounterKind::L1dMisses,
-    CounterKind::MemTransactions,
-];
+pub const OVERRIDABLE: [CounterKind; 8] = CounterKind::PERF_HARDWARE;
 
 /// The `[events]` table of one configuration file.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

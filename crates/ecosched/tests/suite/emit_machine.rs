@@ -64,36 +64,38 @@ pub fn emit_load_and_simulate(root: Option<&Path>, dir: &Path, name: &str) -> Ma
         ),
     )
     .unwrap();
-    let out = std::process::Command::new(ecosched_path())
-        .args(["sim", "--json", "--policy", "performance", "--scenario"])
-        .arg(&scenario)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}\n{text}",
-        String::from_utf8_lossy(&out.stderr)
+    let report = sim_json(
+        std::process::Command::new(ecosched_path())
+            .args(["sim", "--json", "--policy", "performance", "--scenario"])
+            .arg(&scenario),
+        &text,
     );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(report["energy_j"].as_f64().unwrap() > 0.0, "{report}");
     // The same file given to `sim --machine` under a built-in scenario.
-    let out = std::process::Command::new(ecosched_path())
-        .args(["sim", "--json", "--policy", "ondemand"])
-        .args(["--scenario", "merkel-1-aluadd", "--machine"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}\n{text}",
-        String::from_utf8_lossy(&out.stderr)
+    let report = sim_json(
+        std::process::Command::new(ecosched_path())
+            .args(["sim", "--json", "--policy", "ondemand"])
+            .args(["--scenario", "merkel-1-aluadd", "--machine"])
+            .arg(&file),
+        &text,
     );
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(
         report["machine"].as_str().unwrap().contains(name),
         "{report}"
     );
     spec
+}
+
+/// Run a `sim --json` command that must succeed on the emitted `text`,
+/// and parse its report.
+fn sim_json(command: &mut std::process::Command, text: &str) -> serde_json::Value {
+    let out = command.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}\n{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 #[test]
