@@ -99,6 +99,9 @@ const VENDOR: [(&str, &str, u64, &str); 12] = [
     ("amd64_fam19h_zen4", "ANY_DATA_CACHE_FILLS_FROM_SYSTEM:DRAM_IO_NEAR:DRAM_IO_FAR", 0x4844, "AMD PPR 19h model 11h PMCx044 UnitMask bits 3 (DramIoNear) and 6 (DramIoFar)"),
 ];
 
+/// libpfm4 encodes each vendor event for its forced PMU as the vendor
+/// publishes it. Live tier: it needs the Debian package libpfm4
+/// (`scripts/install-test-deps`), which a plain `cargo test` does not have.
 #[test]
 #[ignore = "live: libpfm4"]
 fn forced_pmus_encode_as_the_vendors_publish() {
@@ -128,6 +131,8 @@ fn forced_pmus_encode_as_the_vendors_publish() {
     assert_eq!(got["L2_LINES_INN:ALL"], Err("event not found".to_string()));
 }
 
+/// Every libpfm4-named event of every built-in PMU table encodes for its
+/// PMU. Live tier for the same reason: it needs libpfm4 installed.
 #[test]
 #[ignore = "live: libpfm4"]
 fn every_libpfm_event_of_every_table_encodes_for_its_pmu() {

@@ -4,6 +4,9 @@
 
 use crate::emit_machine::emit_load_and_simulate;
 
+/// This host's own machine file loads and simulates. Live tier: it reads
+/// the running machine's sysfs and procfs, which differ on every host (the
+/// fast tier uses recorded trees instead).
 #[test]
 #[ignore = "live: this machine's sysfs and procfs"]
 fn this_machines_file_loads_and_simulates() {
