@@ -44,6 +44,10 @@ pub enum Command {
     /// process it spawns; exits with the command's status.
     #[command(after_help = RUN_EXIT_STATUS)]
     Run(RunArgs),
+    /// Run a command repeatedly under a baseline and a policy on this
+    /// machine (ABBA order) and give the ratios of energy, time and EDP
+    /// with 95 % intervals (see docs/operators/ab.md).
+    Ab(AbArgs),
     /// Undo what an ecosched run killed with SIGKILL left behind (affinity,
     /// cpusets, cpufreq settings, stopped tasks).
     Restore(RestoreArgs),
@@ -210,6 +214,60 @@ pub struct RunArgs {
     /// cpu, mhz, utilisation, watts (whole machine), tasks.
     #[arg(long, value_name = "FILE.csv")]
     pub timeseries: Option<std::path::PathBuf>,
+    /// The command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+/// `ecosched ab`.
+#[derive(Debug, Args)]
+pub struct AbArgs {
+    /// The policy under test (see `ecosched policies`).
+    #[arg(long, value_name = "NAME")]
+    pub policy: String,
+    /// The reference policy. `schedutil`, the kernel's default governor,
+    /// changes nothing on a machine already under it or without cpufreq.
+    #[arg(long, value_name = "NAME", default_value = "schedutil")]
+    pub baseline: String,
+    /// Pairs of runs (one under each), after one warm-up run.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub runs: usize,
+    /// A policy parameter, `key=value` (or `policy:key=value`) for both
+    /// arms; repeatable.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    pub params: Vec<String>,
+    /// The command's parallelism, as a hint to policies (as for `run`).
+    #[arg(long, value_name = "N")]
+    pub parallelism: Option<u32>,
+    /// A run starts once the machine is at most this busy (% of all CPUs,
+    /// over half a second).
+    #[arg(long, value_name = "PERCENT", default_value_t = 10.0)]
+    pub idle_below: f64,
+    /// How long to wait for that, seconds; a run that starts on a busier
+    /// machine is shown but not counted.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    pub idle_wait: f64,
+    /// The bootstrap's seed: the same runs give the same intervals.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
+    /// Read the power meters (`sys/class/powercap`, `sys/class/hwmon`)
+    /// from a recorded tree under DIR instead of this machine, for tests
+    /// and for replaying a recorded meter.
+    #[arg(long, value_name = "DIR")]
+    pub meter_root: Option<std::path::PathBuf>,
+    /// Where each run's restore journal is kept.
+    #[arg(long, value_name = "DIR", default_value = ecosched_linux::journal::DEFAULT_STATE_DIR)]
+    pub state_dir: std::path::PathBuf,
+    /// Name of the cpuset cgroup the runs are made under.
+    #[arg(long, value_name = "NAME", default_value = "ecosched")]
+    pub cgroup_name: String,
+    /// Print the result as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    /// Write one self-contained HTML report (the runs, the ratios and a
+    /// forest plot of their intervals) to FILE.
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<std::path::PathBuf>,
     /// The command and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<String>,

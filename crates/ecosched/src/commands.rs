@@ -29,6 +29,7 @@ pub fn run(cli: &Cli) -> Result<Outcome> {
         Command::Bench(BenchCommand::Sim(a)) => bench_sim(a),
         Command::Bench(BenchCommand::Observe(a)) => linux_commands::bench_observe(a),
         Command::Run(a) => linux_commands::run(a),
+        Command::Ab(a) => crate::ab::ab(a),
         Command::Restore(a) => linux_commands::restore(a),
         Command::Topology(a) => topology_view::run(a),
         Command::Bench(BenchCommand::Pam(a)) => bench_pam(a),

@@ -22,7 +22,7 @@ use std::path::Path;
 pub const POINTS: usize = 300;
 
 /// Escape text for HTML.
-fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
