@@ -150,11 +150,11 @@ pub fn ab(args: &AbArgs) -> Result<Outcome> {
         notes: Vec::new(),
     };
     if !meter.measured() {
-        result.notes.push(format!(
-            "energy cannot be compared here: no meter measures it ({}); \
-             an estimate is not a measurement, so only time and CPU are compared",
-            meter.description
-        ));
+        result.notes.push(
+            "energy cannot be compared here: no meter measures it (see `power`); \
+             an estimate is not a measurement, so only time and CPU are compared"
+                .to_string(),
+        );
     }
     if result.warm_up.exit_code != Some(0) {
         result.notes.push(format!(

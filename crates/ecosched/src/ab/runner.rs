@@ -5,8 +5,9 @@
 //! The command's standard output goes to `ab`'s standard error while it
 //! runs, so that `ab`'s own output (its table, or `--json`) stays clean.
 //! The command sees which arm it runs in through `ECOSCHED_AB_ARM`
-//! (`warm-up`, `baseline`, `policy`) and its place in the sequence through
-//! `ECOSCHED_AB_RUN` (0 for the warm-up).
+//! (`warm-up`, `baseline`, `policy`), its place in the sequence through
+//! `ECOSCHED_AB_RUN` and its pair through `ECOSCHED_AB_PAIR` (both 0 for
+//! the warm-up): a test can make each arm's work, or energy, known.
 
 use super::meter::{MeterInfo, RunEnergy};
 use super::schedule::Settle;
@@ -19,6 +20,8 @@ use serde_json::Value;
 pub const ARM_ENV: &str = "ECOSCHED_AB_ARM";
 /// The variable holding the run's place in the sequence.
 pub const RUN_ENV: &str = "ECOSCHED_AB_RUN";
+/// The variable holding the run's pair (from 1; 0 for the warm-up).
+pub const PAIR_ENV: &str = "ECOSCHED_AB_PAIR";
 
 /// What one run measured.
 #[derive(Debug, Clone, Serialize)]
@@ -102,6 +105,7 @@ pub fn run_once(
     };
     std::env::set_var(ARM_ENV, slot.arm);
     std::env::set_var(RUN_ENV, slot.run.to_string());
+    std::env::set_var(PAIR_ENV, slot.pair.unwrap_or(0).to_string());
     let (outcome, energy) = meter.measure(|| {
         let _stdout = StdoutToStderr::new()?;
         crate::linux_commands::run(&run_args)

@@ -21,8 +21,11 @@
 //! - [`daemon`]: `daemon` and `ctl` with systemd's notify protocol, and a
 //!   real Prometheus scraping the exporter;
 //! - [`report_browser`]: the HTML reports in headless Chromium;
-//! - [`emit_machine`]: this machine's machine file loads and simulates.
+//! - [`emit_machine`]: this machine's machine file loads and simulates;
+//! - [`ab`]: `ab` on a real build, energy ratios from a recorded meter
+//!   whose counters the runs drive, and its report in the browser.
 
+mod ab;
 mod av_sort;
 mod counters;
 mod daemon;

@@ -64,7 +64,7 @@ fn load(html: &str, extra: &str, dir: &Path) -> Value {
 }
 
 /// The page loads nothing from elsewhere and runs no script.
-fn assert_self_contained(html: &str) {
+pub(super) fn assert_self_contained(html: &str) {
     let lower = html.to_lowercase();
     for bad in [
         "<script",
@@ -81,7 +81,7 @@ fn assert_self_contained(html: &str) {
 
 /// The page has `svgs` charts and, in the browser, loads without an error
 /// and draws every chart larger than 100×100 pixels.
-fn assert_renders(html: &str, dir: &Path, svgs: usize) {
+pub(super) fn assert_renders(html: &str, dir: &Path, svgs: usize) {
     assert_eq!(html.matches("<svg").count(), svgs);
     let probe = load(html, "", dir);
     assert_eq!(probe["errors"].as_array().unwrap().len(), 0, "{probe}");
