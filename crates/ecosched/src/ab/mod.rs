@@ -15,81 +15,25 @@
 
 mod meter;
 mod report;
+mod result;
 mod runner;
 mod schedule;
 mod stats;
 
 use crate::cli::AbArgs;
 use crate::outcome::{usage, Outcome};
-use crate::table::{num, opt, Align, Table};
+use crate::table::{Align, Table};
 use anyhow::{Context, Result};
 use ecosched_linux::FsRoot;
 use meter::MeterInfo;
-use runner::{RunRecord, Slot};
+use result::{AbResult, RATIO_HEADER, RUN_HEADER};
+use runner::Slot;
 use schedule::Arm;
-use serde::Serialize;
 use std::time::Duration;
 
 /// Most pairs `ab` makes: its records stay small, and more pairs than
 /// this narrow an interval by little.
 const MAX_PAIRS: usize = 200;
-
-/// `ab --json`'s object (see docs/operators/ab.md).
-#[derive(Debug, Clone, Serialize)]
-pub struct AbResult {
-    /// The command, as given after `--`.
-    pub command: Vec<String>,
-    /// The policy under test.
-    pub policy: String,
-    /// The reference policy.
-    pub baseline: String,
-    /// Pairs asked for.
-    pub pairs: usize,
-    /// Pairs whose two runs both count.
-    pub pairs_used: usize,
-    /// The bootstrap's seed and resamples.
-    pub seed: u64,
-    /// Resamples per interval.
-    pub resamples: usize,
-    /// The power meter, in words.
-    pub meter: String,
-    /// Whether energy is measured, and so compared.
-    pub energy_measured: bool,
-    /// The warm-up run (not counted).
-    pub warm_up: RunRecord,
-    /// Every counted run, in run order.
-    pub runs: Vec<RunRecord>,
-    /// One ratio per figure compared.
-    pub ratios: Vec<Ratio>,
-    /// What the reader should know: runs left out, energy not compared.
-    pub notes: Vec<String>,
-}
-
-/// One figure's ratio policy/baseline.
-#[derive(Debug, Clone, Serialize)]
-pub struct Ratio {
-    /// `energy_j`, `wall_s`, `cpu_s` or `edp_js`.
-    pub metric: &'static str,
-    /// Mean over the used pairs' baseline runs.
-    pub baseline_mean: Option<f64>,
-    /// Mean over the used pairs' policy runs.
-    pub policy_mean: Option<f64>,
-    /// The ratio and its interval, when there is one.
-    pub interval: Option<stats::Interval>,
-    /// `lower`, `higher`, `no significant difference`, or why there is
-    /// no interval.
-    pub verdict: String,
-}
-
-/// The figures compared: JSON key, label, how to read it from a run.
-type Metric = (&'static str, &'static str, fn(&RunRecord) -> Option<f64>);
-
-const METRICS: [Metric; 4] = [
-    ("energy_j", "energy (J)", |r| r.energy.energy_j),
-    ("wall_s", "wall time (s)", |r| Some(r.wall_s)),
-    ("cpu_s", "CPU time (s)", |r| r.cpu_s),
-    ("edp_js", "EDP (J·s)", RunRecord::edp),
-];
 
 /// `ecosched ab`.
 pub fn ab(args: &AbArgs) -> Result<Outcome> {
@@ -134,6 +78,7 @@ pub fn ab(args: &AbArgs) -> Result<Outcome> {
     };
     eprintln!("ecosched ab: warm-up run under {}", args.policy);
     let warm_up = runner::run_once(args, &warm_slot, &meter, settle()?)?;
+    stop_if_interrupted(&warm_up)?;
     let mut result = AbResult {
         command: args.command.clone(),
         policy: args.policy.clone(),
@@ -184,104 +129,31 @@ pub fn ab(args: &AbArgs) -> Result<Outcome> {
                 slot.policy
             );
             let mut record = runner::run_once(args, &slot, &meter, before)?;
-            record.excluded = exclusion(&record);
+            stop_if_interrupted(&record)?;
+            record.excluded = result::exclusion(&record);
             result.runs.push(record);
         }
     }
-    analyse(&mut result);
+    result::analyse(&mut result);
     finish(args, result)
 }
 
-/// Why a counted run is left out, if it is: the warm-up succeeded, so any
-/// other status is a change; a busy machine measures other work too.
-fn exclusion(r: &RunRecord) -> Option<String> {
-    if r.exit_code != Some(0) {
-        Some(format!("exit status {}, the warm-up's was 0", r.status()))
-    } else if !r.before.settled {
-        Some(format!(
-            "the machine was {:.0} % busy before it (waited {:.0} s)",
-            r.before.busy * 100.0,
-            r.before.waited_s
-        ))
-    } else {
-        None
-    }
-}
-
-/// The used pairs as (baseline run, policy run): both runs counted.
-fn used_pairs(runs: &[RunRecord]) -> Vec<(&RunRecord, &RunRecord)> {
-    let mut pairs = Vec::new();
-    for chunk in runs.chunks(2) {
-        let [a, b] = chunk else { continue };
-        let (base, pol) = if a.arm == Arm::Baseline.name() {
-            (a, b)
-        } else {
-            (b, a)
-        };
-        if base.excluded.is_none() && pol.excluded.is_none() {
-            pairs.push((base, pol));
+/// A run ends by SIGINT or SIGTERM when `ab` was interrupted (a run
+/// passes the signal on to its command after undoing its changes): the
+/// sequence stops there rather than go on without the user.
+fn stop_if_interrupted(r: &runner::RunRecord) -> Result<()> {
+    use nix::sys::signal::Signal;
+    match r.exit_signal {
+        Some(s) if s == Signal::SIGINT as i32 || s == Signal::SIGTERM as i32 => {
+            anyhow::bail!(
+                "run {} ({} under {}) ended by signal {s}: stopped, nothing was compared",
+                r.run,
+                r.arm,
+                r.policy
+            )
         }
+        _ => Ok(()),
     }
-    pairs
-}
-
-/// The ratios, and notes on the pairs left out.
-fn analyse(result: &mut AbResult) {
-    let dropped: Vec<String> = result
-        .runs
-        .chunks(2)
-        .filter(|c| c.iter().any(|r| r.excluded.is_some()))
-        .filter_map(|c| c[0].pair.map(|p| p.to_string()))
-        .collect();
-    if !dropped.is_empty() {
-        result.notes.push(format!(
-            "left out of the ratios: pair(s) {} (a run failed, changed its exit status or started on a busy machine; see the runs)",
-            dropped.join(", ")
-        ));
-    }
-    let pairs = used_pairs(&result.runs);
-    result.pairs_used = pairs.len();
-    let mut ratios = Vec::new();
-    for (key, _, get) in METRICS {
-        if matches!(key, "energy_j" | "edp_js") && !result.energy_measured {
-            continue;
-        }
-        let values: Option<Vec<(f64, f64)>> = pairs
-            .iter()
-            .map(|(b, p)| Some((get(b)?, get(p)?)))
-            .collect();
-        let Some(values) = values.filter(|v| !v.is_empty()) else {
-            let verdict = if pairs.is_empty() {
-                "no interval: no pair counts"
-            } else {
-                "no interval: not measured in every pair"
-            };
-            ratios.push(Ratio {
-                metric: key,
-                baseline_mean: None,
-                policy_mean: None,
-                interval: None,
-                verdict: verdict.into(),
-            });
-            continue;
-        };
-        let n = values.len() as f64;
-        let interval = stats::ratio_interval(&values, result.seed);
-        let verdict = match &interval {
-            Ok(i) if !i.significant() => "no significant difference".to_string(),
-            Ok(i) if i.ratio < 1.0 => "lower under the policy".to_string(),
-            Ok(_) => "higher under the policy".to_string(),
-            Err(why) => format!("no interval: {why}"),
-        };
-        ratios.push(Ratio {
-            metric: key,
-            baseline_mean: Some(values.iter().map(|v| v.0).sum::<f64>() / n),
-            policy_mean: Some(values.iter().map(|v| v.1).sum::<f64>() / n),
-            interval: interval.ok(),
-            verdict,
-        });
-    }
-    result.ratios = ratios;
 }
 
 /// Render, write the report, and say whether anything was compared.
@@ -300,88 +172,6 @@ fn finish(args: &AbArgs, result: AbResult) -> Result<Outcome> {
         failed: result.ratios.iter().all(|r| r.interval.is_none()),
         exit_code: None,
     })
-}
-
-/// The label of a metric's JSON key.
-fn label(key: &str) -> &'static str {
-    METRICS.iter().find(|m| m.0 == key).map_or("?", |m| m.1)
-}
-
-/// The columns of the runs table.
-const RUN_HEADER: [&str; 11] = [
-    "run",
-    "arm",
-    "pair",
-    "policy",
-    "exit",
-    "wall (s)",
-    "CPU (s)",
-    "energy (J)",
-    "EDP (J·s)",
-    "busy before (%)",
-    "counted",
-];
-
-/// The runs' cells (the warm-up first); the last says whether it counts.
-fn run_cells(result: &AbResult) -> Vec<[String; 11]> {
-    std::iter::once(&result.warm_up)
-        .chain(&result.runs)
-        .map(|r| {
-            let counted = match (&r.excluded, r.pair) {
-                (_, None) => "no (warm-up)".to_string(),
-                (Some(why), _) => format!("no: {why}"),
-                (None, _) => "yes".to_string(),
-            };
-            [
-                r.run.to_string(),
-                r.arm.to_string(),
-                r.pair.map_or("-".into(), |p| p.to_string()),
-                r.policy.clone(),
-                r.status(),
-                num(r.wall_s),
-                opt(r.cpu_s),
-                opt(r.energy.energy_j),
-                opt(r.edp()),
-                format!("{:.0}", r.before.busy * 100.0),
-                counted,
-            ]
-        })
-        .collect()
-}
-
-/// The columns of the ratios table.
-const RATIO_HEADER: [&str; 6] = [
-    "figure",
-    "baseline mean",
-    "policy mean",
-    "ratio",
-    "95 % interval",
-    "verdict",
-];
-
-/// The ratios' cells.
-fn ratio_cells(result: &AbResult) -> Vec<[String; 6]> {
-    result
-        .ratios
-        .iter()
-        .map(|r| {
-            let (ratio, ci) = match &r.interval {
-                Some(i) => (
-                    format!("{:.3}", i.ratio),
-                    format!("{:.3} – {:.3}", i.low, i.high),
-                ),
-                None => ("-".into(), "-".into()),
-            };
-            [
-                label(r.metric).to_string(),
-                opt(r.baseline_mean),
-                opt(r.policy_mean),
-                ratio,
-                ci,
-                r.verdict.clone(),
-            ]
-        })
-        .collect()
 }
 
 /// A text table of `header` and `rows`, text columns (`left`) on the left.
@@ -413,14 +203,14 @@ fn render(result: &AbResult) -> String {
         result.command.join(" "),
         result.meter
     );
-    out.push_str(&table(&RUN_HEADER, run_cells(result), &[1, 3, 10]));
+    out.push_str(&table(&RUN_HEADER, result::run_cells(result), &[1, 3, 10]));
     if !result.runs.is_empty() {
         out.push_str(&format!(
             "\nratio policy/baseline over {} pair(s), 95 % bootstrap interval \
              ({} resamples of whole pairs, seed {})\n",
             result.pairs_used, result.resamples, result.seed
         ));
-        out.push_str(&table(&RATIO_HEADER, ratio_cells(result), &[0, 5]));
+        out.push_str(&table(&RATIO_HEADER, result::ratio_cells(result), &[0, 5]));
     }
     for note in &result.notes {
         out.push_str(&format!("note: {note}\n"));

@@ -2,7 +2,7 @@
 //! no scripts, fonts or requests) with what was compared, the ratios and
 //! their intervals as a table and as a forest plot, and every run.
 
-use super::{label, ratio_cells, run_cells, AbResult, RATIO_HEADER, RUN_HEADER};
+use super::result::{label, ratio_cells, run_cells, AbResult, RATIO_HEADER, RUN_HEADER};
 use crate::report::esc;
 
 /// The forest plot's size in pixels: a label column, then the axis.

@@ -6,6 +6,7 @@
 //!
 //! Fast tier:
 //! - [`commands`]: the listings of scenarios and policies, usage errors;
+//! - [`ab`]: `ab`'s input checks;
 //! - [`sim`]: `sim`'s reports, trace and input errors;
 //! - [`compare`]: `compare`'s ratios, baselines, oracle and refusals;
 //! - [`cluster`]: cluster scenarios, per node and in total;
@@ -32,6 +33,7 @@
 // code.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod ab;
 mod benchmarks;
 mod calibrate;
 mod children;
