@@ -238,3 +238,85 @@ pub fn ratio_cells(result: &AbResult) -> Vec<[String; 6]> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ab::meter::RunEnergy;
+    use crate::ab::schedule::Settle;
+
+    fn run(n: usize, arm: Arm, wall_s: f64, exit: i32, settled: bool) -> RunRecord {
+        let mut r = RunRecord {
+            run: n,
+            arm: arm.name(),
+            pair: Some(n.div_ceil(2)),
+            policy: arm.name().into(),
+            exit_code: Some(exit),
+            exit_signal: None,
+            wall_s,
+            cpu_s: Some(wall_s / 2.0),
+            energy: RunEnergy::default(),
+            before: Settle {
+                settled,
+                busy: if settled { 0.02 } else { 0.5 },
+                waited_s: 0.5,
+            },
+            excluded: None,
+        };
+        r.excluded = exclusion(&r);
+        r
+    }
+
+    /// Four pairs in ABBA order; pair 2's policy run fails and pair 3's
+    /// baseline starts on a busy machine: pairs 1 and 4 are compared.
+    #[test]
+    fn a_failed_or_unsettled_run_takes_its_pair_out() {
+        use Arm::{Baseline as B, Policy as P};
+        let runs = vec![
+            run(1, B, 10.0, 0, true),
+            run(2, P, 8.0, 0, true),
+            run(3, P, 1.0, 2, true),
+            run(4, B, 10.0, 0, true),
+            run(5, B, 30.0, 0, false),
+            run(6, P, 8.0, 0, true),
+            run(7, P, 9.0, 0, true),
+            run(8, B, 10.0, 0, true),
+        ];
+        assert_eq!(
+            runs[2].excluded.as_deref(),
+            Some("exit status 2, the warm-up's was 0")
+        );
+        assert!(runs[4].excluded.as_deref().unwrap().contains("50 % busy"));
+        let mut result = AbResult {
+            command: vec!["x".into()],
+            policy: "p".into(),
+            baseline: "b".into(),
+            pairs: 4,
+            pairs_used: 0,
+            seed: 1,
+            resamples: stats::RESAMPLES,
+            meter: "estimated".into(),
+            energy_measured: false,
+            warm_up: run(0, P, 9.0, 0, true),
+            runs,
+            ratios: Vec::new(),
+            notes: Vec::new(),
+        };
+        analyse(&mut result);
+        assert_eq!(result.pairs_used, 2);
+        assert!(
+            result.notes[0].contains("pair(s) 2, 3"),
+            "{:?}",
+            result.notes
+        );
+        // No measured meter: time and CPU only.
+        let metrics: Vec<&str> = result.ratios.iter().map(|r| r.metric).collect();
+        assert_eq!(metrics, ["wall_s", "cpu_s"]);
+        let wall = &result.ratios[0];
+        assert_eq!(wall.baseline_mean, Some(10.0));
+        assert_eq!(wall.policy_mean, Some(8.5));
+        let i = wall.interval.unwrap();
+        assert_eq!((i.low, i.high), (0.8, 0.9));
+        assert_eq!(wall.verdict, "lower under the policy");
+    }
+}
