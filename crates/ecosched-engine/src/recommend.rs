@@ -151,15 +151,29 @@ pub struct Recommendation {
 }
 
 impl Recommendation {
-    /// The default's name: one policy, or both when the seeds differ.
+    /// The default's name: one policy, or which one on which seeds when
+    /// the seeds differ.
     pub fn default_name(&self) -> String {
         let mut names: Vec<&str> = self.default.iter().map(String::as_str).collect();
         names.sort_unstable();
         names.dedup();
-        match names.as_slice() {
-            [one] => one.to_string(),
-            _ => "the better of performance and schedutil on each seed".into(),
+        if let [one] = names.as_slice() {
+            return one.to_string();
         }
+        names
+            .iter()
+            .map(|n| {
+                let seeds: Vec<String> = self
+                    .seeds
+                    .iter()
+                    .zip(&self.default)
+                    .filter(|(_, d)| d == n)
+                    .map(|(s, _)| s.to_string())
+                    .collect();
+                format!("{n} on seed {}", seeds.join(", "))
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
     }
 }
 
@@ -297,7 +311,7 @@ pub fn recommend(
         .cloned();
     let run_fast_because = match recommended {
         Some(_) => None,
-        None => Some(why_run_fast(&table)),
+        None => Some(why_run_fast(&table, scenario)),
     };
     Ok(Recommendation {
         scenario: scenario.spec.name.clone(),
@@ -329,7 +343,7 @@ fn lowest<'a>(set: impl Iterator<Item = &'a CandidateFigure>) -> Option<&'a Cand
 }
 
 /// What the closest candidates measured, when none qualifies.
-fn why_run_fast(table: &[CandidateFigure]) -> String {
+fn why_run_fast(table: &[CandidateFigure], scenario: &Scenario) -> String {
     let ran: Vec<&CandidateFigure> = table
         .iter()
         .filter(|c| {
@@ -381,6 +395,11 @@ fn why_run_fast(table: &[CandidateFigure]) -> String {
             pct(t),
             SLOWDOWN * 100.0
         ));
+    }
+    if scenario.machine.spec.frequency.pstates.len() < 2 {
+        why.push_str(
+            "; this machine has one P-state, so a policy can only place work, not trade its speed for energy",
+        );
     }
     why
 }

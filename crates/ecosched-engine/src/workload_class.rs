@@ -122,7 +122,7 @@ impl WorkloadClass {
         let k = machine.core_cpus.len().max(1);
         let c = machine.cpus().max(1);
         let eighth = (k / 8).max(1);
-        let host = &machine.spec.description;
+        let host = &machine.spec.name;
         let (what, body) = match self {
             WorkloadClass::Batch => (
                 format!(
@@ -156,7 +156,7 @@ impl WorkloadClass {
                 let services = (c / 2).max(1);
                 (
                     format!(
-                        "batch next to services on {host}: {} batch tasks beside {services} service threads at 10 %",
+                        "batch next to services on {host}: {} batch tasks beside {services} service thread(s) at 10 %",
                         2 * eighth
                     ),
                     format!(

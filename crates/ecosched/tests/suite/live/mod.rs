@@ -21,13 +21,16 @@
 //! - [`daemon`]: `daemon` and `ctl` with systemd's notify protocol, and a
 //!   real Prometheus scraping the exporter;
 //! - [`report_browser`]: the HTML reports in headless Chromium;
-//! - [`emit_machine`]: this machine's machine file loads and simulates.
+//! - [`emit_machine`]: this machine's machine file loads and simulates;
+//! - [`recommend`]: `recommend` for this host, its preset or its emitted
+//!   machine.
 
 mod av_sort;
 mod counters;
 mod daemon;
 mod emit_machine;
 mod patel;
+mod recommend;
 mod report_browser;
 mod run;
 mod run_contract;
