@@ -160,7 +160,7 @@ impl Recommendation {
         if let [one] = names.as_slice() {
             return one.to_string();
         }
-        names
+        let per_seed: Vec<String> = names
             .iter()
             .map(|n| {
                 let seeds: Vec<String> = self
@@ -172,8 +172,8 @@ impl Recommendation {
                     .collect();
                 format!("{n} on seed {}", seeds.join(", "))
             })
-            .collect::<Vec<_>>()
-            .join("; ")
+            .collect();
+        format!("{} ({})", names.join(" or "), per_seed.join("; "))
     }
 }
 

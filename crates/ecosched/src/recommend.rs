@@ -229,7 +229,7 @@ fn render(r: &Recommendation, machine_source: &str, workload: &str) -> String {
     let seeds: Vec<String> = r.seeds.iter().map(u64::to_string).collect();
     let default = r.default_name();
     let mut out = format!(
-        "machine:  {machine_source}\nworkload: {workload}\nseeds:    {} (figures per {}); default: {default}, the better of performance and schedutil\n\n",
+        "machine:  {machine_source}\nworkload: {workload}\nseeds:    {} (figures per {})\ndefault:  {default}, the better of performance and schedutil on each seed\n\n",
         seeds.join(", "),
         r.normalisation.unit()
     );
@@ -237,7 +237,7 @@ fn render(r: &Recommendation, machine_source: &str, workload: &str) -> String {
         (Some(c), _) => {
             let e = c.energy.map_or(1.0, |e| e.median);
             out.push_str(&format!(
-                "recommended: {}\n  energy per unit of work ×{} against {default}: a saving of {:.1} % (median over {} seeds)\n  throughput ×{}\n  run it: ecosched run --policy {}{} -- COMMAND\n\n",
+                "recommended: {}\n  energy per unit of work ×{} against the default: a saving of {:.1} % (median over {} seeds)\n  throughput ×{}\n  run it: ecosched run --policy {}{} -- COMMAND\n\n",
                 c.candidate.label(),
                 range(c.energy),
                 (1.0 - e) * 100.0,
