@@ -11,12 +11,15 @@
 //! at no more than [`SLOWDOWN`] lower throughput on the worst seed. Of
 //! those, the lowest median energy wins. When none qualifies the answer is
 //! to run fast, and the reason is the measured one: what the closest
-//! candidates saved and what they cost.
+//! candidates saved and what they cost. When the machine is a real host's,
+//! a candidate the host cannot serve (no hardware counters, no cpufreq) is
+//! refused before it is simulated, as `ecosched run` would refuse it there.
 
 use crate::experiment::{is_search, seed_shift, simulate, with_seed_shift, SimOptions, SimRun};
 use crate::normalise::{self, Normalisation, WorkFigures};
 use crate::suite::{self, BASELINES, MIN_SAVING, SLOWDOWN};
 use crate::EngineError;
+use ecosched_model::Capabilities;
 use ecosched_policy::{Params, PolicyError};
 use ecosched_sim::Scenario;
 use rayon::prelude::*;
@@ -177,6 +180,43 @@ impl Recommendation {
     }
 }
 
+/// What the real host lets a policy use, when the machine simulated is a
+/// host's: a candidate it cannot serve is refused before simulating, as
+/// `ecosched run` would refuse it there, though the simulated machine
+/// (which declares the CPU's PMU and P-states) could serve it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostLimits {
+    /// What the host provides.
+    pub capabilities: Capabilities,
+    /// Why it has no hardware counters, when it has none (perf's error).
+    pub no_counters_because: Option<String>,
+    /// Why it has no frequency control, when it has none.
+    pub no_frequency_because: Option<String>,
+}
+
+impl HostLimits {
+    /// Why the host refuses `policy` with `params`, if it does.
+    fn refuses(&self, policy: &str, params: &Params) -> Result<Option<String>, EngineError> {
+        let needs = ecosched_policy::build(policy, params)?.requirements();
+        let missing = needs.missing(&self.capabilities);
+        if missing.is_empty() {
+            return Ok(None);
+        }
+        let mut why = format!("this host lacks {}", missing.join("; "));
+        let counters = !needs.counters.is_subset(&self.capabilities.counters);
+        let frequency = needs.frequency && !self.capabilities.frequency;
+        for (lacks, because) in [
+            (counters, &self.no_counters_because),
+            (frequency, &self.no_frequency_because),
+        ] {
+            if let (true, Some(b)) = (lacks, because) {
+                why.push_str(&format!(" ({b})"));
+            }
+        }
+        Ok(Some(why))
+    }
+}
+
 /// Whether an error is a policy's refusal to run on this machine (given
 /// before anything starts), as opposed to a failure.
 fn refusal(e: &EngineError) -> Option<String> {
@@ -195,6 +235,7 @@ pub fn recommend(
     scenario: &Scenario,
     seeds: u32,
     options: &SimOptions,
+    host: Option<&HostLimits>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Recommendation, EngineError> {
     let seeds: Vec<u64> = (0..u64::from(seeds.clamp(1, MAX_SEEDS)))
@@ -202,11 +243,18 @@ pub fn recommend(
         .collect();
     let list = candidates();
     let mut params = Vec::with_capacity(list.len());
+    let mut host_refused = Vec::with_capacity(list.len());
     for c in &list {
-        params.push(Params::parse(c.params.iter().map(String::as_str))?);
+        let p = Params::parse(c.params.iter().map(String::as_str))?;
+        host_refused.push(match host {
+            Some(h) => h.refuses(&c.policy, &p)?,
+            None => None,
+        });
+        params.push(p);
         progress(&c.label());
     }
     let jobs: Vec<(usize, usize)> = (0..list.len())
+        .filter(|&c| host_refused[c].is_none())
         .flat_map(|c| (0..seeds.len()).map(move |s| (c, s)))
         .collect();
     // Independent simulations: one per core, each seeded as this thread.
@@ -224,7 +272,10 @@ pub fn recommend(
         })
         .collect();
     // runs[candidate][seed], or the candidate's refusal.
-    let mut runs: Vec<Result<Vec<SimRun>, String>> = vec![Ok(Vec::new()); list.len()];
+    let mut runs: Vec<Result<Vec<SimRun>, String>> = host_refused
+        .into_iter()
+        .map(|r| r.map_or(Ok(Vec::new()), Err))
+        .collect();
     for (&(c, _), outcome) in jobs.iter().zip(outcomes) {
         match outcome {
             Ok(run) => {
@@ -424,6 +475,36 @@ mod tests {
             let params = Params::parse(c.params.iter().map(String::as_str)).unwrap();
             ecosched_policy::build(&c.policy, &params).unwrap();
         }
+    }
+
+    #[test]
+    fn a_host_without_counters_or_cpufreq_refuses_what_needs_them() {
+        let host = HostLimits {
+            capabilities: Capabilities {
+                counters: [ecosched_model::CounterKind::OnCpuTime]
+                    .into_iter()
+                    .collect(),
+                power: None,
+                affinity: true,
+                frequency: false,
+                gang: true,
+            },
+            no_counters_because: Some("no PMU".into()),
+            no_frequency_because: Some("no cpufreq".into()),
+        };
+        let none = Params::default();
+        assert_eq!(host.refuses("performance", &none).unwrap(), None);
+        assert_eq!(host.refuses("hilo", &none).unwrap(), None);
+        let wca = host.refuses("wca", &none).unwrap().unwrap();
+        assert!(
+            wca.starts_with("this host lacks counters instructions retired")
+                && wca.ends_with("(no PMU)"),
+            "{wca}"
+        );
+        let green = Params::parse(["green=true"]).unwrap();
+        assert!(host.refuses("hilo", &green).unwrap().is_some());
+        let patel = host.refuses("patel1", &none).unwrap().unwrap();
+        assert!(patel.contains("(no PMU) (no cpufreq)"), "{patel}");
     }
 
     #[test]

@@ -14,15 +14,18 @@ use crate::output;
 use crate::table::{Align, Table};
 use anyhow::{Context, Result};
 use ecosched_engine::experiment::SimOptions;
-use ecosched_engine::recommend::{self, CandidateFigure, Range, Recommendation, MAX_SEEDS};
+use ecosched_engine::recommend::{
+    self, CandidateFigure, HostLimits, Range, Recommendation, MAX_SEEDS,
+};
 use ecosched_engine::suite::{MIN_SAVING, SLOWDOWN};
 use ecosched_engine::workload_class::WorkloadClass;
-use ecosched_linux::topology;
-use ecosched_linux::FsRoot;
+use ecosched_linux::{perf, topology, FsRoot};
+use ecosched_model::{Capabilities, CounterKind, PowerSource};
 use ecosched_sim::machine::{Machine, MachineSpec};
 use ecosched_sim::scenario::{parse_toml, preset, SCENARIOS};
 use ecosched_sim::Scenario;
 use serde::Serialize;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// The machine the recommendation is for, and how it was found.
@@ -33,6 +36,8 @@ struct ChosenMachine {
     label: String,
     /// Where it comes from, one sentence.
     source: String,
+    /// What the host lets policies use, when the machine is a host's.
+    host: Option<HostLimits>,
 }
 
 /// The answer with where its inputs came from, for `--json`.
@@ -80,9 +85,13 @@ pub fn recommend(args: &RecommendArgs) -> Result<Outcome> {
     };
     let mut progress =
         crate::progress::Progress::spinner(crate::progress::wanted(args.json), "recommend");
-    let found = recommend::recommend(&scenario, args.seeds, &SimOptions::default(), &mut |c| {
-        progress.stage(c)
-    })
+    let found = recommend::recommend(
+        &scenario,
+        args.seeds,
+        &SimOptions::default(),
+        chosen.host.as_ref(),
+        &mut |c| progress.stage(c),
+    )
     .with_context(|| format!("simulating the candidates on {}", scenario.spec.name))?;
     let stdout = if args.json {
         output::json(&RecommendJson {
@@ -106,6 +115,7 @@ fn choose_machine(asked: Option<&str>, root: Option<&Path>) -> Result<ChosenMach
             machine: m.with_context(|| format!("--machine {name}"))?,
             label: name.to_string(),
             source: format!("built-in preset {name}"),
+            host: None,
         });
     }
     let path = PathBuf::from(name);
@@ -131,6 +141,7 @@ fn choose_machine(asked: Option<&str>, root: Option<&Path>) -> Result<ChosenMach
         source: format!("machine file {name} ({})", machine.spec.name),
         machine,
         label,
+        host: None,
     })
 }
 
@@ -155,6 +166,7 @@ fn host_machine(root: Option<&Path>) -> Result<ChosenMachine> {
             root.dir().display()
         )
     })?;
+    let host = Some(host_limits(&root, &found));
     let cpuinfo = root
         .read_opt("proc/cpuinfo")
         .ok()
@@ -170,6 +182,7 @@ fn host_machine(root: Option<&Path>) -> Result<ChosenMachine> {
                     "this host ({}) is built-in preset {name}, matched by its CPU",
                     found.machine_name
                 ),
+                host,
             });
         }
     }
@@ -188,7 +201,41 @@ fn host_machine(root: Option<&Path>) -> Result<ChosenMachine> {
              emit the file, fill them in and pass it with --machine",
             found.machine_name
         ),
+        host,
     })
+}
+
+/// What this host lets a policy use, as `run` would find it: frequency
+/// control where cpufreq is there, and on the live host, when perf cannot
+/// count instructions (a VM without a virtual PMU), no hardware counter at
+/// all. Where it can, every counter is taken as available: which of the
+/// rest this CPU's PMU serves is the signal resolver's question at `run`.
+fn host_limits(root: &FsRoot, found: &topology::LinuxTopology) -> HostLimits {
+    let frequency = !found.cpufreq.is_empty();
+    let mut counters: BTreeSet<CounterKind> = CounterKind::ALL.into_iter().collect();
+    let mut no_counters_because = None;
+    if root.is_live() {
+        let probe = perf::probe(&perf::SystemPerf);
+        if let Some((_, why)) = probe
+            .unavailable
+            .iter()
+            .find(|(k, _)| *k == CounterKind::Instructions)
+        {
+            counters.retain(|k| !CounterKind::PERF_HARDWARE.contains(k));
+            no_counters_because = Some(format!("no hardware counters: {why}"));
+        }
+    }
+    HostLimits {
+        capabilities: Capabilities {
+            counters,
+            power: Some(PowerSource::Estimated),
+            affinity: true,
+            frequency,
+            gang: true,
+        },
+        no_counters_because,
+        no_frequency_because: (!frequency).then(|| "no cpufreq policy in sysfs".to_string()),
+    }
 }
 
 /// A scenario's workload on the chosen machine.
@@ -287,7 +334,9 @@ fn table(candidates: &[CandidateFigure], seeds: usize) -> String {
         t.render()
     );
     if !refused.is_empty() {
-        out.push_str("\nrefused on this machine under --observe linux:\n");
+        out.push_str(
+            "\nrefused (by the simulated machine under --observe linux, or by this host as `ecosched run` would refuse them):\n",
+        );
         out.extend(refused);
     }
     out

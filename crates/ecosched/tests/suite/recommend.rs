@@ -105,7 +105,7 @@ fn where_the_suite_says_run_fast_nothing_beats_the_default_and_it_says_why() {
         text.contains("why: the best candidate within 3 % of the default's throughput"),
         "{text}"
     );
-    assert!(text.contains("refused on this machine"), "{text}");
+    assert!(text.contains("refused (by the simulated machine"), "{text}");
 }
 
 #[test]
