@@ -23,12 +23,14 @@ pub mod experiment;
 pub mod fidelity;
 pub mod normalise;
 pub mod oracle;
+pub mod recommend;
 pub mod report;
 pub mod seeds;
 pub mod series;
 pub mod suite;
 pub mod sweep;
 pub mod validate;
+pub mod workload_class;
 
 pub use ecosched_control::{run, ControlError};
 

@@ -378,6 +378,21 @@ impl Scenario {
         Scenario::checked(origin, spec, dir, &at)
     }
 
+    /// Validate a scenario built in code (a workload generated for a
+    /// machine) on a machine already built (one described from a host in
+    /// memory, say) instead of the one its `machine` key names; the key is
+    /// kept as the machine's label. A scenario pins nothing to CPU
+    /// numbers, so no check depends on which machine it runs on. Errors
+    /// name the key, as there is no text to locate them in.
+    pub fn from_spec_on(
+        origin: &str,
+        spec: ScenarioSpec,
+        machine: Machine,
+    ) -> Result<Scenario, SimError> {
+        let at = |key: String, message: String| input_error(origin, "", None, key, message);
+        Scenario::checked_on(origin, spec, machine, &at)
+    }
+
     /// Check a parsed scenario and load its machine and profiles; `at`
     /// turns a dotted key and a message into an error located in the
     /// text it was written in.
@@ -387,7 +402,17 @@ impl Scenario {
         dir: Option<&Path>,
         at: &dyn Fn(String, String) -> SimError,
     ) -> Result<Scenario, SimError> {
-        let machine = match preset(&spec.machine) {
+        let machine = Scenario::machine_of(&spec, dir, at)?;
+        Scenario::checked_on(origin, spec, machine, at)
+    }
+
+    /// The machine `spec` names: a preset, or a machine file relative to `dir`.
+    fn machine_of(
+        spec: &ScenarioSpec,
+        dir: Option<&Path>,
+        at: &dyn Fn(String, String) -> SimError,
+    ) -> Result<Machine, SimError> {
+        Ok(match preset(&spec.machine) {
             Some(m) => m?,
             None => {
                 let path: PathBuf =
@@ -409,7 +434,16 @@ impl Scenario {
                 })?;
                 Machine::build(parse_toml(&path.display().to_string(), &mtext)?)?
             }
-        };
+        })
+    }
+
+    /// Every check of `spec` but its machine's, on `machine`.
+    fn checked_on(
+        origin: &str,
+        spec: ScenarioSpec,
+        machine: Machine,
+        at: &dyn Fn(String, String) -> SimError,
+    ) -> Result<Scenario, SimError> {
         if !(spec.tick_ms >= 0.1 && spec.tick_ms <= 100.0) {
             return Err(at(
                 "tick_ms".into(),

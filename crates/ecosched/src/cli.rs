@@ -37,6 +37,10 @@ pub enum Command {
     /// Xeon, hybrid, Arm) against performance, schedutil and the oracle;
     /// exit 1 if a workload misses (the oracle saves more than any policy).
     Suite(SuiteArgs),
+    /// Which policy and parameters to use for a workload on this machine
+    /// (or a preset or machine file), with the expected saving and its
+    /// spread over seeds, or why nothing beats running fast.
+    Recommend(RecommendArgs),
     /// Benchmarks.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -88,6 +92,34 @@ pub struct SuiteArgs {
     /// Print the table as Markdown (what the README shows).
     #[arg(long)]
     pub markdown: bool,
+}
+
+/// `ecosched recommend`.
+#[derive(Debug, Args)]
+pub struct RecommendArgs {
+    /// A machine preset or a machine file. Default: this host, as its
+    /// preset when one describes its CPU, else a machine built from it as
+    /// `topology --emit-machine` writes it.
+    #[arg(long, value_name = "NAME|FILE.toml")]
+    pub machine: Option<String>,
+    /// Read this host from a recorded root (sys/, proc/) instead of `/`;
+    /// without --machine only.
+    #[arg(long, value_name = "DIR", conflicts_with = "machine")]
+    pub root: Option<PathBuf>,
+    /// A scenario (built-in name or file) whose workload to run on the machine.
+    #[arg(long, value_name = "SCENARIO|FILE.toml", conflicts_with = "class")]
+    pub workload: Option<String>,
+    /// A class of work generated for the machine: build, batch (or
+    /// batch-mixed), services:PCT (busy 1–99 %), services-low,
+    /// services-high, batch-services.
+    #[arg(long, value_name = "CLASS")]
+    pub class: Option<String>,
+    /// Seeds each candidate runs on (the scenario's and the next ones).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub seeds: u32,
+    /// Print the answer and every candidate as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `ecosched sweep`.

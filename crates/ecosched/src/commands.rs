@@ -26,6 +26,7 @@ pub fn run(cli: &Cli) -> Result<Outcome> {
         Command::Compare(a) => compare(a),
         Command::Validate(a) => run_validate(a),
         Command::Suite(a) => crate::suite_commands::suite(a),
+        Command::Recommend(a) => crate::recommend::recommend(a),
         Command::Bench(BenchCommand::Sim(a)) => bench_sim(a),
         Command::Bench(BenchCommand::Observe(a)) => linux_commands::bench_observe(a),
         Command::Run(a) => linux_commands::run(a),

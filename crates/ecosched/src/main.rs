@@ -27,6 +27,7 @@ mod perfetto;
 mod policy_list;
 mod power_model;
 mod progress;
+mod recommend;
 mod report;
 mod report_commands;
 mod run_outputs;

@@ -14,6 +14,8 @@
 //! - [`validate`]: `validate`'s options (not the validation itself);
 //! - [`topology`]: `topology` of a recorded machine and of this one;
 //! - [`emit_machine`]: `topology --emit-machine` files load and simulate;
+//! - [`recommend`]: `recommend`'s answer against the suite's, recorded
+//!   hosts, bad input;
 //! - [`calibrate`]: `calibrate av` on a simulated machine preset;
 //! - [`exports`]: Perfetto traces against golden files, CSV time series,
 //!   sweeps and report paths;
@@ -44,6 +46,7 @@ mod emit_machine;
 mod exports;
 mod fake_pmu;
 mod live;
+mod recommend;
 mod recorded_cpufreq;
 mod restore;
 mod sim;

@@ -24,6 +24,8 @@
 //! - [`emit_machine`]: this machine's machine file loads and simulates;
 //! - [`ab`]: `ab` on a real build, energy ratios from a recorded meter
 //!   whose counters the runs drive, and its report in the browser.
+//! - [`recommend`]: `recommend` for this host, its preset or its emitted
+//!   machine.
 
 mod ab;
 mod av_sort;
@@ -31,6 +33,7 @@ mod counters;
 mod daemon;
 mod emit_machine;
 mod patel;
+mod recommend;
 mod report_browser;
 mod run;
 mod run_contract;
