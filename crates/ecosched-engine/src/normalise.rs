@@ -202,6 +202,7 @@ mod tests {
             unfinished_tasks: unfinished,
             patel: PatelMetrics::default(),
             policy_stats: ecosched_model::PolicyStats::default(),
+            attribution: None,
         }
     }
 

@@ -34,6 +34,7 @@ pub fn run(cli: &Cli) -> Result<Outcome> {
         Command::Bench(BenchCommand::Pam(a)) => bench_pam(a),
         Command::Calibrate(CalibrateCommand::Av(a)) => calibrate_av(a),
         Command::Bench(BenchCommand::Oracle(a)) => crate::report_commands::bench_oracle(a),
+        Command::Bench(BenchCommand::Attribution(a)) => crate::attribution_bench::run(a),
         Command::Sweep(a) => crate::report_commands::sweep(a),
         Command::Daemon(a) => crate::service_commands::daemon(a),
         Command::Ctl(a) => crate::service_commands::ctl(a),
@@ -176,6 +177,7 @@ fn compare_cluster(args: &CompareArgs, s: &CompareSettings, cluster: &Cluster) -
         seed: s.seed,
         observe: s.observe,
         extra_counters: [ecosched_model::CounterKind::Instructions].into(),
+        attribution: None,
     };
     let mut bar = Progress::simulation(progress::wanted(s.json), cluster.spec.duration_s);
     let mut current = usize::MAX;
@@ -223,6 +225,7 @@ fn compare(args: &CompareArgs) -> Result<Outcome> {
         seed: s.seed,
         observe: s.observe,
         extra_counters: [ecosched_model::CounterKind::Instructions].into(),
+        attribution: None,
     };
     if let Some(n) = s.seeds {
         crate::report_commands::refuse_report_with_seeds(args)?;

@@ -14,6 +14,7 @@
 //! found, 126 it cannot be executed, 125 ecosched itself failed; bad input
 //! is still 2, and nothing was run.
 
+mod attribution_bench;
 mod cli;
 mod cluster_output;
 mod commands;
