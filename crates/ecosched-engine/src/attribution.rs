@@ -60,12 +60,14 @@ impl TraceSink for FitSink<'_> {
 
     fn step(&mut self, step: &Step) -> std::io::Result<()> {
         let s = &step.snapshot;
-        let mut totals = Counters::default();
-        for t in &s.tasks {
-            totals.accumulate(&t.counters);
-        }
+        let ran: Vec<&Counters> = s
+            .tasks
+            .iter()
+            .map(|t| &t.counters)
+            .filter(|c| c.on_cpu_ns.is_some_and(|n| n > 0))
+            .collect();
         if let Some(e) = s.power.energy_j(self.meter) {
-            self.fit.observe(e, s.interval_s, &totals);
+            self.fit.observe(e, s.interval_s, &ran);
         }
         Ok(())
     }
@@ -302,7 +304,10 @@ pub struct AttributionBench {
 
 /// Mean relative absolute error of `estimate` against `energy_true_j`
 /// over the rows with true energy; (rows, sum of errors).
-fn errors(report: &SimReport, estimate: impl Fn(&ecosched_model::TaskMetrics) -> Option<f64>) -> (usize, f64) {
+fn errors(
+    report: &SimReport,
+    estimate: impl Fn(&ecosched_model::TaskMetrics) -> Option<f64>,
+) -> (usize, f64) {
     report
         .tasks
         .iter()
@@ -335,7 +340,13 @@ pub fn bench_attribution(scenarios: &[&str]) -> Result<AttributionBench, crate::
             attribution: Some(fit),
             ..Default::default()
         };
-        let run = crate::experiment::simulate(&scenario, BENCH_POLICY, &Params::default(), &options, &mut |_| {})?;
+        let run = crate::experiment::simulate(
+            &scenario,
+            BENCH_POLICY,
+            &Params::default(),
+            &options,
+            &mut |_| {},
+        )?;
         let (n, cpu) = errors(&run.report, |t| t.energy_cpu_share_j);
         let (_, act) = errors(&run.report, |t| t.energy_activity_j);
         n_all += n;
@@ -358,6 +369,10 @@ pub fn bench_attribution(scenarios: &[&str]) -> Result<AttributionBench, crate::
         scenarios: rows,
         cpu_share_mae,
         activity_mae,
-        ratio: if cpu_share_mae > 0.0 { activity_mae / cpu_share_mae } else { f64::NAN },
+        ratio: if cpu_share_mae > 0.0 {
+            activity_mae / cpu_share_mae
+        } else {
+            f64::NAN
+        },
     })
 }

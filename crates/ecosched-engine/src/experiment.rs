@@ -6,11 +6,11 @@
 use crate::report::SimReport;
 use crate::EngineError;
 use ecosched_control::run;
+use ecosched_model::attribution::EnergyFit;
 use ecosched_model::trace::{MemorySink, NullSink, TraceSink};
 use ecosched_model::{Comparison, CounterKind, RunMetrics, Trace};
 use ecosched_policy::{build, Params};
 use ecosched_sim::{Observe, Scenario, SimPlatform};
-use ecosched_model::attribution::EnergyFit;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -119,10 +119,27 @@ pub fn simulate_policy_into(
     let (outcome, notes) = match options.attribution.as_deref() {
         Some(fit) => {
             let mut attributing = crate::attribution::AttributionSink::new(sink, fit);
-            let outcome = run(&mut platform, policy.as_mut(), name, Some(seed), &mut attributing, progress)?;
+            let outcome = run(
+                &mut platform,
+                policy.as_mut(),
+                name,
+                Some(seed),
+                &mut attributing,
+                progress,
+            )?;
             (outcome, Some(attributing))
         }
-        None => (run(&mut platform, policy.as_mut(), name, Some(seed), sink, progress)?, None),
+        None => (
+            run(
+                &mut platform,
+                policy.as_mut(),
+                name,
+                Some(seed),
+                sink,
+                progress,
+            )?,
+            None,
+        ),
     };
     let mut report = SimReport::new(name, &outcome.header, &outcome.metrics, seed);
     if let Some(a) = notes {

@@ -23,26 +23,41 @@ use crate::sample::{CounterKind, Counters};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// The counters the model can weigh, in order. On-CPU time is always
-/// there (schedstat); the others are hardware events a machine may lack.
-pub const FEATURES: [CounterKind; 5] = [
-    CounterKind::OnCpuTime,
-    CounterKind::Instructions,
-    CounterKind::Cycles,
-    CounterKind::LlcMisses,
-    CounterKind::MemTransactions,
+/// What the model can weigh: a counter, or cycles × frequency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Feature {
+    /// A counter's count.
+    Counter(CounterKind),
+    /// Cycles × the task's mean frequency over the interval (cycles² /
+    /// on-CPU time): dynamic power grows faster than frequency (the
+    /// voltage rises with it, P ∝ C·V²·f), so a cycle at a high clock
+    /// costs more than one at a low clock. Needs cycles and on-CPU time.
+    CyclesTimesGhz,
+}
+
+/// The features, in order. On-CPU time is always there (schedstat); the
+/// others need hardware events a machine may lack.
+pub const FEATURES: [Feature; 6] = [
+    Feature::Counter(CounterKind::OnCpuTime),
+    Feature::Counter(CounterKind::Instructions),
+    Feature::Counter(CounterKind::Cycles),
+    Feature::CyclesTimesGhz,
+    Feature::Counter(CounterKind::LlcMisses),
+    Feature::Counter(CounterKind::MemTransactions),
 ];
 
 /// The unit each feature is counted in by the fit (so the normal
 /// equations stay well scaled): seconds, 10⁹ instructions, 10⁹ cycles,
-/// 10⁶ misses, 10⁶ transactions.
-const UNIT: [f64; 5] = [1e9, 1e9, 1e9, 1e6, 1e6];
+/// 10⁹ cycles·GHz, 10⁶ misses, 10⁶ transactions.
+const UNIT: [f64; 6] = [1e9, 1e9, 1e9, 1e9, 1e6, 1e6];
 
 /// The unit's name, for reports.
-const UNIT_NAME: [&str; 5] = [
+const UNIT_NAME: [&str; 6] = [
     "CPU-second",
     "10^9 instructions",
     "10^9 cycles",
+    "10^9 cycles x GHz",
     "10^6 LLC misses",
     "10^6 memory transactions",
 ];
@@ -52,25 +67,37 @@ const K: usize = FEATURES.len() + 1;
 /// A set of features as a bit mask over [`FEATURES`].
 type Mask = u8;
 
+/// One task's feature `f` over an interval, in counts; `None` when not
+/// counted.
+fn value(f: Feature, c: &Counters) -> Option<f64> {
+    match f {
+        Feature::Counter(k) => c.get(k).map(|v| v as f64),
+        Feature::CyclesTimesGhz => {
+            let on = c.on_cpu_ns.filter(|&n| n > 0)? as f64;
+            let cycles = c.cycles? as f64;
+            Some(cycles * cycles / on)
+        }
+    }
+}
+
 fn mask_of(c: &Counters) -> Option<Mask> {
     c.on_cpu_ns?;
     Some(
         FEATURES
             .iter()
             .enumerate()
-            .filter(|(_, &k)| c.get(k).is_some())
+            .filter(|(_, &f)| value(f, c).is_some())
             .fold(0, |m, (i, _)| m | (1 << i)),
     )
 }
 
-/// The row of one interval: 1 (idle), then each feature per second.
-fn row(c: &Counters, interval_s: f64) -> [f64; K] {
-    let mut x = [0.0; K];
-    x[0] = 1.0;
-    for (i, &k) in FEATURES.iter().enumerate() {
-        x[i + 1] = c.get(k).map_or(0.0, |v| v as f64 / UNIT[i] / interval_s);
+/// Whether a feature can be computed from the counters in `available`.
+fn computable(f: Feature, available: &BTreeSet<CounterKind>) -> bool {
+    match f {
+        Feature::Counter(CounterKind::OnCpuTime) => true,
+        Feature::Counter(k) => available.contains(&k),
+        Feature::CyclesTimesGhz => available.contains(&CounterKind::Cycles),
     }
-    x
 }
 
 /// The normal equations of intervals that counted the same features.
@@ -90,15 +117,29 @@ pub struct EnergyFit {
 }
 
 impl EnergyFit {
-    /// Take in one interval: the machine's energy over it and the sum of
-    /// every task's counters over it. Intervals without on-CPU time or
-    /// energy teach nothing and are left out.
-    pub fn observe(&mut self, energy_j: f64, interval_s: f64, totals: &Counters) {
-        let Some(mask) = mask_of(totals) else { return };
-        if !(interval_s > 0.0 && energy_j.is_finite() && energy_j >= 0.0) {
+    /// Take in one interval: the machine's energy over it and every task
+    /// that ran in it, with its counters over the interval. Intervals
+    /// without tasks, on-CPU time or energy teach nothing and are left out.
+    pub fn observe(&mut self, energy_j: f64, interval_s: f64, tasks: &[&Counters]) {
+        let Some(mask) = tasks
+            .iter()
+            .map(|c| mask_of(c))
+            .try_fold(Mask::MAX, |m, t| Some(m & t?))
+        else {
+            return;
+        };
+        if tasks.is_empty() || !(interval_s > 0.0 && energy_j.is_finite() && energy_j >= 0.0) {
             return;
         }
-        let x = row(totals, interval_s);
+        let mut x = [0.0; K];
+        x[0] = 1.0;
+        for (i, &f) in FEATURES
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| mask & (1 << i) != 0)
+        {
+            x[i + 1] = tasks.iter().filter_map(|c| value(f, c)).sum::<f64>() / UNIT[i] / interval_s;
+        }
         let y = energy_j / interval_s;
         let n = self.by_mask.entry(mask).or_default();
         for i in 0..K {
@@ -124,7 +165,7 @@ impl EnergyFit {
         let want: Mask = FEATURES
             .iter()
             .enumerate()
-            .filter(|(i, k)| *i == 0 || available.contains(k))
+            .filter(|(_, &f)| computable(f, available))
             .fold(0, |m, (i, _)| m | (1 << i));
         // The most of the wanted counters any interval counted.
         let want = self
@@ -146,7 +187,11 @@ impl EnergyFit {
             return None;
         }
         let mut used: Vec<usize> = std::iter::once(0)
-            .chain((0..FEATURES.len()).filter(|i| want & (1 << i) != 0).map(|i| i + 1))
+            .chain(
+                (0..FEATURES.len())
+                    .filter(|i| want & (1 << i) != 0)
+                    .map(|i| i + 1),
+            )
             .collect();
         loop {
             let beta = solve(&sum, &used)?;
@@ -169,7 +214,7 @@ impl EnergyFit {
                             .zip(&beta)
                             .skip(1)
                             .map(|(&i, &b)| Coefficient {
-                                counter: FEATURES[i - 1],
+                                feature: FEATURES[i - 1],
                                 unit: UNIT_NAME[i - 1].to_string(),
                                 joules_per_unit: b,
                             })
@@ -227,8 +272,8 @@ fn solve(n: &Normal, used: &[usize]) -> Option<Vec<f64>> {
 /// One event's energy weight.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Coefficient {
-    /// The counter.
-    pub counter: CounterKind,
+    /// What it weighs.
+    pub feature: Feature,
     /// What one unit of it is.
     pub unit: String,
     /// Joules per unit.
@@ -242,9 +287,9 @@ pub struct EnergyModel {
     pub idle_w: f64,
     /// The events it weighs (those whose weight came out positive).
     pub coefficients: Vec<Coefficient>,
-    /// The counters the machine (or the task) lacked, so the model does
-    /// without them.
-    pub missing: Vec<CounterKind>,
+    /// The features the machine's (or the tasks') counters could not
+    /// give, so the model does without them.
+    pub missing: Vec<Feature>,
     /// Intervals it was fitted on.
     pub intervals: u64,
 }
@@ -254,16 +299,16 @@ impl EnergyModel {
     /// `None` when it lacks a counter the model weighs.
     pub fn estimate_j(&self, c: &Counters) -> Option<f64> {
         self.coefficients.iter().try_fold(0.0, |sum, k| {
-            let i = FEATURES.iter().position(|&f| f == k.counter)?;
-            Some(sum + c.get(k.counter)? as f64 / UNIT[i] * k.joules_per_unit)
+            let i = FEATURES.iter().position(|&f| f == k.feature)?;
+            Some(sum + value(k.feature, c)? / UNIT[i] * k.joules_per_unit)
         })
     }
 
     /// Whether it weighs anything beyond on-CPU time.
     pub fn weighs_activity(&self) -> bool {
-        self.coefficients
-            .iter()
-            .any(|k| k.counter != CounterKind::OnCpuTime && k.joules_per_unit > 0.0)
+        self.coefficients.iter().any(|k| {
+            k.feature != Feature::Counter(CounterKind::OnCpuTime) && k.joules_per_unit > 0.0
+        })
     }
 }
 
@@ -311,6 +356,10 @@ pub fn split(model: &EnergyModel, energy_j: f64, interval_s: f64, tasks: &[&Coun
 mod tests {
     use super::*;
 
+    fn all() -> BTreeSet<CounterKind> {
+        CounterKind::ALL.into()
+    }
+
     fn counters(on_s: f64, gins: f64, gcyc: f64, mmiss: f64) -> Counters {
         Counters {
             on_cpu_ns: Some((on_s * 1e9) as u64),
@@ -325,30 +374,39 @@ mod tests {
     /// per 10⁶ misses, measured on varied intervals.
     fn fitted() -> EnergyFit {
         let mut fit = EnergyFit::default();
-        for (busy, ipc, mpki) in [(1.0, 2.0, 0.1), (2.0, 0.5, 20.0), (4.0, 1.0, 5.0), (3.0, 0.2, 40.0)] {
+        for (busy, ipc, mpki) in [
+            (1.0, 2.0, 0.1),
+            (2.0, 0.5, 20.0),
+            (4.0, 1.0, 5.0),
+            (3.0, 0.2, 40.0),
+        ] {
             let cyc = busy * 2.0;
             let miss = cyc * ipc * mpki;
             let energy = 20.0 + 2.0 * cyc + 0.05 * miss;
-            fit.observe(energy, 1.0, &counters(busy, cyc * ipc, cyc, miss));
+            fit.observe(energy, 1.0, &[&counters(busy, cyc * ipc, cyc, miss)]);
         }
         fit
     }
 
     #[test]
     fn the_fit_recovers_the_weights() {
-        let all: BTreeSet<CounterKind> = FEATURES.into();
-        let m = fitted().model(&all).unwrap();
+        let m = fitted().model(&all()).unwrap();
         assert!((m.idle_w - 20.0).abs() < 1e-3, "{m:?}");
-        let miss = m.coefficients.iter().find(|k| k.counter == CounterKind::LlcMisses);
+        let miss = m
+            .coefficients
+            .iter()
+            .find(|k| k.feature == Feature::Counter(CounterKind::LlcMisses));
         assert!((miss.unwrap().joules_per_unit - 0.05).abs() < 1e-4, "{m:?}");
         assert!(m.coefficients.iter().all(|k| k.joules_per_unit >= 0.0));
-        assert_eq!(m.missing, vec![CounterKind::MemTransactions]);
+        assert_eq!(
+            m.missing,
+            vec![Feature::Counter(CounterKind::MemTransactions)]
+        );
     }
 
     #[test]
     fn the_split_conserves_the_energy_above_idle_and_follows_activity() {
-        let all: BTreeSet<CounterKind> = FEATURES.into();
-        let m = fitted().model(&all).unwrap();
+        let m = fitted().model(&all()).unwrap();
         let compute = counters(1.0, 4.0, 2.0, 0.1);
         let memory = counters(1.0, 0.2, 2.0, 400.0);
         let s = split(&m, 100.0, 1.0, &[&compute, &memory]);
@@ -370,7 +428,7 @@ mod tests {
             assert!((x - y).abs() < 1e-9);
         }
         // A task that lacks a weighed counter sends the interval to CPU time.
-        let full = fitted().model(&FEATURES.into()).unwrap();
+        let full = fitted().model(&all()).unwrap();
         let bare = Counters {
             on_cpu_ns: Some(1_000_000_000),
             ..Counters::default()

@@ -67,7 +67,10 @@ pub fn idle_j(
 /// state at `volts` and `ghz`: what it would draw had the task it runs not
 /// run (the counterfactual of a task's true energy, `platform/truth.rs`).
 pub fn idle_floor_w(p: &PowerSpec, volts: f64, v_max: f64, ghz: f64) -> f64 {
-    let state = p.idle_states.last().map_or(0.0, |s| s.power_w * volts / v_max);
+    let state = p
+        .idle_states
+        .last()
+        .map_or(0.0, |s| s.power_w * volts / v_max);
     p.idle_ceff * volts * volts * ghz + state
 }
 

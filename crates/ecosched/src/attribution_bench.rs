@@ -30,21 +30,40 @@ fn pct(x: f64) -> String {
 
 fn render(b: &AttributionBench) -> String {
     let mut t = Table::new(
-        &["scenario", "machine", "tasks", "cpu-share error", "activity error", "model"],
-        &[Align::Left, Align::Left, Align::Right, Align::Right, Align::Right, Align::Left],
+        &[
+            "scenario",
+            "machine",
+            "tasks",
+            "cpu-share error",
+            "activity error",
+            "model",
+        ],
+        &[
+            Align::Left,
+            Align::Left,
+            Align::Right,
+            Align::Right,
+            Align::Right,
+            Align::Left,
+        ],
     );
     for s in &b.scenarios {
-        let model = s.report.attribution.as_ref().and_then(|a| a.model.as_ref()).map_or_else(
-            || "none".to_string(),
-            |m| {
-                let weights: Vec<String> = m
-                    .coefficients
-                    .iter()
-                    .map(|k| format!("{} J/{}", num(k.joules_per_unit), k.unit))
-                    .collect();
-                format!("idle {} W; {}", num(m.idle_w), weights.join(", "))
-            },
-        );
+        let model = s
+            .report
+            .attribution
+            .as_ref()
+            .and_then(|a| a.model.as_ref())
+            .map_or_else(
+                || "none".to_string(),
+                |m| {
+                    let weights: Vec<String> = m
+                        .coefficients
+                        .iter()
+                        .map(|k| format!("{} J per {}", num(k.joules_per_unit), k.unit))
+                        .collect();
+                    format!("idle {} W; {}", num(m.idle_w), weights.join(", "))
+                },
+            );
         t.row([
             s.scenario.clone(),
             s.machine.clone(),

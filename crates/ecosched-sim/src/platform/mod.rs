@@ -65,13 +65,13 @@ use events::MinTree;
 use gang::GangRun;
 use loadavg::LoadTracker;
 pub use migrate::Migrant;
-pub use truth::TrueEnergy;
 use rand_chacha::ChaCha8Rng;
 use rates::RateMemo;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
+pub use truth::TrueEnergy;
 
 const NS_PER_S: f64 = 1e9;
 /// Instructions below which a task counts as done (float rounding).
