@@ -76,6 +76,21 @@ fn policies(args: &PoliciesArgs) -> Result<Outcome> {
     }))
 }
 
+/// The activity model's fit for `scenario`'s machine when the JSON task
+/// rows are wanted (they carry each task's true and attributed energy,
+/// `docs/researchers/attribution.md`).
+fn attribution_fit(
+    json: bool,
+    scenario: &ecosched_sim::Scenario,
+) -> Result<Option<std::sync::Arc<ecosched_model::attribution::EnergyFit>>> {
+    if !json {
+        return Ok(None);
+    }
+    let fit = ecosched_engine::attribution::fit_machine(scenario)
+        .with_context(|| format!("fitting the activity model on {}", scenario.spec.machine))?;
+    Ok(Some(std::sync::Arc::new(fit)))
+}
+
 fn load_workload(name: &str) -> Result<Workload> {
     Workload::load(name).with_context(|| format!("cannot load scenario {name:?}"))
 }
@@ -97,6 +112,7 @@ fn sim(args: &SimArgs) -> Result<Outcome> {
     let options = experiment::SimOptions {
         seed: s.seed,
         observe: s.observe,
+        attribution: attribution_fit(s.json, &scenario)?,
         ..Default::default()
     };
     let mut bar = Progress::simulation(progress::wanted(s.json), scenario.spec.duration_s);
@@ -225,7 +241,7 @@ fn compare(args: &CompareArgs) -> Result<Outcome> {
         seed: s.seed,
         observe: s.observe,
         extra_counters: [ecosched_model::CounterKind::Instructions].into(),
-        attribution: None,
+        attribution: attribution_fit(s.json, &scenario)?,
     };
     if let Some(n) = s.seeds {
         crate::report_commands::refuse_report_with_seeds(args)?;
