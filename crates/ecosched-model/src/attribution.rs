@@ -256,11 +256,12 @@ fn solve(n: &Normal, used: &[usize]) -> Option<Vec<f64>> {
             return None;
         }
         a.swap(col, pivot);
-        for r in 0..m {
+        let pivot_row = a[col].clone();
+        for (r, row) in a.iter_mut().enumerate() {
             if r != col {
-                let f = a[r][col] / a[col][col];
-                for c in col..=m {
-                    a[r][c] -= f * a[col][c];
+                let f = row[col] / pivot_row[col];
+                for (x, p) in row.iter_mut().zip(&pivot_row).skip(col) {
+                    *x -= f * p;
                 }
             }
         }

@@ -78,7 +78,9 @@ impl GroupAttribution {
             .into_iter()
             .filter(|&k| !ran.is_empty() && ran.iter().all(|c| c.get(k).is_some()))
             .collect();
-        if self.fit.intervals() >= MIN_INTERVALS && self.fit.intervals() % MIN_INTERVALS == 0 {
+        if self.fit.intervals() >= MIN_INTERVALS
+            && self.fit.intervals().is_multiple_of(MIN_INTERVALS)
+        {
             self.model = self.fit.model(&have);
         }
         let by_model = self
