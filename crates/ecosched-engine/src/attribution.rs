@@ -13,7 +13,7 @@
 //! - [`AttributionSink`]: divides each interval's metered energy above
 //!   idle among the tasks that ran, by on-CPU time and by the model
 //!   ([`ecosched_model::attribution::split`]), per task name.
-//! - [`annotate`]: puts both estimates and the truth into a report's task
+//! - [`AttributionSink::annotate`]: puts both estimates and the truth into a report's task
 //!   rows.
 
 use crate::report::SimReport;
