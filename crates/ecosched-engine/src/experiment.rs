@@ -143,7 +143,7 @@ pub fn simulate_policy_into(
     };
     let mut report = SimReport::new(name, &outcome.header, &outcome.metrics, seed);
     if let Some(a) = notes {
-        report.attribution = Some(a.annotate(&mut report, &mut platform));
+        report.attribution = Some(a.annotate(&mut report.tasks, &mut platform));
     }
     report.observe = Some(options.observe);
     report.migrations_by_cause = Some(platform.stats().migrations);

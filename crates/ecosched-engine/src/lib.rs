@@ -16,6 +16,7 @@
 //! ```
 
 pub mod attribution;
+pub mod attribution_check;
 pub mod bench;
 pub mod calibrate;
 pub mod cluster;

@@ -7,7 +7,7 @@ use crate::outcome::Outcome;
 use crate::output;
 use crate::table::{num, Align, Table};
 use anyhow::{Context, Result};
-use ecosched_engine::attribution::{bench_attribution, AttributionBench, BENCH_SCENARIOS};
+use ecosched_engine::attribution_check::{bench_attribution, AttributionBench, BENCH_SCENARIOS};
 
 /// Run the bench and render it.
 pub fn run(args: &BenchAttributionArgs) -> Result<Outcome> {

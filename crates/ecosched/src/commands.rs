@@ -86,7 +86,7 @@ fn attribution_fit(
     if !json {
         return Ok(None);
     }
-    let fit = ecosched_engine::attribution::fit_machine(scenario)
+    let fit = ecosched_engine::attribution_check::fit_machine(scenario)
         .with_context(|| format!("fitting the activity model on {}", scenario.spec.machine))?;
     Ok(Some(std::sync::Arc::new(fit)))
 }

@@ -3,7 +3,7 @@
 //! compute/memory scenarios and divides the same energy; the fit weighs
 //! events where they are counted and is on-CPU time alone without them.
 
-use ecosched_engine::attribution::{bench_attribution, fit_machine};
+use ecosched_engine::attribution_check::{bench_attribution, fit_machine};
 use ecosched_model::CounterKind;
 use ecosched_sim::Scenario;
 
