@@ -6,11 +6,13 @@
 use crate::report::SimReport;
 use crate::EngineError;
 use ecosched_control::run;
+use ecosched_model::attribution::EnergyFit;
 use ecosched_model::trace::{MemorySink, NullSink, TraceSink};
 use ecosched_model::{Comparison, CounterKind, RunMetrics, Trace};
 use ecosched_policy::{build, Params};
 use ecosched_sim::{Observe, Scenario, SimPlatform};
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// How a simulated run is set up beyond its scenario and policy.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -23,6 +25,9 @@ pub struct SimOptions {
     /// experiment takes (as `perf stat -e` beside a run); under `linux`
     /// they share the PMU with the policy's and are multiplexed with them.
     pub extra_counters: BTreeSet<CounterKind>,
+    /// Attribute each task's energy by CPU time and by this fitted
+    /// activity model, and record its true energy ([`crate::attribution`]).
+    pub attribution: Option<Arc<EnergyFit>>,
 }
 
 impl SimOptions {
@@ -110,15 +115,36 @@ pub fn simulate_policy_into(
     let seed = run_seed(options.seed, scenario.spec.seed);
     let mut platform = SimPlatform::new(scenario, seed)?;
     platform.observe_as(options.observe, &options.extra_counters);
-    let outcome = run(
-        &mut platform,
-        policy.as_mut(),
-        &scenario.spec.name,
-        Some(seed),
-        sink,
-        progress,
-    )?;
-    let mut report = SimReport::new(&scenario.spec.name, &outcome.header, &outcome.metrics, seed);
+    let name = &scenario.spec.name;
+    let (outcome, notes) = match options.attribution.as_deref() {
+        Some(fit) => {
+            let mut attributing = crate::attribution::AttributionSink::new(sink, fit);
+            let outcome = run(
+                &mut platform,
+                policy.as_mut(),
+                name,
+                Some(seed),
+                &mut attributing,
+                progress,
+            )?;
+            (outcome, Some(attributing))
+        }
+        None => (
+            run(
+                &mut platform,
+                policy.as_mut(),
+                name,
+                Some(seed),
+                sink,
+                progress,
+            )?,
+            None,
+        ),
+    };
+    let mut report = SimReport::new(name, &outcome.header, &outcome.metrics, seed);
+    if let Some(a) = notes {
+        report.attribution = Some(a.annotate(&mut report.tasks, &mut platform));
+    }
     report.observe = Some(options.observe);
     report.migrations_by_cause = Some(platform.stats().migrations);
     report.policy_stats = policy.stats();

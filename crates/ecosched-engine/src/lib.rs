@@ -15,6 +15,8 @@
 //! assert!(run.report.makespan_s > 0.0);
 //! ```
 
+pub mod attribution;
+pub mod attribution_check;
 pub mod bench;
 pub mod calibrate;
 pub mod cluster;

@@ -195,10 +195,14 @@ mod tests {
                 migrations: None,
                 energy_j: None,
                 edp_js: None,
+                energy_true_j: None,
+                energy_cpu_share_j: None,
+                energy_activity_j: None,
             }],
             unfinished_tasks: unfinished,
             patel: PatelMetrics::default(),
             policy_stats: ecosched_model::PolicyStats::default(),
+            attribution: None,
         }
     }
 

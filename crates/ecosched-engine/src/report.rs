@@ -3,6 +3,7 @@
 //! Other tools parse these: field names are a contract; add fields, never
 //! rename them.
 
+use crate::attribution::AttributionNotes;
 use ecosched_control::RunOutcome;
 use ecosched_model::{
     Counters, Meter, PatelMetrics, PolicyStats, PowerSource, RunMetrics, TaskMetrics, TraceHeader,
@@ -65,6 +66,11 @@ pub struct SimReport {
     /// tools have always read.
     #[serde(rename = "policy_notes", skip_serializing_if = "PolicyStats::is_empty")]
     pub policy_stats: PolicyStats,
+    /// How the task rows' `energy_cpu_share_j` and `energy_activity_j`
+    /// were attributed (the fitted model, how many intervals each way),
+    /// when the run checked attribution.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attribution: Option<AttributionNotes>,
 }
 
 impl SimReport {
@@ -92,6 +98,7 @@ impl SimReport {
             unfinished_tasks: m.unfinished_tasks,
             patel: m.patel.clone(),
             policy_stats: PolicyStats::default(),
+            attribution: None,
         }
     }
 }

@@ -14,6 +14,7 @@
 //! assert_eq!(set.to_list(), "0-3,8");
 //! ```
 
+pub mod attribution;
 pub mod avcal;
 pub mod calibration;
 pub mod capability;

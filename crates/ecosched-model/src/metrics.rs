@@ -35,6 +35,19 @@ pub struct TaskMetrics {
     pub energy_j: Option<f64>,
     /// `energy_j × runtime_s` (per-task EDP).
     pub edp_js: Option<f64>,
+    /// SIMULATOR TRUTH: the energy every instance of the name caused over
+    /// the run, J (`docs/researchers/attribution.md`); only in simulated
+    /// runs that check attribution.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_true_j: Option<f64>,
+    /// The measured energy above idle attributed to every instance of the
+    /// name by on-CPU time share, J (same total scope as `energy_true_j`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_cpu_share_j: Option<f64>,
+    /// The same energy attributed by the activity model
+    /// (`ecosched_model::attribution`), J.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_activity_j: Option<f64>,
 }
 
 impl TaskMetrics {
@@ -313,6 +326,9 @@ impl MetricsAccumulator {
                     migrations: acc.migrations,
                     energy_j,
                     edp_js: energy_j.map(|e| e * runtime_s),
+                    energy_true_j: None,
+                    energy_cpu_share_j: None,
+                    energy_activity_j: None,
                 }
             })
             .collect();

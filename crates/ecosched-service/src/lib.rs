@@ -19,6 +19,7 @@
 //! group ends, is paused, changes policy, or the daemon stops; a daemon
 //! that was killed leaves journals the next one restores at start.
 
+pub mod attribution;
 pub mod config;
 pub mod ctl;
 pub mod daemon;

@@ -8,7 +8,7 @@
 //! | `ecosched_power_watts` | zone, source | the same over the last sample |
 //! | `ecosched_cpu_frequency_hertz` | cpu | `/proc/stat`-side CPU samples (cpufreq) |
 //! | `ecosched_group_cpu_seconds_total` | group | the group's tasks' on-CPU time |
-//! | `ecosched_group_energy_joules_total` | group, source | machine energy × the group's share of busy CPU time |
+//! | `ecosched_group_energy_joules_total` | group, source | machine energy attributed by the activity model where the group's counters exist, else × its share of busy CPU time ([`crate::attribution`]) |
 //! | `ecosched_group_tasks` | group | threads managed now |
 //! | `ecosched_group_llc_misses_total` | group | the group's tasks' shared-cache misses, only where hardware counters are read |
 //! | `ecosched_policy_decisions_total` | group, policy | control steps whose plan changed something |
@@ -22,6 +22,7 @@
 //! cardinality grows without bound), and a group's series are removed when
 //! the group ends.
 
+use crate::attribution::{Charge, GroupAttribution};
 pub use crate::labels::{
     BuildLabels, CpuLabels, FloatCounter, FloatGauge, GroupLabels, GroupPolicyLabels,
     GroupSourceLabels, ZoneLabels,
@@ -103,7 +104,7 @@ impl Metrics {
         let group_energy = Family::default();
         r.register(
             "ecosched_group_energy_joules",
-            "Machine energy attributed to the group by its share of the busy CPU time over each interval (an attribution, not a measurement of the group)",
+            "Machine energy attributed to the group (an attribution, not a measurement of the group): by the activity model (a least-squares fit of machine power on the group's instructions, cycles, LLC misses) where the group's hardware counters are read and the fit has enough intervals, else by its share of the busy CPU time over each interval",
             group_energy.clone(),
         );
         let group_tasks = Family::default();
@@ -340,6 +341,7 @@ pub struct GroupSink {
     published: BTreeMap<String, f64>,
     source: &'static str,
     meter: Meter,
+    attribution: GroupAttribution,
 }
 
 impl GroupSink {
@@ -354,6 +356,7 @@ impl GroupSink {
             published: BTreeMap::new(),
             source,
             meter: Meter::Package,
+            attribution: GroupAttribution::default(),
         }
     }
 }
@@ -407,19 +410,21 @@ impl TraceSink for GroupSink {
             .group_tasks
             .get_or_create(&g)
             .set(i64::try_from(alive).unwrap_or(i64::MAX));
-        // Attribution by CPU time: the group's share of all busy CPU time
-        // over the interval, times the machine's energy over it.
+        // Attribution (crate::attribution): by the activity model where
+        // the group's counters exist, else by its share of busy CPU time.
         let busy_s: f64 = s.cpus.iter().map(|c| c.utilisation).sum::<f64>() * s.interval_s;
         if let Some(j) = s.power.energy_j(self.meter) {
-            if busy_s > 0.0 && j.is_finite() && j >= 0.0 {
-                let share = (cpu_s / busy_s).clamp(0.0, 1.0);
+            let counters: Vec<&ecosched_model::Counters> =
+                s.tasks.iter().map(|t| &t.counters).collect();
+            if let Some(charge) = self.attribution.charge(j, s.interval_s, busy_s, &counters) {
+                let (Charge::Activity(joules) | Charge::CpuTime(joules)) = charge;
                 self.metrics
                     .group_energy
                     .get_or_create(&GroupSourceLabels {
                         group: self.group.clone(),
                         source: self.source.to_string(),
                     })
-                    .inc_by(j * share);
+                    .inc_by(joules);
             }
         }
         if !step.plan.is_empty() {

@@ -40,5 +40,5 @@ pub use error::SimError;
 pub use jobgraph::{JobGraph, JobGraphSpec};
 pub use machine::{Machine, MachineSpec};
 pub use observation::Observe;
-pub use platform::{Migrant, MigrationCauses, SimPlatform, SimStats};
+pub use platform::{Migrant, MigrationCauses, SimPlatform, SimStats, TrueEnergy};
 pub use scenario::Scenario;

@@ -63,6 +63,17 @@ pub fn idle_j(
     energy
 }
 
+/// Power, W, of a core that has idled long enough to reach its deepest
+/// state at `volts` and `ghz`: what it would draw had the task it runs not
+/// run (the counterfactual of a task's true energy, `platform/truth.rs`).
+pub fn idle_floor_w(p: &PowerSpec, volts: f64, v_max: f64, ghz: f64) -> f64 {
+    let state = p
+        .idle_states
+        .last()
+        .map_or(0.0, |s| s.power_w * volts / v_max);
+    p.idle_ceff * volts * volts * ghz + state
+}
+
 /// Exit latency, ns, of a core that has been idle for `idle_ns`: that of
 /// the deepest state whose target residency has passed (the state
 /// `idle_j` charges power for at that moment); none without idle states.
@@ -161,5 +172,13 @@ mod tests {
         let low = idle_j(&p, 1.2, 1.2, 1.2, 0, (0, 1_000_000_000));
         assert!((high - 2.0 * 1.44 * 2.4).abs() < 1e-9, "{high}");
         assert!((high - 2.0 * low).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_idle_floor_is_the_deepest_state_with_its_clock() {
+        let mut p = spec();
+        p.idle_ceff = 2.0;
+        let long = idle_j(&p, 1.2, 1.2, 2.4, 0, (10_000_000_000, 11_000_000_000));
+        assert!((idle_floor_w(&p, 1.2, 1.2, 2.4) - long).abs() < 1e-9);
     }
 }

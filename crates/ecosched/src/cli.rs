@@ -509,6 +509,22 @@ pub enum BenchCommand {
     Pam(BenchPamArgs),
     /// The oracle's exhaustive search time on a scenario.
     Oracle(BenchOracleArgs),
+    /// Per-task energy attribution against the simulator's truth: CPU-time
+    /// share and the activity model on mixed compute/memory scenarios.
+    Attribution(BenchAttributionArgs),
+}
+
+/// `ecosched bench attribution`.
+#[derive(Debug, Args)]
+pub struct BenchAttributionArgs {
+    /// Scenarios to check (default: the built-in mixed compute/memory set).
+    #[arg(long, value_name = "NAME|FILE.toml")]
+    pub scenario: Vec<String>,
+    /// Print JSON: {"policy", "scenarios": [{"scenario", "machine",
+    /// "tasks", "cpu_share_mae", "activity_mae", "report"}],
+    /// "cpu_share_mae", "activity_mae", "ratio"}.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `ecosched bench oracle`.

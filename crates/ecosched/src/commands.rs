@@ -36,6 +36,7 @@ pub fn run(cli: &Cli) -> Result<Outcome> {
         Command::Bench(BenchCommand::Pam(a)) => bench_pam(a),
         Command::Calibrate(CalibrateCommand::Av(a)) => calibrate_av(a),
         Command::Bench(BenchCommand::Oracle(a)) => crate::report_commands::bench_oracle(a),
+        Command::Bench(BenchCommand::Attribution(a)) => crate::attribution_bench::run(a),
         Command::Sweep(a) => crate::report_commands::sweep(a),
         Command::Daemon(a) => crate::service_commands::daemon(a),
         Command::Ctl(a) => crate::service_commands::ctl(a),
@@ -77,6 +78,21 @@ fn policies(args: &PoliciesArgs) -> Result<Outcome> {
     }))
 }
 
+/// The activity model's fit for `scenario`'s machine when the JSON task
+/// rows are wanted (they carry each task's true and attributed energy,
+/// `docs/researchers/attribution.md`).
+fn attribution_fit(
+    json: bool,
+    scenario: &ecosched_sim::Scenario,
+) -> Result<Option<std::sync::Arc<ecosched_model::attribution::EnergyFit>>> {
+    if !json {
+        return Ok(None);
+    }
+    let fit = ecosched_engine::attribution_check::fit_machine(scenario)
+        .with_context(|| format!("fitting the activity model on {}", scenario.spec.machine))?;
+    Ok(Some(std::sync::Arc::new(fit)))
+}
+
 fn load_workload(name: &str) -> Result<Workload> {
     Workload::load(name).with_context(|| format!("cannot load scenario {name:?}"))
 }
@@ -98,6 +114,7 @@ fn sim(args: &SimArgs) -> Result<Outcome> {
     let options = experiment::SimOptions {
         seed: s.seed,
         observe: s.observe,
+        attribution: attribution_fit(s.json, &scenario)?,
         ..Default::default()
     };
     let mut bar = Progress::simulation(progress::wanted(s.json), scenario.spec.duration_s);
@@ -178,6 +195,7 @@ fn compare_cluster(args: &CompareArgs, s: &CompareSettings, cluster: &Cluster) -
         seed: s.seed,
         observe: s.observe,
         extra_counters: [ecosched_model::CounterKind::Instructions].into(),
+        attribution: None,
     };
     let mut bar = Progress::simulation(progress::wanted(s.json), cluster.spec.duration_s);
     let mut current = usize::MAX;
@@ -225,6 +243,7 @@ fn compare(args: &CompareArgs) -> Result<Outcome> {
         seed: s.seed,
         observe: s.observe,
         extra_counters: [ecosched_model::CounterKind::Instructions].into(),
+        attribution: attribution_fit(s.json, &scenario)?,
     };
     if let Some(n) = s.seeds {
         crate::report_commands::refuse_report_with_seeds(args)?;

@@ -15,6 +15,7 @@
 //! is still 2, and nothing was run.
 
 mod ab;
+mod attribution_bench;
 mod cli;
 mod cluster_output;
 mod commands;

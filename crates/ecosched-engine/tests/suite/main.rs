@@ -4,6 +4,8 @@
 //! unless asked for: `cargo test --release -p ecosched-engine -- --ignored
 //! validation::`.
 //!
+//! - `attribution`: per-task energy by CPU time and by the activity model
+//!   against the simulator's truth.
 //! - `engine`: the control loop and the experiments end to end on the
 //!   simulator (determinism, confinement, governors, `compare`, migration
 //!   causes).
@@ -23,6 +25,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod attribution;
 mod engine;
 mod hilo;
 mod normalise;

@@ -13,7 +13,8 @@
 //! package's uncore drops to `package_idle_w` over spans in which none of
 //! its CPUs runs a task (package C6).
 //!
-//! This is where the truth accrues; an observation model that must see
+//! This is where the truth accrues (each running task's true energy
+//! too, `truth.rs`); an observation model that must see
 //! per-span detail (e.g. which events a multiplexed PMU was counting)
 //! hooks in here, next to `Acc::run`, which is called once per running
 //! task and integrated span `[from, to)`.
@@ -118,8 +119,15 @@ impl SimPlatform {
                     .governor
                     .account(governor, local, dt, true, cur, max_khz);
                 let bytes = if ghz > 0.0 { o.bytes_per_ns * dtf } else { 0.0 };
-                let w = power::active_w(p, kind, volts, ghz, o.compute_fraction)
-                    / f64::from(1 + siblings);
+                let share = f64::from(1 + siblings);
+                let w = power::active_w(p, kind, volts, ghz, o.compute_fraction) / share;
+                let floor_w = power::idle_floor_w(p, volts, self.v_max, ghz) / share;
+                let core_j = (w - floor_w).max(0.0) * dtf / NS_PER_S;
+                let uncore_j = p.uncore_nj_per_byte * 1e-9 * bytes;
+                task.true_j.add(super::TrueEnergy {
+                    package_j: core_j + uncore_j,
+                    system_j: core_j + uncore_j + p.mem_nj_per_byte * 1e-9 * bytes,
+                });
                 (w * dtf / NS_PER_S, bytes)
             }
             _ => {

@@ -264,6 +264,7 @@ impl SimPlatform {
             mux: MuxAcc::default(),
             mux_reported: MuxAcc::default(),
             monitored: false,
+            true_j: Default::default(),
             reported_sched: SchedCounts {
                 wait_ns: 0,
                 switches: 0,

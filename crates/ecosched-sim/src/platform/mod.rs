@@ -27,6 +27,7 @@
 //!  gang.rs     timed gang schedules (Plan::gang_schedule)
 //!  warmup.rs   cache warm-up after a move across last-level caches
 //!  loadavg.rs  /proc/loadavg's calc_load
+//!  truth.rs    each task's true energy, to check attribution against
 //! ```
 //!
 //! `integrate_cpu` (energy.rs) and `observe` (observe.rs) are the two seams an
@@ -44,6 +45,7 @@ mod migrate;
 mod observe;
 mod rates;
 mod setup;
+mod truth;
 mod warmup;
 
 use crate::governor::DomainGovernor;
@@ -66,9 +68,10 @@ pub use migrate::Migrant;
 use rand_chacha::ChaCha8Rng;
 use rates::RateMemo;
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
+pub use truth::TrueEnergy;
 
 const NS_PER_S: f64 = 1e9;
 /// Instructions below which a task counts as done (float rounding).
@@ -176,6 +179,8 @@ struct Task {
     mux_reported: MuxAcc,
     /// It holds a resctrl monitoring ID (observation.rs, `Rmids`).
     monitored: bool,
+    /// The energy it caused so far (truth.rs).
+    true_j: TrueEnergy,
 }
 
 /// One frequency domain's state.
@@ -351,6 +356,8 @@ pub struct SimPlatform {
     system_j: f64,
     reported_package_j: f64,
     reported_system_j: f64,
+    /// Exited managed tasks' true energy per name (truth.rs).
+    true_by_name: BTreeMap<String, TrueEnergy>,
     last_observe: Ns,
     stats: SimStats,
     /// Global id per (profile, phase): the memo key's vocabulary.

@@ -126,6 +126,7 @@ impl SimPlatform {
         let tasks = &self.tasks;
         self.order.retain(|&t| tasks[t].life != Life::Exited);
         for &t in exited {
+            self.retire_true_energy(t);
             if std::mem::replace(&mut self.tasks[t].monitored, false) {
                 self.observer.release();
             }

@@ -109,6 +109,7 @@ impl SimPlatform {
             system_j: 0.0,
             reported_package_j: 0.0,
             reported_system_j: 0.0,
+            true_by_name: Default::default(),
             last_observe: 0,
             stats: Default::default(),
             phase_keys,
