@@ -17,6 +17,7 @@
 mod cli;
 mod cluster_output;
 mod commands;
+mod doctor;
 mod glossary;
 mod linux_commands;
 mod machine_emit;
