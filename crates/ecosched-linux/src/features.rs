@@ -76,13 +76,14 @@ fn access(result: Result<u64, LinuxError>) -> Access {
 pub fn probe_power(root: &FsRoot) -> Result<PowerProbe, LinuxError> {
     let mut out = PowerProbe::default();
     let zones = powercap::discover(root)?;
+    let powercap_dir = root.path(powercap::POWERCAP_DIR);
     if !root.exists(powercap::POWERCAP_DIR) {
         out.absent
-            .push(format!("/{} absent: no RAPL", powercap::POWERCAP_DIR));
+            .push(format!("{} absent: no RAPL", powercap_dir.display()));
     } else if zones.is_empty() {
         out.absent.push(format!(
-            "/{}: no intel-rapl zone with energy_uj",
-            powercap::POWERCAP_DIR
+            "{}: no intel-rapl zone with energy_uj",
+            powercap_dir.display()
         ));
     }
     for z in &zones {
@@ -94,15 +95,16 @@ pub fn probe_power(root: &FsRoot) -> Result<PowerProbe, LinuxError> {
         });
     }
     let found = hwmon::discover(root)?;
+    let hwmon_dir = root.path(hwmon::HWMON_DIR);
     if !root.exists(hwmon::HWMON_DIR) {
         out.absent.push(format!(
-            "/{} absent: no hwmon power or energy sensor",
-            hwmon::HWMON_DIR
+            "{} absent: no hwmon power or energy sensor",
+            hwmon_dir.display()
         ));
     } else if found.meters.is_empty() {
         out.absent.push(format!(
-            "/{}: no power or energy sensor of known coverage in {} device(s)",
-            hwmon::HWMON_DIR,
+            "{}: no power or energy sensor of known coverage in {} device(s)",
+            hwmon_dir.display(),
             found.devices
         ));
     }
@@ -231,7 +233,8 @@ pub fn probe_resctrl(root: &FsRoot) -> ResctrlProbe {
 /// The cgroup hierarchies ecosched uses.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct CgroupProbe {
-    /// `v1`, `v2`, `hybrid` (both) or `none`.
+    /// `v1`, `v2`, `hybrid` (both), `none`, or `unknown` where the root
+    /// has no mount table (a recording that did not keep one).
     pub version: &'static str,
     /// Where the v1 cpuset controller is mounted, absolute.
     pub v1_cpuset: Option<String>,
@@ -261,6 +264,7 @@ pub fn probe_cgroups(root: &FsRoot, mounts: &MountTable) -> CgroupProbe {
         .unwrap_or_default();
     let any_v1 = mounts.mounts().iter().any(|m| m.fstype == "cgroup");
     let version = match (any_v1, v2.is_some()) {
+        _ if mounts.mounts().is_empty() => "unknown",
         (true, true) => "hybrid",
         (true, false) => "v1",
         (false, true) => "v2",
@@ -273,4 +277,22 @@ pub fn probe_cgroups(root: &FsRoot, mounts: &MountTable) -> CgroupProbe {
         v2_mount: v2.map(|m| root.path(m.rel()).display().to_string()),
         v2_controllers,
     }
+}
+
+/// Where the kernel lists its perf PMUs.
+pub const PMU_DIR: &str = "sys/bus/event_source/devices";
+
+/// The CPU's core PMU as the kernel lists it under [`PMU_DIR`] (`cpu` on
+/// x86, `cpu_core`/`cpu_atom` on hybrid Intel parts, `armv8_…` on Arm):
+/// `Ok(Some(name))` when there is one, `Ok(None)` when the list has none
+/// (a VM without a virtual PMU: hardware events do not open), `Err` when
+/// the root has no list (a recording that did not keep it).
+pub fn core_pmu(root: &FsRoot) -> Result<Option<String>, String> {
+    if !root.exists(PMU_DIR) {
+        return Err(format!("{} absent", root.path(PMU_DIR).display()));
+    }
+    let names = root.list(PMU_DIR).map_err(|e| e.to_string())?;
+    Ok(names.into_iter().find(|n| {
+        n == "cpu" || n == "cpu_core" || n == "cpu_atom" || n.starts_with("armv8") || n.starts_with("armv9")
+    }))
 }

@@ -20,7 +20,7 @@ use anyhow::{Context, Result};
 use ecosched_linux::features::{self, Access, CgroupProbe, CpufreqProbe, PowerProbe, ResctrlProbe};
 use ecosched_linux::managers::{self, Manager};
 use ecosched_linux::mounts::MountTable;
-use ecosched_linux::perf::{FakePerf, PerfBackend, SystemPerf};
+use ecosched_linux::perf::{Event, FakePerf, PerfBackend, SystemPerf};
 use ecosched_linux::signals::{EventOverrides, Resolved};
 use ecosched_linux::FsRoot;
 use ecosched_model::{CounterKind, Need, Verdict};
@@ -163,8 +163,12 @@ fn examine(root: &FsRoot) -> Result<Report> {
     let resolution = ecosched_linux::signals::resolve_live(root, &EventOverrides::default())
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let power = features::probe_power(root).context("looking at the power meters")?;
-    let fake = FakePerf::new();
-    let perf: &dyn PerfBackend = if root.is_live() { &SystemPerf } else { &fake };
+    let recorded = recorded_perf(root, &resolution);
+    let perf: &dyn PerfBackend = if root.is_live() {
+        &SystemPerf
+    } else {
+        &recorded
+    };
     let offer = ecosched_linux::offer::offered(root, perf, &resolution, &found, power.measures());
     let cpuinfo = root
         .read_opt("proc/cpuinfo")
@@ -245,11 +249,25 @@ fn examine(root: &FsRoot) -> Result<Report> {
     Ok(report)
 }
 
+/// The perf events of a recorded machine: every one opens, unless its
+/// PMU list shows no core PMU, where no hardware event does (`ENOENT`,
+/// what the kernel answers there).
+fn recorded_perf(root: &FsRoot, resolution: &ecosched_linux::signals::Resolution) -> FakePerf {
+    let perf = FakePerf::new();
+    if let Ok(None) = features::core_pmu(root) {
+        for event in Event::HARDWARE.into_iter().chain(resolution.perf_events()) {
+            perf.set_unavailable(event, nix::libc::ENOENT);
+        }
+    }
+    perf
+}
+
 /// Where a kind the resolver does not cover (software counters) comes
 /// from.
 fn software_source(kind: CounterKind) -> &'static str {
     match kind {
-        CounterKind::OnCpuTime | CounterKind::RunqueueWait => "/proc/<pid>/schedstat",
+        CounterKind::OnCpuTime => "/proc/<pid>/schedstat, else perf task-clock",
+        CounterKind::RunqueueWait => "/proc/<pid>/schedstat",
         CounterKind::ContextSwitches => "/proc/<pid>/status",
         CounterKind::Migrations => "perf software event cpu-migrations",
         _ => "perf",
@@ -367,14 +385,20 @@ fn missing_features(root: &FsRoot, r: &Report, power: &PowerProbe) -> Vec<Missin
         .filter(|c| !c.available && hardware.contains(&c.kind))
         .collect();
     if let Some(first) = lacking.first() {
-        let names: Vec<String> = lacking.iter().map(|c| format!("{:?}", c.kind)).collect();
+        let names: Vec<String> = lacking.iter().map(|c| key(c.kind)).collect();
         out.push(MissingFeature {
             feature: "hardware counters".into(),
-            path: format!(
-                "perf_event_open ({}); PMUs: {}",
-                first.why.as_deref().unwrap_or("not opened"),
-                root.path("sys/bus/event_source/devices").display()
-            ),
+            path: match features::core_pmu(root) {
+                Ok(None) => format!(
+                    "{}/cpu absent (no core PMU: {})",
+                    root.path(features::PMU_DIR).display(),
+                    first.why.as_deref().unwrap_or("not opened")
+                ),
+                _ => format!(
+                    "perf_event_open: {}",
+                    first.why.as_deref().unwrap_or("not opened")
+                ),
+            },
             consequence: format!(
                 "{} not counted; {}",
                 names.join(", "),
@@ -408,7 +432,8 @@ fn missing_features(root: &FsRoot, r: &Report, power: &PowerProbe) -> Vec<Missin
         }
     }
     let cg = &r.cgroups;
-    if cg.v1_cpuset.is_none() && !cg.v2_controllers.contains("cpuset") {
+    if cg.version != "unknown" && cg.v1_cpuset.is_none() && !cg.v2_controllers.contains("cpuset")
+    {
         out.push(MissingFeature {
             feature: "cpuset cgroup".into(),
             path: format!(
@@ -466,10 +491,7 @@ fn render(r: &Report) -> String {
         .counters
         .iter()
         .map(|c| {
-            let key = serde_json::to_value(c.kind)
-                .ok()
-                .and_then(|v| v.as_str().map(String::from))
-                .unwrap_or_default();
+            let key = key(c.kind);
             let state = match (&c.available, &c.why) {
                 (true, _) => "yes".to_string(),
                 (false, Some(why)) => format!("NO ({why})"),
@@ -645,6 +667,14 @@ fn render(r: &Report) -> String {
         .collect();
     section(&mut out, "policies", rows);
     out
+}
+
+/// A counter kind's key, as `--json` and machine files name it.
+fn key(kind: CounterKind) -> String {
+    serde_json::to_value(kind)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
 }
 
 fn yes(b: bool) -> &'static str {
