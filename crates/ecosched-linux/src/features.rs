@@ -293,6 +293,10 @@ pub fn core_pmu(root: &FsRoot) -> Result<Option<String>, String> {
     }
     let names = root.list(PMU_DIR).map_err(|e| e.to_string())?;
     Ok(names.into_iter().find(|n| {
-        n == "cpu" || n == "cpu_core" || n == "cpu_atom" || n.starts_with("armv8") || n.starts_with("armv9")
+        n == "cpu"
+            || n == "cpu_core"
+            || n == "cpu_atom"
+            || n.starts_with("armv8")
+            || n.starts_with("armv9")
     }))
 }

@@ -161,3 +161,67 @@ fn sched_ext(root: &FsRoot) -> Option<String> {
         .unwrap_or_else(|| "unnamed".into());
     Some(ops)
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn write(dir: &std::path::Path, rel: &str, text: &str) {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    #[test]
+    fn running_enabled_and_loaded_managers_are_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        write(d, "proc/412/comm", "tuned\n");
+        write(d, "proc/77/comm", "bash\n");
+        write(d, "proc/90/comm", "power-profiles-\n");
+        write(d, "proc/self/comm", "doctor\n");
+        std::fs::create_dir_all(d.join("etc/systemd/system/multi-user.target.wants")).unwrap();
+        std::os::unix::fs::symlink(
+            "/lib/systemd/system/thermald.service",
+            d.join("etc/systemd/system/multi-user.target.wants/thermald.service"),
+        )
+        .unwrap();
+        write(
+            d,
+            "etc/systemd/system/graphical.target.wants/tuned.service",
+            "",
+        );
+        write(d, "sys/kernel/sched_ext/state", "enabled\n");
+        write(d, "sys/kernel/sched_ext/root/ops", "rusty\n");
+        let found = detect(&FsRoot::recorded(d));
+        let names: Vec<&str> = found.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "tuned",
+                "power-profiles-daemon",
+                "thermald",
+                "sched_ext (rusty)"
+            ]
+        );
+        assert_eq!(found[0].pid, Some(412));
+        assert!(found[0]
+            .enabled_by
+            .as_deref()
+            .unwrap()
+            .ends_with("etc/systemd/system/graphical.target.wants/tuned.service"));
+        assert!(found[0].conflicts_over.contains("governor"));
+        assert!(found[1].running && found[1].enabled_by.is_none());
+        assert!(!found[2].running && found[2].enabled_by.is_some());
+        assert!(found[3].running && found[3].conflicts_over.contains("placement"));
+    }
+
+    #[test]
+    fn a_disabled_sched_ext_and_no_managers_give_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "proc/1/comm", "systemd\n");
+        write(dir.path(), "sys/kernel/sched_ext/state", "disabled\n");
+        assert!(detect(&FsRoot::recorded(dir.path())).is_empty());
+    }
+}

@@ -432,8 +432,7 @@ fn missing_features(root: &FsRoot, r: &Report, power: &PowerProbe) -> Vec<Missin
         }
     }
     let cg = &r.cgroups;
-    if cg.version != "unknown" && cg.v1_cpuset.is_none() && !cg.v2_controllers.contains("cpuset")
-    {
+    if cg.version != "unknown" && cg.v1_cpuset.is_none() && !cg.v2_controllers.contains("cpuset") {
         out.push(MissingFeature {
             feature: "cpuset cgroup".into(),
             path: format!(
