@@ -21,11 +21,14 @@
 //! - [`daemon`]: `daemon` and `ctl` with systemd's notify protocol, and a
 //!   real Prometheus scraping the exporter;
 //! - [`report_browser`]: the HTML reports in headless Chromium;
-//! - [`emit_machine`]: this machine's machine file loads and simulates.
+//! - [`emit_machine`]: this machine's machine file loads and simulates;
+//! - [`doctor`]: `doctor`'s verdict for every policy matches what `run`
+//!   does with it here.
 
 mod av_sort;
 mod counters;
 mod daemon;
+mod doctor;
 mod emit_machine;
 mod patel;
 mod report_browser;
