@@ -2,7 +2,8 @@
 //! `doctor` refuses, `run` refuses before its command starts (exit 2,
 //! naming the same shortfall), and every policy it says runs (fully or
 //! degraded) `run` runs to the end (exit 0), saying so when degraded.
-//! Each policy is run once, managing `true`.
+//! Each policy is run once, managing `true`. A daemon configuration with
+//! a policy `doctor` refuses is refused at load with the same reason.
 
 use crate::support::{ecosched_command, json};
 use serde_json::Value;
@@ -70,4 +71,46 @@ fn first_reason(p: &Value) -> &str {
         Some("av-xnode") => "cluster scenario",
         _ => reason,
     }
+}
+
+/// A daemon configuration naming a policy `doctor` refuses here is
+/// refused at load, with the reason `run` gives, and no group starts.
+#[test]
+#[ignore = "live: root (the daemon's state directory and socket)"]
+fn the_daemon_refuses_at_load_what_doctor_refuses() {
+    let report = json(&["doctor", "--json"]);
+    let refused = report["policies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["verdict"] == "refused" && p["family"] == "governors");
+    let Some(policy) = refused else {
+        return; // This machine has cpufreq: every governor runs.
+    };
+    let name = policy["name"].as_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
+    let file = dir.path().join("ecosched.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[daemon]\nstate_dir = \"{d}/state\"\nsocket = \"{d}/ctl.sock\"\nmetrics = \"\"\n\n\
+             [[group]]\nname = \"g\"\ncgroup = \"{d}/none\"\npolicy = \"{name}\"\n"
+        ),
+    )
+    .unwrap();
+    let out = ecosched_command()
+        .args(["daemon", "--config"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("group \"g\": key `policy`: policy ")
+            && stderr.contains(&format!("{name} cannot run on this machine: it needs"))
+            && stderr.contains(policy["reasons"][0].as_str().unwrap()),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("ctl.sock").exists());
 }
