@@ -169,7 +169,13 @@ fn examine(root: &FsRoot) -> Result<Report> {
     } else {
         &recorded
     };
-    let offer = ecosched_linux::offer::offered(root, perf, &resolution, &found, power.measures());
+    // A meter only root may read measures for the run as root the
+    // verdicts are about.
+    let measured_as_root = power
+        .meters
+        .iter()
+        .any(|m| matches!(m.access, Access::Readable | Access::PermissionDenied));
+    let offer = ecosched_linux::offer::offered(root, perf, &resolution, &found, measured_as_root);
     let cpuinfo = root
         .read_opt("proc/cpuinfo")
         .ok()
