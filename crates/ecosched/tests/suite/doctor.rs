@@ -1,7 +1,9 @@
 //! `ecosched doctor` on recorded machines: this VM's recording lists every
 //! missing feature with its path and refuses the governors; the i7-1370P
 //! under intel_pstate has cpufreq with EPP, so the governors run there;
-//! the goresctrl Xeon has CMT and MBM; the text output has each section.
+//! the goresctrl Xeon has CMT and MBM; the PowerEdge R640's RAPL zones and
+//! hwmon meter, put under the VM's recording, make power measured; the
+//! text output has each section.
 
 use crate::support::{ecosched, json};
 use serde_json::Value;
@@ -152,4 +154,42 @@ fn the_text_report_has_every_section() {
         .output()
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
+}
+
+/// Copy the tree `from` into `to`.
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn rapl_and_hwmon_meters_make_power_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&tree("vm-epyc-2cpu"), dir.path());
+    copy_tree(
+        &tree("power-poweredge-r640-xeon-gold-6130/sys/class"),
+        &dir.path().join("sys/class"),
+    );
+    let v = json(&["doctor", "--json", "--root", dir.path().to_str().unwrap()]);
+    let power = &v["power"];
+    assert_eq!(power["measured"], true);
+    assert!(power["estimate"].is_null());
+    let meters = power["meters"].as_array().unwrap();
+    assert!(meters
+        .iter()
+        .any(|m| m["kind"] == "rapl" && m["name"] == "package-0" && m["access"] == "readable"));
+    assert!(meters.iter().any(|m| m["kind"] == "hwmon"));
+    assert!(missing(&v, "power meter").is_none());
+    assert!(
+        missing(&v, "cpufreq").is_some(),
+        "the rest is still the VM's"
+    );
 }
