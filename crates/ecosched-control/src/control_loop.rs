@@ -103,12 +103,16 @@ impl Session {
     ) -> Result<Session, ControlError> {
         let requirements = policy.requirements();
         platform.open_counters(&requirements);
-        let missing = requirements.missing(&platform.capabilities());
-        if !missing.is_empty() {
+        let verdict = requirements.verdict(&platform.capabilities());
+        if !verdict.runs() {
             return Err(ControlError::Incapable {
                 policy: policy.name().to_string(),
                 platform: platform.kind().to_string(),
-                missing,
+                missing: verdict
+                    .shortfalls()
+                    .iter()
+                    .map(|s| s.text.clone())
+                    .collect(),
             });
         }
         let cadence = Cadence::new(policy)?;

@@ -15,6 +15,7 @@ pub mod cgroup;
 pub mod cpufreq;
 pub mod cpustat;
 pub mod error;
+pub mod features;
 pub mod freezer;
 pub mod fsroot;
 pub mod gang;
@@ -22,7 +23,9 @@ pub mod hints;
 pub mod identity;
 pub mod journal;
 pub mod limits;
+pub mod managers;
 pub mod mounts;
+pub mod offer;
 #[cfg(test)]
 mod parser_props;
 pub mod perf;

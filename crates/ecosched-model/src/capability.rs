@@ -38,40 +38,191 @@ pub struct Requirements {
     pub affinity: bool,
     /// Whether it sets frequencies or governors.
     pub frequency: bool,
+    /// Whether it sets frequencies where the machine has frequency
+    /// control but goes on without (HiLo's high and low sets become
+    /// affinity only).
+    #[serde(default)]
+    pub frequency_wanted: bool,
     /// Whether it stops and continues tasks.
     pub gang: bool,
 }
+
+/// One kind of thing a platform provides, so that a shortfall can be
+/// traced to the feature behind it (`ecosched doctor` lists, for each
+/// missing feature, the policies it stops or degrades).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Need {
+    /// Counters (hardware or software).
+    Counters,
+    /// Energy figures.
+    Power,
+    /// Per-task affinity.
+    Affinity,
+    /// Frequency or governor control.
+    Frequency,
+    /// Gang stop/continue.
+    Gang,
+}
+
+/// One thing a policy lacks on a platform, in words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shortfall {
+    /// What kind of thing is missing.
+    pub need: Need,
+    /// The counter kinds involved, for [`Need::Counters`].
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub counters: BTreeSet<CounterKind>,
+    /// What is missing and what it means, in words.
+    pub text: String,
+}
+
+/// Whether a policy runs on a platform: the one judgement `ecosched run`,
+/// the daemon (at configuration load and when a group starts) and
+/// `ecosched doctor` all make, from [`Requirements::verdict`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "verdict", rename_all = "snake_case")]
+pub enum Verdict {
+    /// Everything it uses is there.
+    Runs,
+    /// It runs without something it would use: each shortfall says what
+    /// it does instead.
+    Degraded {
+        /// What is missing and how the policy goes on.
+        how: Vec<Shortfall>,
+    },
+    /// It cannot run: each shortfall is something it needs.
+    Refused {
+        /// What it needs that is missing.
+        why: Vec<Shortfall>,
+    },
+}
+
+impl Verdict {
+    /// Whether the policy may start.
+    pub fn runs(&self) -> bool {
+        !matches!(self, Verdict::Refused { .. })
+    }
+
+    /// The shortfalls, whichever the verdict.
+    pub fn shortfalls(&self) -> &[Shortfall] {
+        match self {
+            Verdict::Runs => &[],
+            Verdict::Degraded { how } => how,
+            Verdict::Refused { why } => why,
+        }
+    }
+
+    /// The shortfalls' texts joined, for one line of output.
+    pub fn reasons(&self) -> String {
+        let texts: Vec<&str> = self.shortfalls().iter().map(|s| s.text.as_str()).collect();
+        texts.join("; ")
+    }
+
+    /// The refusal in the words `ecosched run`, the daemon and `ecosched
+    /// doctor` all use; `None` when the policy may start.
+    pub fn refusal(&self, policy: &str) -> Option<String> {
+        match self {
+            Verdict::Refused { .. } => Some(format!(
+                "policy {policy} cannot run on this machine: it needs {}",
+                self.reasons()
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// The words for missing frequency control.
+const NO_FREQUENCY: &str = "frequency control (cpufreq; where the hardware picks the frequency \
+                            itself, as autonomous HWP or EPP-only control does, there is none \
+                            to set)";
 
 impl Requirements {
     /// Everything the policy needs that the platform lacks, in words; empty
     /// when the policy can run.
     pub fn missing(&self, caps: &Capabilities) -> Vec<String> {
+        self.lacking(caps).into_iter().map(|s| s.text).collect()
+    }
+
+    /// [`Self::missing`], each with the kind of thing it is.
+    fn lacking(&self, caps: &Capabilities) -> Vec<Shortfall> {
         let mut out = Vec::new();
-        let counters: Vec<String> = self
-            .counters
-            .difference(&caps.counters)
-            .map(|c| signal(*c))
-            .collect();
-        if !counters.is_empty() {
-            out.push(format!("counters {}", counters.join(", ")));
+        let absent: BTreeSet<CounterKind> =
+            self.counters.difference(&caps.counters).copied().collect();
+        if !absent.is_empty() {
+            let names: Vec<String> = absent.iter().map(|c| signal(*c)).collect();
+            out.push(Shortfall {
+                need: Need::Counters,
+                text: format!("counters {}", names.join(", ")),
+                counters: absent,
+            });
         }
+        let mut plain = |need: Need, text: &str| {
+            out.push(Shortfall {
+                need,
+                counters: BTreeSet::new(),
+                text: text.to_string(),
+            })
+        };
         if self.power && caps.power.is_none() {
-            out.push("energy measurement".into());
+            plain(Need::Power, "energy measurement");
         }
         if self.affinity && !caps.affinity {
-            out.push("affinity control".into());
+            plain(Need::Affinity, "affinity control");
         }
         if self.frequency && !caps.frequency {
-            out.push(
-                "frequency control (cpufreq; where the hardware picks the frequency itself, \
-                 as autonomous HWP or EPP-only control does, there is none to set)"
-                    .into(),
-            );
+            plain(Need::Frequency, NO_FREQUENCY);
         }
         if self.gang && !caps.gang {
-            out.push("gang stop/continue".into());
+            plain(Need::Gang, "gang stop/continue");
         }
         out
+    }
+
+    /// Whether the policy runs on a platform with `caps`: refused when
+    /// something it needs is missing; degraded when something it would use
+    /// is (a wanted counter, frequency control it uses where there is
+    /// some, measured energy where only an estimate is had).
+    pub fn verdict(&self, caps: &Capabilities) -> Verdict {
+        let why = self.lacking(caps);
+        if !why.is_empty() {
+            return Verdict::Refused { why };
+        }
+        let mut how = Vec::new();
+        let absent: BTreeSet<CounterKind> =
+            self.wanted.difference(&caps.counters).copied().collect();
+        if !absent.is_empty() {
+            let names: Vec<String> = absent.iter().map(|c| signal(*c)).collect();
+            how.push(Shortfall {
+                need: Need::Counters,
+                text: format!(
+                    "without counters {}: it uses what stands in for them",
+                    names.join(", ")
+                ),
+                counters: absent,
+            });
+        }
+        if self.frequency_wanted && !caps.frequency {
+            how.push(Shortfall {
+                need: Need::Frequency,
+                counters: BTreeSet::new(),
+                text: "without frequency control (cpufreq): it sets affinity only and leaves \
+                       frequencies as they are"
+                    .into(),
+            });
+        }
+        if self.power && caps.power == Some(PowerSource::Estimated) {
+            how.push(Shortfall {
+                need: Need::Power,
+                counters: BTreeSet::new(),
+                text: "energy is not measured: it decides on an estimate".into(),
+            });
+        }
+        if how.is_empty() {
+            Verdict::Runs
+        } else {
+            Verdict::Degraded { how }
+        }
     }
 }
 
@@ -132,5 +283,46 @@ mod tests {
             let key = serde_json::to_string(&kind).unwrap();
             assert!(signal(kind).ends_with(&format!("({})", key.trim_matches('"'))));
         }
+    }
+
+    #[test]
+    fn the_verdict_refuses_what_is_needed_and_degrades_what_is_wanted() {
+        let caps = Capabilities {
+            counters: [CounterKind::Instructions, CounterKind::LlcMisses].into(),
+            power: Some(PowerSource::Estimated),
+            affinity: true,
+            frequency: false,
+            gang: true,
+        };
+        let governor = Requirements {
+            frequency: true,
+            ..Requirements::default()
+        };
+        let v = governor.verdict(&caps);
+        assert!(!v.runs());
+        assert_eq!(v.shortfalls()[0].need, Need::Frequency);
+        assert!(v.refusal("powersave").unwrap().starts_with(
+            "policy powersave cannot run on this machine: it needs frequency control"
+        ));
+        let hilo = Requirements {
+            affinity: true,
+            frequency_wanted: true,
+            wanted: [CounterKind::LinesIn].into(),
+            power: true,
+            ..Requirements::default()
+        };
+        let v = hilo.verdict(&caps);
+        assert!(v.runs() && v.refusal("hilo").is_none());
+        let needs: Vec<Need> = v.shortfalls().iter().map(|s| s.need).collect();
+        assert_eq!(needs, [Need::Counters, Need::Frequency, Need::Power]);
+        assert_eq!(v.shortfalls()[0].counters, [CounterKind::LinesIn].into());
+        let full = Capabilities {
+            frequency: true,
+            power: Some(PowerSource::Measured),
+            counters: CounterKind::ALL.into_iter().collect(),
+            ..caps
+        };
+        assert_eq!(hilo.verdict(&full), Verdict::Runs);
+        assert_eq!(governor.verdict(&full), Verdict::Runs);
     }
 }

@@ -31,7 +31,7 @@ pub mod topology;
 pub mod trace;
 
 pub use calibration::Calibration;
-pub use capability::{Capabilities, Requirements};
+pub use capability::{Capabilities, Need, Requirements, Shortfall, Verdict};
 pub use cpuset::{CpuId, CpuSet};
 pub use metrics::{Comparison, PatelComparison, PatelMetrics, RunMetrics, TaskMetrics};
 pub use plan::{Epp, FreqSetting, GangAction, GangGroup, GangSchedule, GangSlot, Governor, Plan};

@@ -33,12 +33,14 @@ impl Policy for GovernorPolicy {
     fn name(&self) -> &str {
         self.governor.name()
     }
-    /// Nothing is required: on a machine without frequency control (a VM
-    /// with no cpufreq) there are no frequency domains, the plan is empty,
-    /// and the run leaves frequency to whatever controls it (the
-    /// hypervisor); the platform says so in its notices.
+    /// Frequency control: setting the governor is all this policy does,
+    /// so on a machine without it (a VM with no cpufreq) it is refused
+    /// rather than run doing nothing.
     fn requirements(&self) -> Requirements {
-        Requirements::default()
+        Requirements {
+            frequency: true,
+            ..Requirements::default()
+        }
     }
     fn interval(&self) -> Duration {
         BASELINE_INTERVAL

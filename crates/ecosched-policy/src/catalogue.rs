@@ -82,7 +82,7 @@ const FAMILIES: &[Family] = &[
         source: "Linux cpufreq; the baselines every paper compares against",
         decides: "Nothing after the start: every frequency domain gets the governor, and the \
                   kernel schedules as it would without ecosched. On a machine without cpufreq \
-                  (many VMs) there is nothing to set and the run only measures.",
+                  (many VMs) there is nothing to set, so the policy is refused there.",
         kind: PolicyKind::Local,
         params: &[NoParams::SPEC],
         stats: NoStats::SPEC,

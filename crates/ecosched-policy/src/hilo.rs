@@ -479,6 +479,7 @@ impl Policy for Hilo {
         };
         Requirements {
             affinity: true,
+            frequency_wanted: true,
             counters,
             ..Requirements::default()
         }

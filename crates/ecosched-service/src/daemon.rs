@@ -99,6 +99,7 @@ struct Daemon {
 pub fn run(config_path: &Path) -> Result<(), String> {
     let config = config::load(config_path).map_err(|e| e.to_string())?;
     let signals = resolve_signals(&config)?;
+    check_policies(&config, config_path, &signals)?;
     eprintln!(
         "ecosched: counter sources: {}",
         signals.describe().join("; ")
@@ -371,7 +372,10 @@ impl Daemon {
     fn reload(&mut self) {
         let loaded = config::load(&self.config_path)
             .map_err(|e| e.to_string())
-            .and_then(|c| resolve_signals(&c).map(|signals| (c, signals)));
+            .and_then(|c| resolve_signals(&c).map(|signals| (c, signals)))
+            .and_then(|(c, signals)| {
+                check_policies(&c, &self.config_path, &signals).map(|()| (c, signals))
+            });
         match loaded {
             Ok((c, signals)) => {
                 self.ctx.signals = signals;
@@ -600,6 +604,37 @@ fn describe(source: &Source) -> String {
 fn resolve_signals(config: &config::Config) -> Result<ecosched_linux::signals::Resolution, String> {
     ecosched_linux::signals::resolve_live(&ecosched_linux::FsRoot::live(), &config.events)
         .map_err(|e| e.to_string())
+}
+
+/// Every group's policy judged on this machine, as `ecosched run` and
+/// `ecosched doctor` judge it ([`ecosched_model::Requirements::verdict`]):
+/// a policy that cannot run here refuses the configuration, with the same
+/// reason `run` gives, before any group starts.
+fn check_policies(
+    config: &config::Config,
+    path: &Path,
+    signals: &ecosched_linux::signals::Resolution,
+) -> Result<(), String> {
+    if config.groups.is_empty() {
+        return Ok(());
+    }
+    let offer = ecosched_linux::offer::offered_live(signals)
+        .map_err(|e| format!("cannot tell what this machine offers: {e}"))?;
+    for g in &config.groups {
+        let policy = g
+            .policy
+            .build()
+            .map_err(|e| format!("{}: group {:?}: {e}", path.display(), g.name))?;
+        let verdict = policy.requirements().verdict(&offer.capabilities);
+        if let Some(refusal) = verdict.refusal(&g.policy.name) {
+            return Err(format!(
+                "{}: group {:?}: key `policy`: {refusal}",
+                path.display(),
+                g.name
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

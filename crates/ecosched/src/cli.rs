@@ -58,6 +58,10 @@ pub enum Command {
     /// Show this machine's (or a recorded machine's) topology: packages,
     /// caches, cores, NUMA nodes, frequency domains, the allowed CPUs.
     Topology(TopologyArgs),
+    /// What this machine (or a recorded one) offers ecosched: counters,
+    /// power meters, cpufreq, resctrl, cgroups, other managers; what is
+    /// missing, and whether each policy runs, runs degraded or is refused.
+    Doctor(DoctorArgs),
     /// Measure a machine's calibration data (written as the `[calibration]`
     /// table of a preset or a `--calibration` file).
     #[command(subcommand)]
@@ -333,6 +337,18 @@ pub struct TopologyArgs {
     /// With --emit-machine: overwrite FILE if it exists.
     #[arg(long, requires = "emit_machine")]
     pub force: bool,
+}
+
+/// `ecosched doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// A recorded machine: a directory holding `sys/` and `proc/`.
+    /// Default: this machine.
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<std::path::PathBuf>,
+    /// Print JSON (the shape is in docs/operators/doctor.md).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `ecosched restore`.

@@ -33,6 +33,7 @@ pub fn run(cli: &Cli) -> Result<Outcome> {
         Command::Ab(a) => crate::ab::ab(a),
         Command::Restore(a) => linux_commands::restore(a),
         Command::Topology(a) => topology_view::run(a),
+        Command::Doctor(a) => crate::doctor::run(a),
         Command::Bench(BenchCommand::Pam(a)) => bench_pam(a),
         Command::Calibrate(CalibrateCommand::Av(a)) => calibrate_av(a),
         Command::Bench(BenchCommand::Oracle(a)) => crate::report_commands::bench_oracle(a),

@@ -75,14 +75,16 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     // not after.
     let requirements = policy.requirements();
     platform.open_counters(&requirements);
-    let missing = requirements.missing(&platform.capabilities());
-    if !missing.is_empty() {
-        return Err(UsageError(format!(
-            "policy {} cannot run on this machine: it needs {}",
+    let verdict = requirements.verdict(&platform.capabilities());
+    if let Some(refusal) = verdict.refusal(&s.policy) {
+        return Err(UsageError(refusal).into());
+    }
+    if let ecosched_model::Verdict::Degraded { .. } = verdict {
+        eprintln!(
+            "ecosched: policy {} runs degraded here: {}",
             s.policy,
-            missing.join("; ")
-        ))
-        .into());
+            verdict.reasons()
+        );
     }
     // The first plan, checked against this machine before anything
     // starts. It comes from a second instance of the policy so that the

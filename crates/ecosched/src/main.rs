@@ -19,6 +19,7 @@ mod attribution_bench;
 mod cli;
 mod cluster_output;
 mod commands;
+mod doctor;
 mod glossary;
 mod linux_commands;
 mod machine_emit;

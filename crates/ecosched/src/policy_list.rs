@@ -102,6 +102,8 @@ fn requirement_words(r: &Requirements) -> Vec<String> {
     }
     if r.frequency {
         out.push("cpufreq".into());
+    } else if r.frequency_wanted {
+        out.push("cpufreq where the machine has it".into());
     }
     if r.affinity {
         out.push("affinity".into());

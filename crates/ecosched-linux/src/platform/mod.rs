@@ -525,14 +525,12 @@ impl Platform for LinuxPlatform {
     }
 
     fn capabilities(&self) -> Capabilities {
-        let writable = self.actuator.writable();
-        Capabilities {
-            counters: self.reader.availability().available.clone(),
-            power: Some(self.sensors.power_source()),
-            affinity: writable,
-            frequency: writable && !self.machine.cpufreq.is_empty(),
-            gang: writable,
-        }
+        crate::offer::capabilities(
+            &self.machine,
+            self.reader.availability(),
+            self.sensors.power_source(),
+            self.actuator.writable(),
+        )
     }
 
     fn meter(&self) -> Meter {

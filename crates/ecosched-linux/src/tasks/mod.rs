@@ -42,5 +42,5 @@ mod testing;
 
 pub use host::HostFacts;
 pub use perf_groups::hardware_groups;
-pub use reader::{Observation, TaskReader, FD_RESERVE};
+pub use reader::{availability_here, Observation, TaskReader, FD_RESERVE};
 pub use sample::{TaskReading, AFFINITY_RECHECK};

@@ -83,6 +83,29 @@ pub struct TaskReader {
     fds_held: u64,
 }
 
+/// Which counters a task's reading has on the machine at `root`, given
+/// which perf events open there; and whether `/proc/<pid>/schedstat`
+/// exists. What [`TaskReader::availability`] reports, and what
+/// `ecosched doctor` reports without reading any task.
+pub fn availability_here(root: &FsRoot, events: &EventProbe) -> (CounterAvailability, bool) {
+    let mut availability = availability_from(events);
+    let has_schedstat = root.exists("proc/self/schedstat") || root.exists("proc/1/schedstat");
+    for kind in [CounterKind::OnCpuTime, CounterKind::RunqueueWait] {
+        if has_schedstat {
+            availability.add(kind);
+        } else {
+            availability.unavailable.retain(|(k, _)| *k != kind);
+            availability.unavailable.push((
+                kind,
+                "no /proc/<pid>/schedstat (kernel built without CONFIG_SCHED_INFO)".into(),
+            ));
+        }
+    }
+    // `status` always has the voluntary/involuntary switch counts.
+    availability.add(CounterKind::ContextSwitches);
+    (availability, has_schedstat)
+}
+
 impl TaskReader {
     /// A reader over `root` counting with `backend`. Probes once which perf
     /// events open here ([`TaskReader::availability`]).
@@ -113,19 +136,7 @@ impl TaskReader {
         pmu: Option<PmuSpec>,
     ) -> TaskReader {
         let events = probe_events_with(backend.as_ref(), &raw);
-        let mut availability = availability_from(&events);
-        let has_schedstat = root.exists("proc/self/schedstat") || root.exists("proc/1/schedstat");
-        for kind in [CounterKind::OnCpuTime, CounterKind::RunqueueWait] {
-            if has_schedstat {
-                availability.add(kind);
-            } else {
-                availability.unavailable.retain(|(k, _)| *k != kind);
-                availability.unavailable.push((
-                    kind,
-                    "no /proc/<pid>/schedstat (kernel built without CONFIG_SCHED_INFO)".into(),
-                ));
-            }
-        }
+        let (availability, has_schedstat) = availability_here(&root, &events);
         let live_affinity = root.is_live() && root.dir() == std::path::Path::new("/");
         let cpu_bits = root
             .read("sys/devices/system/cpu/possible", "possible CPUs")
@@ -133,8 +144,6 @@ impl TaskReader {
             .and_then(|text| CpuSet::parse_list(text.trim()).ok())
             .and_then(|set| set.iter().last())
             .map_or(nix::sched::CpuSet::count(), |last| last.0 as usize + 1);
-        // `status` always has the voluntary/involuntary switch counts.
-        availability.add(CounterKind::ContextSwitches);
         let hardware_groups = hardware_groups(&events, &raw, pmu.as_ref(), None);
         let software = events
             .usable(&Event::SOFTWARE)

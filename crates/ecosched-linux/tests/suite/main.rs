@@ -5,6 +5,8 @@
 //! - `avcal`: `calibrate av` on the recorded Xeon E5345 behind a model PMU
 //! - `cpufreq_actuation`: frequency plans written, journalled and undone
 //! - `cpufreq_fixtures`: cpufreq policies read and write plans made
+//! - `features`: `doctor`'s probes (power meters, cpufreq, resctrl,
+//!   cgroups) on recorded machines and this VM's recording
 //! - `hwloc_fixtures`: discovery on every machine hwloc recorded, against lstopo
 //! - `limits`: the open-file limit raised to the hard one
 //! - `pstate_actuation`: fixed frequencies on intel_pstate / amd-pstate-epp,
@@ -30,6 +32,7 @@ mod avcal;
 mod children;
 mod cpufreq_actuation;
 mod cpufreq_fixtures;
+mod features;
 mod hwloc_fixtures;
 mod limits;
 mod live;

@@ -13,6 +13,8 @@
 //! - [`benchmarks`]: `bench pam` and `bench oracle`;
 //! - [`validate`]: `validate`'s options (not the validation itself);
 //! - [`topology`]: `topology` of a recorded machine and of this one;
+//! - [`doctor`]: `doctor` on recorded machines: missing features with
+//!   their paths, cpufreq, EPP and resctrl found, verdicts that follow;
 //! - [`emit_machine`]: `topology --emit-machine` files load and simulate;
 //! - [`recommend`]: `recommend`'s answer against the suite's, recorded
 //!   hosts, bad input;
@@ -42,6 +44,7 @@ mod children;
 mod cluster;
 mod commands;
 mod compare;
+mod doctor;
 mod emit_machine;
 mod exports;
 mod fake_pmu;

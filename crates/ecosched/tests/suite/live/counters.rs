@@ -157,7 +157,7 @@ fn av_without_hardware_counters_is_refused_naming_them() {
         .iter()
         .any(|(k, _)| *k == ecosched_model::CounterKind::Cycles);
     let (code, stderr, ran) = run_with_calibration(
-        "av-sort",
+        &["av-sort"],
         "[activity]\npeak_mem_per_s = 6.0e7\npeak_cache_per_cycle = 0.25\ntranslation = []\n",
     );
     if have_pmu {

@@ -26,11 +26,14 @@
 //!   whose counters the runs drive, and its report in the browser.
 //! - [`recommend`]: `recommend` for this host, its preset or its emitted
 //!   machine.
+//! - [`doctor`]: `doctor`'s verdict for every policy matches what `run`
+//!   does with it here.
 
 mod ab;
 mod av_sort;
 mod counters;
 mod daemon;
+mod doctor;
 mod emit_machine;
 mod patel;
 mod recommend;

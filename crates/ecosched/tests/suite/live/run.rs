@@ -5,7 +5,7 @@
 //! (cgroups) and at least two online CPUs, as CI has.
 
 use crate::support::{
-    assert_left_nothing, ecosched_as_nobody, ecosched_command, run_with_calibration,
+    assert_left_nothing, ecosched_as_nobody, ecosched_command, run_with_calibration, MEASURE_ONLY,
 };
 use ecosched_testkit::live::{allowed_list, descendants, wait_for};
 use std::path::Path;
@@ -104,7 +104,9 @@ fn run_exits_with_the_commands_status_and_json_uses_the_sim_field_names() {
         .args([
             "run",
             "--policy",
-            "performance",
+            "placed",
+            "--param",
+            "map=ecosched-no-task@0",
             "--json",
             "--interval-ms",
             "50",
@@ -418,7 +420,7 @@ fn hilo_manages_a_real_make_j2_with_affinity_and_says_frequency_control_is_missi
 #[ignore = "live: a real `ecosched run` on this machine"]
 fn a_bad_calibration_file_is_a_located_error_and_nothing_starts() {
     let (code, stderr, ran) = run_with_calibration(
-        "performance",
+        MEASURE_ONLY,
         "source = \"lab\"\n[edp_factor]\nintercept = 1.6\nslop = -0.8\n",
     );
     assert_eq!(code, Some(2), "{stderr}");
@@ -427,11 +429,11 @@ fn a_bad_calibration_file_is_a_located_error_and_nothing_starts() {
         stderr.contains("cal.toml:4") && stderr.contains("edp_factor.slop"),
         "file, line and key named:\n{stderr}"
     );
-    let (code, stderr, ran) = run_with_calibration("performance", "partition = \"4@800,x@2400\"\n");
+    let (code, stderr, ran) = run_with_calibration(MEASURE_ONLY, "partition = \"4@800,x@2400\"\n");
     assert_eq!(code, Some(2), "{stderr}");
     assert!(!ran && stderr.contains("partition"), "{stderr}");
     // Valid TOML, but not for this machine: 64 CPUs at 800 MHz.
-    let (code, stderr, ran) = run_with_calibration("performance", "partition = \"64@800\"\n");
+    let (code, stderr, ran) = run_with_calibration(MEASURE_ONLY, "partition = \"64@800\"\n");
     assert_eq!(code, Some(2), "{stderr}");
     assert!(
         !ran && stderr.contains("cal.toml: key `partition`"),
@@ -443,7 +445,7 @@ fn a_bad_calibration_file_is_a_located_error_and_nothing_starts() {
 #[ignore = "live: a real `ecosched run` on this machine"]
 fn a_good_calibration_file_is_accepted() {
     let (code, stderr, ran) = run_with_calibration(
-        "performance",
+        MEASURE_ONLY,
         "source = \"measured on this machine\"\n[edp_factor]\nintercept = 1.6\nslope = -0.8\n",
     );
     assert_eq!(code, Some(0), "{stderr}");
@@ -460,7 +462,14 @@ fn an_unknown_event_in_the_config_stops_the_run_before_it_starts() {
     std::fs::write(&config, "[events]\nlines_in = \"L2_LINES_INN:ALL\"\n").unwrap();
     let marker = dir.path().join("started");
     let out = ecosched_command()
-        .args(["run", "--policy", "performance", "--config"])
+        .args([
+            "run",
+            "--policy",
+            "placed",
+            "--param",
+            "map=ecosched-no-task@0",
+            "--config",
+        ])
         .arg(&config)
         .arg("--state-dir")
         .arg(dir.path().join("state"))

@@ -84,7 +84,9 @@ fn sigterm_and_sigint_reach_every_process_of_the_run() {
             .arg(state.path())
             .args([
                 "--policy",
-                "performance",
+                "placed",
+                "--param",
+                "map=ecosched-no-task@0",
                 "--",
                 "sh",
                 "-c",
@@ -136,7 +138,16 @@ fn cpu_against_times(script: &str) -> (f64, f64, serde_json::Value) {
     let o = ecosched_command()
         .args(["run", "--json", "--state-dir"])
         .arg(state.path())
-        .args(["--policy", "performance", "--", "sh", "-c", &full])
+        .args([
+            "--policy",
+            "placed",
+            "--param",
+            "map=ecosched-no-task@0",
+            "--",
+            "sh",
+            "-c",
+            &full,
+        ])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
@@ -187,7 +198,14 @@ fn a_missing_or_unexecutable_command_exits_like_a_shell() {
     let state = tempfile::tempdir().unwrap();
     let o = run(
         state.path(),
-        &["--policy", "performance", "--", "no-such-command-ecosched"],
+        &[
+            "--policy",
+            "placed",
+            "--param",
+            "map=ecosched-no-task@0",
+            "--",
+            "no-such-command-ecosched",
+        ],
     );
     assert_eq!(o.status.code(), Some(127), "{}", stderr(&o));
     assert!(stderr(&o).contains("not found"), "{}", stderr(&o));
@@ -195,16 +213,42 @@ fn a_missing_or_unexecutable_command_exits_like_a_shell() {
     std::fs::write(&plain, "#!/bin/sh\necho ran\n").unwrap();
     let o = run(
         state.path(),
-        &["--policy", "performance", "--", plain.to_str().unwrap()],
+        &[
+            "--policy",
+            "placed",
+            "--param",
+            "map=ecosched-no-task@0",
+            "--",
+            plain.to_str().unwrap(),
+        ],
     );
     assert_eq!(o.status.code(), Some(126), "{}", stderr(&o));
     assert!(o.stdout.is_empty());
-    let o = run(state.path(), &["--policy", "performance", "--", "/etc"]);
+    let o = run(
+        state.path(),
+        &[
+            "--policy",
+            "placed",
+            "--param",
+            "map=ecosched-no-task@0",
+            "--",
+            "/etc",
+        ],
+    );
     assert_eq!(o.status.code(), Some(126), "{}", stderr(&o));
     // The command's own statuses come through unchanged.
     let o = run(
         state.path(),
-        &["--policy", "performance", "--", "sh", "-c", "exit 125"],
+        &[
+            "--policy",
+            "placed",
+            "--param",
+            "map=ecosched-no-task@0",
+            "--",
+            "sh",
+            "-c",
+            "exit 125",
+        ],
     );
     assert_eq!(o.status.code(), Some(125));
     assert_eq!(std::fs::read_dir(state.path()).unwrap().count(), 1);
@@ -221,7 +265,9 @@ fn ecosched_failures_exit_125_and_bad_input_is_named() {
             "--state-dir",
             "/proc/ecosched-cannot-exist",
             "--policy",
-            "performance",
+            "placed",
+            "--param",
+            "map=ecosched-no-task@0",
             "--",
             "true",
         ])
@@ -234,7 +280,9 @@ fn ecosched_failures_exit_125_and_bad_input_is_named() {
             "--state-dir",
             "/etc/passwd",
             "--policy",
-            "performance",
+            "placed",
+            "--param",
+            "map=ecosched-no-task@0",
             "--",
             "true",
         ])
@@ -273,7 +321,9 @@ fn without_root_the_missing_capability_is_named_and_a_state_dir_suggested() {
         "--state-dir",
         "/run/ecosched-test-root-only",
         "--policy",
-        "performance",
+        "placed",
+        "--param",
+        "map=ecosched-no-task@0",
         "--",
         "true",
     ]);
@@ -294,7 +344,9 @@ fn without_root_the_missing_capability_is_named_and_a_state_dir_suggested() {
         &dir,
         "--json",
         "--policy",
-        "performance",
+        "placed",
+        "--param",
+        "map=ecosched-no-task@0",
         "--",
         "true",
     ]);
@@ -344,7 +396,15 @@ fn the_estimated_power_model_is_named_and_can_be_chosen() {
             .args(["run", "--json", "--state-dir"])
             .arg(state.path())
             .args(extra)
-            .args(["--policy", "performance", "--", "sleep", "0.3"])
+            .args([
+                "--policy",
+                "placed",
+                "--param",
+                "map=ecosched-no-task@0",
+                "--",
+                "sleep",
+                "0.3",
+            ])
             .output()
             .unwrap();
         assert!(o.status.success(), "{}", stderr(&o));
@@ -372,7 +432,14 @@ fn the_estimated_power_model_is_named_and_can_be_chosen() {
     let o = ecosched_command()
         .args(["run", "--state-dir"])
         .arg(state.path())
-        .args(["--power-model", "no-such-model", "--policy", "performance"])
+        .args([
+            "--power-model",
+            "no-such-model",
+            "--policy",
+            "placed",
+            "--param",
+            "map=ecosched-no-task@0",
+        ])
         .args(["--", "true"])
         .output()
         .unwrap();

@@ -20,7 +20,7 @@ fn threads_beyond_the_open_file_limit_are_counted_in_the_table() {
     // A hard limit of 256 descriptors cannot cover 400 threads (two /proc
     // files and three perf events each), even raised from a soft 64.
     let script = format!(
-        "ulimit -Sn 64 && ulimit -Hn 256 && exec {} run --policy performance --state-dir {} -- python3 -c \"$0\"",
+        "ulimit -Sn 64 && ulimit -Hn 256 && exec {} run --policy placed --param map=ecosched-no-task@0 --state-dir {} -- python3 -c \"$0\"",
         ecosched_path().display(),
         state.path().display()
     );
@@ -48,7 +48,14 @@ fn threads_beyond_the_open_file_limit_are_counted_in_the_table() {
 
     // With the default limits the same program is observed whole.
     let out = ecosched_command()
-        .args(["run", "--policy", "performance", "--state-dir"])
+        .args([
+            "run",
+            "--policy",
+            "placed",
+            "--param",
+            "map=ecosched-no-task@0",
+            "--state-dir",
+        ])
         .arg(state.path())
         .args(["--", "python3", "-c", &threads(400, 1.5)])
         .output()
@@ -69,7 +76,14 @@ fn a_later_run_warns_about_a_dead_runs_journal_and_restore_clears_it() {
     std::fs::write(state.path().join("journal-4194311.jsonl"), DEAD_JOURNAL).unwrap();
     std::fs::write(state.path().join("hint-4194311"), "3\n").unwrap();
     let out = ecosched_command()
-        .args(["run", "--policy", "performance", "--state-dir"])
+        .args([
+            "run",
+            "--policy",
+            "placed",
+            "--param",
+            "map=ecosched-no-task@0",
+            "--state-dir",
+        ])
         .arg(state.path())
         .args(["--", "true"])
         .output()
@@ -100,7 +114,14 @@ fn run_makes_a_missing_state_dir_0700_and_refuses_a_world_writable_one() {
     let tmp = tempfile::tempdir().unwrap();
     let state = tmp.path().join("state");
     let out = ecosched_command()
-        .args(["run", "--policy", "performance", "--state-dir"])
+        .args([
+            "run",
+            "--policy",
+            "placed",
+            "--param",
+            "map=ecosched-no-task@0",
+            "--state-dir",
+        ])
         .arg(&state)
         .args(["--", "true"])
         .output()
@@ -114,7 +135,14 @@ fn run_makes_a_missing_state_dir_0700_and_refuses_a_world_writable_one() {
     assert_eq!(mode, 0o700);
     std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o777)).unwrap();
     let out = ecosched_command()
-        .args(["run", "--policy", "performance", "--state-dir"])
+        .args([
+            "run",
+            "--policy",
+            "placed",
+            "--param",
+            "map=ecosched-no-task@0",
+            "--state-dir",
+        ])
         .arg(&state)
         .args(["--", "true"])
         .output()

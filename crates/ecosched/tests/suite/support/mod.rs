@@ -63,6 +63,12 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// A policy (with its parameters, after `--policy`) that runs on any
+/// machine and changes nothing: `placed`, pinning a task no process is
+/// named. The live tests that check `run` itself use it; the governors
+/// need cpufreq, which a VM often lacks.
+pub const MEASURE_ONLY: &[&str] = &["placed", "--param", "map=ecosched-no-task@0"];
+
 /// The hand-written recording of a dual Xeon E5345 with acpi-cpufreq,
 /// kept with `ecosched-linux`'s test data.
 pub fn e5345_tree() -> PathBuf {
@@ -91,16 +97,18 @@ pub fn loops_of(sh: u32) -> Vec<u32> {
         .collect()
 }
 
-/// `ecosched run --policy POLICY --calibration FILE` with `text` in FILE,
+/// `ecosched run --policy POLICY… --calibration FILE` with `text` in FILE,
 /// on a command that touches a marker. Returns the exit code, stderr and
 /// whether the command ran.
-pub fn run_with_calibration(policy: &str, text: &str) -> (Option<i32>, String, bool) {
+pub fn run_with_calibration(policy: &[&str], text: &str) -> (Option<i32>, String, bool) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("cal.toml");
     std::fs::write(&file, text).unwrap();
     let marker = dir.path().join("started");
     let out = ecosched_command()
-        .args(["run", "--policy", policy, "--calibration"])
+        .args(["run", "--policy"])
+        .args(policy)
+        .arg("--calibration")
         .arg(&file)
         .arg("--state-dir")
         .arg(dir.path().join("state"))
