@@ -261,9 +261,9 @@ pub struct AbArgs {
     /// The policy under test (see `ecosched policies`).
     #[arg(long, value_name = "NAME")]
     pub policy: String,
-    /// The reference policy. `schedutil`, the kernel's default governor,
-    /// changes nothing on a machine already under it or without cpufreq.
-    #[arg(long, value_name = "NAME", default_value = "schedutil")]
+    /// The reference: `none` (the machine as it is: the command runs
+    /// measured but unmanaged) or any policy.
+    #[arg(long, value_name = "NAME", default_value = crate::ab::UNMANAGED)]
     pub baseline: String,
     /// Pairs of runs (one under each), after one warm-up run.
     #[arg(long, value_name = "N", default_value_t = 5)]

@@ -1,8 +1,9 @@
 //! `ecosched ab`: the same command run repeatedly under a baseline and a
 //! policy on this machine, and what the policy changed, with error bars.
 //!
-//! One warm-up run (under the policy, so that a policy this machine cannot
-//! run is refused before anything counts; not counted), then `--runs`
+//! One warm-up run under each arm (so that a baseline or policy this
+//! machine cannot run is refused before anything counts; not counted),
+//! then `--runs`
 //! pairs in ABBA order ([`schedule`]), each run after the machine is seen
 //! idle and made as `ecosched run` makes it ([`runner`]), its energy read
 //! from the power meter around it ([`meter`]). The ratios policy/baseline
@@ -19,6 +20,8 @@ mod result;
 mod runner;
 mod schedule;
 mod stats;
+
+pub use runner::UNMANAGED;
 
 use crate::cli::AbArgs;
 use crate::outcome::{usage, Outcome};
@@ -70,15 +73,19 @@ pub fn ab(args: &AbArgs) -> Result<Outcome> {
     let wait = Duration::from_secs_f64(args.idle_wait.max(0.0));
     let settle = || schedule::wait_for_idle(idle, wait).context("reading /proc/stat");
 
-    let warm_slot = Slot {
-        run: 0,
-        arm: "warm-up",
-        pair: None,
-        policy: &args.policy,
-    };
-    eprintln!("ecosched ab: warm-up run under {}", args.policy);
-    let warm_up = runner::run_once(args, &warm_slot, &meter, settle()?)?;
-    stop_if_interrupted(&warm_up)?;
+    let mut warm_ups = Vec::new();
+    for policy in [&args.baseline, &args.policy] {
+        let warm_slot = Slot {
+            run: 0,
+            arm: "warm-up",
+            pair: None,
+            policy,
+        };
+        eprintln!("ecosched ab: warm-up run under {policy}");
+        let warm_up = runner::run_once(args, &warm_slot, &meter, settle()?)?;
+        stop_if_interrupted(&warm_up)?;
+        warm_ups.push(warm_up);
+    }
     let mut result = AbResult {
         command: args.command.clone(),
         policy: args.policy.clone(),
@@ -89,7 +96,7 @@ pub fn ab(args: &AbArgs) -> Result<Outcome> {
         resamples: stats::RESAMPLES,
         meter: meter.description.clone(),
         energy_measured: meter.measured(),
-        warm_up,
+        warm_ups,
         runs: Vec::new(),
         ratios: Vec::new(),
         notes: Vec::new(),
@@ -101,10 +108,11 @@ pub fn ab(args: &AbArgs) -> Result<Outcome> {
                 .to_string(),
         );
     }
-    if result.warm_up.exit_code != Some(0) {
+    if let Some(failed) = result.warm_ups.iter().find(|r| r.exit_code != Some(0)) {
         result.notes.push(format!(
-            "the warm-up run failed (exit status {}); nothing was compared",
-            result.warm_up.status()
+            "the warm-up run under {} failed (exit status {}); nothing was compared",
+            failed.policy,
+            failed.status()
         ));
         return finish(args, result);
     }
@@ -195,7 +203,7 @@ fn table<const N: usize>(header: &[&str; N], rows: Vec<[String; N]>, left: &[usi
 /// The terminal's text: what was compared, every run, the ratios, notes.
 fn render(result: &AbResult) -> String {
     let mut out = format!(
-        "policy {} against baseline {}: {} pair(s) in ABBA order after one warm-up run\n\
+        "policy {} against baseline {}: {} pair(s) in ABBA order after a warm-up run under each\n\
          command: {}\npower: {}\n\n",
         result.policy,
         result.baseline,

@@ -29,8 +29,8 @@ pub struct AbResult {
     pub meter: String,
     /// Whether energy is measured, and so compared.
     pub energy_measured: bool,
-    /// The warm-up run (not counted).
-    pub warm_up: RunRecord,
+    /// The warm-up runs, one under each arm (not counted).
+    pub warm_ups: Vec<RunRecord>,
     /// Every counted run, in run order.
     pub runs: Vec<RunRecord>,
     /// One ratio per figure compared.
@@ -69,7 +69,7 @@ pub const METRICS: [Metric; 4] = [
 /// other status is a change; a busy machine measures other work too.
 pub fn exclusion(r: &RunRecord) -> Option<String> {
     if r.exit_code != Some(0) {
-        Some(format!("exit status {}, the warm-up's was 0", r.status()))
+        Some(format!("exit status {}, the warm-ups' was 0", r.status()))
     } else if !r.before.settled {
         Some(format!(
             "the machine was {:.0} % busy before it (waited {:.0} s)",
@@ -179,7 +179,9 @@ pub const RUN_HEADER: [&str; 11] = [
 
 /// The runs' cells (the warm-up first); the last says whether it counts.
 pub fn run_cells(result: &AbResult) -> Vec<[String; 11]> {
-    std::iter::once(&result.warm_up)
+    result
+        .warm_ups
+        .iter()
         .chain(&result.runs)
         .map(|r| {
             let counted = match (&r.excluded, r.pair) {
@@ -284,7 +286,7 @@ mod tests {
         ];
         assert_eq!(
             runs[2].excluded.as_deref(),
-            Some("exit status 2, the warm-up's was 0")
+            Some("exit status 2, the warm-ups' was 0")
         );
         assert!(runs[4].excluded.as_deref().unwrap().contains("50 % busy"));
         let mut result = AbResult {
@@ -297,7 +299,7 @@ mod tests {
             resamples: stats::RESAMPLES,
             meter: "estimated".into(),
             energy_measured: false,
-            warm_up: run(0, P, 9.0, 0, true),
+            warm_ups: vec![run(0, P, 9.0, 0, true)],
             runs,
             ratios: Vec::new(),
             notes: Vec::new(),

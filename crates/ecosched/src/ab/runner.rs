@@ -79,6 +79,23 @@ pub struct Slot<'a> {
     pub policy: &'a str,
 }
 
+/// The baseline that leaves the machine as it is: the command runs
+/// measured but unmanaged, as `static` over every CPU `ab` itself may use
+/// (its tasks keep the affinity they would have had; no frequency, cpuset
+/// or freezer is touched).
+pub const UNMANAGED: &str = "none";
+
+/// The policy and parameters a run is made with: `none` is `static` over
+/// this process's allowed CPUs, with none of the user's parameters.
+fn policy_and_params(policy: &str, params: &[String]) -> Result<(String, Vec<String>)> {
+    if policy != UNMANAGED {
+        return Ok((policy.to_string(), params.to_vec()));
+    }
+    let allowed = ecosched_linux::affinity::get(std::process::id())
+        .context("reading the CPUs this process may use")?;
+    Ok(("static".to_string(), vec![format!("cpus={allowed}")]))
+}
+
 /// Make one run; an error is ecosched's own failure (the command was not
 /// found, the policy cannot run here), after which nothing more is run.
 pub fn run_once(
@@ -87,10 +104,11 @@ pub fn run_once(
     meter: &MeterInfo,
     before: Settle,
 ) -> Result<RunRecord> {
+    let (policy, params) = policy_and_params(slot.policy, &args.params)?;
     let run_args = RunArgs {
-        policy: slot.policy.to_string(),
+        policy,
         interval_ms: None,
-        params: args.params.clone(),
+        params,
         parallelism: args.parallelism,
         state_dir: args.state_dir.clone(),
         cgroup_name: args.cgroup_name.clone(),

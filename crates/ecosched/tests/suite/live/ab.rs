@@ -65,10 +65,10 @@ fn ab_on_a_make_build_prints_every_pair_and_time_intervals() {
     let text = String::from_utf8(out.stdout).unwrap();
     // The build's own output went to stderr, not into the table.
     assert!(
-        text.starts_with("policy hilo against baseline schedutil: 3 pair(s)"),
+        text.starts_with("policy hilo against baseline none: 3 pair(s)"),
         "{text}"
     );
-    // The warm-up, then 3 pairs in ABBA order, every run counted.
+    // A warm-up under each arm, then 3 pairs in ABBA order, every run counted.
     let runs: Vec<Vec<&str>> = text
         .lines()
         .map(|l| l.split_whitespace().collect::<Vec<_>>())
@@ -79,6 +79,7 @@ fn ab_on_a_make_build_prints_every_pair_and_time_intervals() {
         arms,
         [
             ("warm-up", "-"),
+            ("warm-up", "-"),
             ("baseline", "1"),
             ("policy", "1"),
             ("policy", "2"),
@@ -88,7 +89,7 @@ fn ab_on_a_make_build_prints_every_pair_and_time_intervals() {
         ],
         "{text}"
     );
-    assert!(runs[1..].iter().all(|w| w.last() == Some(&"yes")), "{text}");
+    assert!(runs[2..].iter().all(|w| w.last() == Some(&"yes")), "{text}");
     for figure in ["wall time (s)", "CPU time (s)"] {
         let line = text
             .lines()
@@ -131,7 +132,7 @@ fn thinkpad_copy(to: &Path) {
 
 /// `ab` with the meter read from a copy of the recorded laptop, each run
 /// adding to psys: 100 J under the baseline; 80, 90 and 85 J under the
-/// policy in pairs 1, 2 and 3 (the warm-up 1 J). Written through a rename,
+/// policy in pairs 1, 2 and 3 (each warm-up 1 J). Written through a rename,
 /// so the meter never reads half a file.
 fn ab_with_driven_meter(dir: &Path, extra: &[&str]) -> Value {
     let meter = dir.join("meter");
@@ -182,7 +183,9 @@ fn the_energy_ratio_and_its_interval_from_a_recorded_meter_are_the_known_ones() 
         v["meter"],
         "measured: RAPL package-0 (+core, dram, uncore); system: RAPL psys"
     );
-    assert_eq!(v["warm_up"]["energy_j"], 1.0, "{v}");
+    for w in v["warm_ups"].as_array().unwrap() {
+        assert_eq!(w["energy_j"], 1.0, "{v}");
+    }
     let energies: Vec<(String, f64)> = v["runs"]
         .as_array()
         .unwrap()
@@ -253,10 +256,10 @@ fn the_ab_report_shows_the_runs_and_the_intervals_in_a_browser() {
     ] {
         assert!(html.contains(part), "the report lacks {part:?}");
     }
-    // The warm-up and six runs, each a row of the runs table.
+    // The two warm-ups and six runs, each a row of the runs table.
     let runs = &html[html.find("<table id=\"runs\">").unwrap()..];
     let runs = &runs[..runs.find("</table>").unwrap()];
-    assert_eq!(runs.matches("<tr").count(), 1 + 7);
+    assert_eq!(runs.matches("<tr").count(), 1 + 8);
     // The forest plot draws.
     assert_renders(&html, dir.path(), 1);
 }
