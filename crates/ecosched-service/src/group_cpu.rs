@@ -16,9 +16,10 @@
 //!   own time (`stat` fields 14–15) grows while it runs, and its parent's
 //!   children time (fields 16–17) takes the whole of it, and of its reaped
 //!   descendants, when the parent waits for it. The count grows by both,
-//!   less what was already counted of a member its member parent reaped.
-//!   A member reaped by a process outside the group (the group's roots,
-//!   orphans) loses at most what it ran since the last read.
+//!   less what was already counted of a member reaped within the group
+//!   (by its parent, or with its parent by an ancestor). A member reaped
+//!   by a process outside the group (the group's roots, orphans) loses at
+//!   most what it ran since the last read.
 
 use ecosched_linux::mounts::MountTable;
 use ecosched_linux::procfs;
@@ -179,13 +180,26 @@ impl ProcessCount {
                 None => {}
             }
         }
+        // A member still here takes all of a gone member's time into its
+        // children time — its parent, or the nearest ancestor still here
+        // when the parent went too — part of which was counted already.
+        let reaped_in_group = |mut ppid: u32| {
+            for _ in 0..=before.len() {
+                if now.contains_key(&ppid) {
+                    return true;
+                }
+                match before.get(&ppid) {
+                    Some(parent) => ppid = parent.ppid,
+                    None => return false,
+                }
+            }
+            false
+        };
         for (pid, prev) in &before {
             let gone = now
                 .get(pid)
                 .is_none_or(|c| c.start_ticks != prev.start_ticks);
-            // Its member parent's children time takes all of it, part of
-            // which was counted here already.
-            if gone && now.contains_key(&prev.ppid) {
+            if gone && reaped_in_group(prev.ppid) {
                 delta -= total(prev);
             }
         }
@@ -240,6 +254,26 @@ mod tests {
         // The root ends, reaped outside the group: nothing more.
         std::fs::remove_dir_all(dir.path().join("proc/10")).unwrap();
         assert_eq!(c.advance(&[id(10)]), 0.0);
+    }
+
+    #[test]
+    fn a_child_and_its_parent_reaped_together_count_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = ProcessCount::new(FsRoot::recorded(dir.path()), 100);
+        // shell 10 → stress-ng 11 → worker 12.
+        stat(dir.path(), 10, 1, 0, 0);
+        stat(dir.path(), 11, 10, 0, 0);
+        stat(dir.path(), 12, 11, 0, 0);
+        c.advance(&[id(10), id(11), id(12)]);
+        stat(dir.path(), 11, 10, 10, 0);
+        stat(dir.path(), 12, 11, 200, 300);
+        assert_eq!(c.advance(&[id(10), id(11), id(12)]), 5.1);
+        // Both end within one interval: the worker ran 1 s more, the
+        // shell's children time takes all 6.1 s.
+        std::fs::remove_dir_all(dir.path().join("proc/11")).unwrap();
+        std::fs::remove_dir_all(dir.path().join("proc/12")).unwrap();
+        stat(dir.path(), 10, 1, 0, 610);
+        assert_eq!(c.advance(&[id(10), id(11), id(12)]), 1.0);
     }
 
     #[test]

@@ -87,8 +87,8 @@ pub struct Record {
     pub energy: Option<Energy>,
     /// The policy (the last one, when it was changed while running).
     pub policy: String,
-    /// Control steps whose plan changed something.
-    pub decisions: u64,
+    /// Control steps whose plan changed something (counted by the daemon).
+    pub decisions: Option<u64>,
     /// The policy's typed statistics at the end (name → value).
     pub stats: serde_json::Value,
     /// Why it ended (`job-end`, `cgroup gone`, `daemon stopped`,
@@ -112,7 +112,7 @@ impl Record {
 }
 
 /// One stored record with its row id.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Stored {
     /// Row id, growing with every record.
     pub id: i64,
@@ -284,7 +284,7 @@ mod tests {
                 attribution: "CPU-time share".into(),
             }),
             policy: "hilo".into(),
-            decisions: 3,
+            decisions: Some(3),
             stats: serde_json::json!({"plans": 3}),
             ended_by: "job-end".into(),
         }

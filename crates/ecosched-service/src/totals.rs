@@ -85,7 +85,7 @@ impl GroupTotals {
                 attribution: "share of the machine's busy CPU time".into(),
             }),
             policy: self.policy.clone(),
-            decisions: self.decisions,
+            decisions: Some(self.decisions),
             stats: self.stats.clone(),
             ended_by: ended_by.to_string(),
         }
