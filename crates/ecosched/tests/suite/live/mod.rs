@@ -20,12 +20,15 @@
 //!   `restore` after a SIGKILL;
 //! - [`daemon`]: `daemon` and `ctl` with systemd's notify protocol, and a
 //!   real Prometheus scraping the exporter;
+//! - [`daemon_records`]: groups' CPU time of fork-heavy work against the
+//!   kernel's count, `job-end` totals and `ctl history`;
 //! - [`report_browser`]: the HTML reports in headless Chromium;
 //! - [`emit_machine`]: this machine's machine file loads and simulates.
 
 mod av_sort;
 mod counters;
 mod daemon;
+mod daemon_records;
 mod emit_machine;
 mod patel;
 mod report_browser;
