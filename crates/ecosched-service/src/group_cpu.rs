@@ -11,7 +11,8 @@
 //!   when they exit. A v1 cpuset-only directory (a Slurm job's) is looked
 //!   up at the same path on the `cpuacct` hierarchy. The count is the
 //!   cgroup's whole count since it was made (a Slurm job's cgroup is made
-//!   for the job; its `slurmstepd` is charged to it too).
+//!   for the job; its `slurmstepd` is charged to it too). A cgroup no
+//!   hierarchy accounts is counted from its processes, as below.
 //! - **its processes**, for a group defined by a match rule: a process's
 //!   own time (`stat` fields 14–15) grows while it runs, and its parent's
 //!   children time (fields 16–17) takes the whole of it, and of its reaped

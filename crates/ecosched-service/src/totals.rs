@@ -39,12 +39,17 @@ impl GroupTotals {
     /// Totals of a group of processes from `source`, starting now.
     pub fn start(source: &Source, policy: &str) -> SharedTotals {
         let root = FsRoot::live();
-        let cpu = match source {
+        // A cgroup that no hierarchy accounts (a Slurm job's cpuset without
+        // a cpuacct twin) is counted from its processes.
+        let of_cgroup = match source {
             Source::Cgroup(dir) => GroupCpu::of_cgroup(&root, dir),
-            _ => ecosched_linux::tasks::HostFacts::detect(&root)
-                .ok()
-                .map(|h| GroupCpu::of_processes(&root, h.ticks_per_s)),
+            _ => None,
         };
+        let cpu = of_cgroup.or_else(|| {
+            ecosched_linux::tasks::HostFacts::detect(&root)
+                .ok()
+                .map(|h| GroupCpu::of_processes(&root, h.ticks_per_s))
+        });
         Arc::new(Mutex::new(GroupTotals {
             cpu,
             started_s: history::now_s(),
