@@ -99,6 +99,7 @@ JobRequeue=0
 JobCompType=jobcomp/filetxt
 JobCompLoc=$DIR/jobcomp.log
 AccountingStorageType=accounting_storage/slurmdbd
+JobAcctGatherType=jobacct_gather/cgroup
 AccountingStorageHost=localhost
 AccountingStoragePort=$((PORT + 4))
 NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((PORT + 1)) Features=eco_take_mem,eco_take_cpu CPUs=2 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=1000

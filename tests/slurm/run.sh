@@ -18,7 +18,8 @@
 #   unmanaged  with ecosched stopped, jobs still run and no node drains
 #   records    every managed job's totals from ecosched (energy with its
 #              source, CPU and wall seconds, policy) are in its AdminComment,
-#              as `sacct` shows it
+#              as `sacct` shows it, its CPU time within 10 % of sacct's
+#              TotalCPU
 # Its last line is a JSON summary with the per-node placement. Slurm,
 # ecosched and the advisor are torn down on every exit.
 #
@@ -245,7 +246,7 @@ left=$(find /sys/fs/cgroup -maxdepth 3 -name 'ecosched-job*' 2>/dev/null || true
 
 # --- records: the Epilog wrote each job's totals into its AdminComment -------
 admin_comment() { sacct -n -X -j "$1" -o AdminComment%300 2>/dev/null | sed -e 's/^ *//' -e 's/ *$//'; }
-has_record() { case "$(admin_comment "$1")" in "ecosched: energy="*) return 0 ;; esac; return 1; }
+has_record() { case "$(admin_comment "$1")" in "ecosched: energy_j="*) return 0 ;; esac; return 1; }
 for id in "${ids[@]}"; do
 	wait_for 15 "job $id's totals in sacct's AdminComment (Epilog: $(grep "admin-comment.*job=$id " "$D"/n*/ecosched-prolog.log))" has_record "$id"
 	comment=$(admin_comment "$id")
@@ -253,12 +254,25 @@ for id in "${ids[@]}"; do
 	*"policy=hilo-nospare"*) ;;
 	*) fail "job $id's AdminComment names no policy hilo-nospare: $comment" ;;
 	esac
-	cpu=$(printf '%s' "$comment" | sed -n 's/.* cpu=\([0-9.]*\)s .*/\1/p')
-	busy=$(python3 -c "print(float('${cpu:-0}') >= 5)")
-	[ "$busy" = True ] || fail "job $id ran a 25 s stress-ng, its AdminComment says cpu=${cpu}s: $comment"
+	# The CPU time against Slurm's own (the rusage of the job's steps).
+	cpu=$(printf '%s' "$comment" | sed -n 's/.* cpu_s=\([0-9.]*\) .*/\1/p')
+	total=$(sacct -n -X -P -j "$id" -o TotalCPU)
+	agree=$(python3 - "${cpu:-0}" "$total" <<'PY'
+import sys
+cpu, total = float(sys.argv[1]), sys.argv[2].strip()
+days, _, clock = total.rpartition("-")
+seconds = 0.0
+for part in clock.split(":"):
+    seconds = seconds * 60 + float(part)
+seconds += 86400 * int(days or 0)
+print(f"{abs(cpu - seconds) <= 0.1 * seconds + 0.5} {seconds:.2f}")
+PY
+)
+	[ "${agree%% *}" = True ] || fail "job $id: AdminComment cpu_s=${cpu}, sacct TotalCPU ${agree#* } s: $comment"
+	cpu_pairs="${cpu_pairs:-}$id:${cpu}/${agree#* } "
 done
 records=$(admin_comment "${ids[0]}")
-log "records: job ${ids[0]}: $records"
+log "records: job ${ids[0]}: $records; CPU s ecosched/sacct: $cpu_pairs"
 
 # --- remember: a rerun without a comment is classed from the store -------
 id=$(sbatch --parsable -o /dev/null -J stream --hold --wrap 'true')

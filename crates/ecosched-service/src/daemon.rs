@@ -128,8 +128,10 @@ pub fn run(config_path: &Path) -> Result<(), String> {
     restore_predecessors(&config.state_dir)?;
 
     let metrics = Metrics::new();
-    let mut sampler =
-        MachineSampler::open().map_err(|e| format!("cannot open the machine's meter: {e}"))?;
+    let power_model = crate::power_model::load(&config.power_model)
+        .map_err(|e| format!("{}: key `daemon.power_model`: {e}", config_path.display()))?;
+    let mut sampler = MachineSampler::open(power_model)
+        .map_err(|e| format!("cannot open the machine's meter: {e}"))?;
     eprintln!("ecosched: power: {}", sampler.describe());
     let exporter = match config.metrics {
         Some(addr) => {
@@ -449,19 +451,22 @@ impl Daemon {
                 if c.state_dir != self.config.state_dir
                     || c.socket != self.config.socket
                     || c.metrics != self.config.metrics
+                    || c.power_model != self.config.power_model
                 {
-                    eprintln!("ecosched: reload: state_dir, socket and metrics take effect at the next start");
+                    eprintln!("ecosched: reload: state_dir, socket, metrics and power_model take effect at the next start");
                 }
                 let keep = (
                     self.config.state_dir.clone(),
                     self.config.socket.clone(),
                     self.config.metrics,
+                    self.config.power_model.clone(),
                 );
                 self.config = c;
                 (
                     self.config.state_dir,
                     self.config.socket,
                     self.config.metrics,
+                    self.config.power_model,
                 ) = keep;
                 self.ctx.scan_interval = self.config.scan_interval;
                 eprintln!(

@@ -98,14 +98,15 @@ pub struct Record {
 
 impl Record {
     /// One line: energy with its source, CPU and wall seconds, policy —
-    /// what Slurm's AdminComment carries.
+    /// what Slurm's AdminComment carries. Lowercase throughout, units in
+    /// the keys: `sacctmgr` lowercases what it writes.
     pub fn summary(&self) -> String {
         let energy = match &self.energy {
-            Some(e) => format!("energy={:.1}J({})", e.joules, e.source),
-            None => "energy=unmeasured".into(),
+            Some(e) => format!("energy_j={:.1} source={}", e.joules, e.source),
+            None => "energy_j=- source=none".into(),
         };
         format!(
-            "ecosched: {energy} cpu={:.2}s wall={:.1}s policy={}",
+            "ecosched: {energy} cpu_s={:.2} wall_s={:.1} policy={}",
             self.cpu_s, self.wall_s, self.policy
         )
     }
@@ -310,7 +311,7 @@ mod tests {
         assert_eq!(again.len().unwrap(), 3);
         assert_eq!(
             record("job-1", 1.0).summary(),
-            "ecosched: energy=123.5J(estimate) cpu=1.00s wall=10.0s policy=hilo"
+            "ecosched: energy_j=123.5 source=estimate cpu_s=1.00 wall_s=10.0 policy=hilo"
         );
     }
 

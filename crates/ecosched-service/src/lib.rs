@@ -30,6 +30,7 @@ pub mod membership;
 pub mod metrics;
 pub mod notify;
 pub mod policy_series;
+pub mod power_model;
 pub mod totals;
 
 pub use config::{Config, ConfigError};

@@ -257,11 +257,17 @@ pub struct MachineSampler {
 }
 
 impl MachineSampler {
-    /// Open the machine's meter and CPU statistics.
-    pub fn open() -> Result<Self, LinuxError> {
+    /// Open the machine's meter and CPU statistics; where nothing
+    /// measures power, the estimate takes its figures from `power_model`
+    /// (see [`crate::power_model`]).
+    pub fn open(power_model: crate::power_model::Choice) -> Result<Self, LinuxError> {
         let root = FsRoot::live();
         let machine = ecosched_linux::topology::discover(&root)?;
-        let meter = PowerMeter::open(&root, &machine.topology)?;
+        let cpuinfo = root.read_opt("proc/cpuinfo")?.unwrap_or_default();
+        let identity =
+            crate::power_model::identity(&machine.machine_name, &cpuinfo, &machine.topology);
+        let params = power_model.resolve(&identity, &machine.topology);
+        let meter = PowerMeter::open_with(&root, &machine.topology, params)?;
         let source = source_label(&meter);
         Ok(MachineSampler {
             meter,

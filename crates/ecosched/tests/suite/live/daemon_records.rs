@@ -193,7 +193,7 @@ fn fork_heavy_groups_are_counted_and_their_records_outlive_them() {
     assert!(record["wall_s"].as_f64().unwrap() >= 5.0, "{record}");
     let summary = answer["summary"].as_str().unwrap();
     assert!(
-        summary.starts_with("ecosched: energy=") && summary.contains("policy=static"),
+        summary.starts_with("ecosched: energy_j=") && summary.contains("policy=static"),
         "{summary}"
     );
     let listed: serde_json::Value =
