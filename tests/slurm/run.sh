@@ -256,15 +256,18 @@ for id in "${ids[@]}"; do
 	esac
 	# The CPU time against Slurm's own (the rusage of the job's steps).
 	cpu=$(printf '%s' "$comment" | sed -n 's/.* cpu_s=\([0-9.]*\) .*/\1/p')
-	total=$(sacct -n -X -P -j "$id" -o TotalCPU)
-	agree=$(python3 - "${cpu:-0}" "$total" <<'PY'
+	steps=$(sacct -n -P -j "$id" -o JobID,TotalCPU)
+	agree=$(python3 - "${cpu:-0}" "$steps" <<'PY'
 import sys
-cpu, total = float(sys.argv[1]), sys.argv[2].strip()
-days, _, clock = total.rpartition("-")
-seconds = 0.0
-for part in clock.split(":"):
-    seconds = seconds * 60 + float(part)
-seconds += 86400 * int(days or 0)
+cpu, rows = float(sys.argv[1]), sys.argv[2]
+def secs(t):
+    days, _, clock = t.strip().rpartition("-")
+    s = 0.0
+    for part in clock.split(":"):
+        s = s * 60 + float(part)
+    return s + 86400 * int(days or 0)
+# The job's steps (batch, extern): the job's own line may carry none.
+seconds = sum(secs(t) for j, t in (r.split("|") for r in rows.splitlines() if "|" in r) if "." in j)
 print(f"{abs(cpu - seconds) <= 0.1 * seconds + 0.5} {seconds:.2f}")
 PY
 )
