@@ -77,6 +77,41 @@ impl Drop for Cgroups {
     }
 }
 
+/// A daemon started by a test, stopped with `SIGTERM` (restoring what it
+/// changed) when the test ends, a failed one included.
+struct Daemon(std::process::Child);
+
+impl Daemon {
+    fn start(conf: &Path, log: &Path) -> Self {
+        Daemon(
+            ecosched_command()
+                .args(["daemon", "--config"])
+                .arg(conf)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::fs::File::create(log).unwrap())
+                .spawn()
+                .unwrap(),
+        )
+    }
+
+    /// Stop it; whether it exited cleanly.
+    fn stop(&mut self) -> bool {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.0.id() as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        );
+        self.0.wait().is_ok_and(|s| s.success())
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            self.stop();
+        }
+    }
+}
+
 fn within_5_percent(what: &str, counted: f64, truth: f64) {
     assert!(truth > 1.0, "{what}: the load used only {truth} s");
     let ratio = counted / truth;
@@ -124,12 +159,7 @@ fn fork_heavy_groups_are_counted_and_their_records_outlive_them() {
     .unwrap();
     std::fs::create_dir(&state).unwrap();
     let log = dir.path().join("daemon.log");
-    let mut daemon = ecosched_command()
-        .args(["daemon", "--config"])
-        .arg(&conf)
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
+    let mut daemon = Daemon::start(&conf, &log);
     wait_for("the control socket", Duration::from_secs(20), || {
         socket.exists()
     });
@@ -202,12 +232,7 @@ fn fork_heavy_groups_are_counted_and_their_records_outlive_them() {
 
     // Stopping the daemon ends the named group: its record is kept too,
     // and the store's file answers without a daemon.
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(daemon.id() as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    )
-    .unwrap();
-    assert!(daemon.wait().unwrap().success());
+    assert!(daemon.stop());
     let out = ecosched_command()
         .args(["ctl", "history", "--json", "--state-dir"])
         .arg(&state)
@@ -262,12 +287,7 @@ fn a_corrupt_store_is_named_and_runs_keep_their_records() {
     )
     .unwrap();
     let log = dir.path().join("daemon.log");
-    let mut daemon = ecosched_command()
-        .args(["daemon", "--config"])
-        .arg(&conf)
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
+    let mut daemon = Daemon::start(&conf, &log);
     wait_for("the control socket", Duration::from_secs(20), || {
         socket.exists()
     });
@@ -282,12 +302,7 @@ fn a_corrupt_store_is_named_and_runs_keep_their_records() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{err}");
     assert!(err.contains(&state.display().to_string()), "{err}");
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(daemon.id() as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    )
-    .unwrap();
-    assert!(daemon.wait().unwrap().success());
+    assert!(daemon.stop());
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(
         text.contains(&format!(
