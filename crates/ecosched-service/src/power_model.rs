@@ -150,7 +150,7 @@ impl Choice {
     }
 }
 
-/// What identifies this machine's CPU for [`PRESET_CPUS`]: the machine
+/// What identifies this machine's CPU for the preset table: the machine
 /// name (which holds the model name) and, on Arm, the
 /// `arm:<implementer>:<part>:<cores per package>` of `cpuinfo`.
 pub fn identity(machine_name: &str, cpuinfo: &str, topology: &Topology) -> String {
