@@ -17,13 +17,20 @@ expand() {
 }
 
 # hook_run REQUEST ARGS...: `ecosched ctl REQUEST ARGS...`, bounded by
-# $ECOSCHED_TIMEOUT, with one log line saying what happened.
+# $ECOSCHED_TIMEOUT, with one log line saying what happened; the answer is
+# left in $answer.
 hook_run() {
 	log=$(expand "$ECOSCHED_LOG")
 	socket=$(expand "$ECOSCHED_SOCKET")
 	answer=$(timeout -k 1 "$ECOSCHED_TIMEOUT" "$ECOSCHED" ctl --socket "$socket" "$@" 2>&1)
 	rc=$?
+	hook_note "$1" "$answer" "$rc"
+}
+
+# hook_note WHAT TEXT RC: one log line saying what happened.
+hook_note() {
+	log=$(expand "$ECOSCHED_LOG")
 	printf '%s %s node=%s job=%s rc=%s %s\n' "$(date -u +%FT%TZ)" "$1" \
-		"${SLURMD_NODENAME:-?}" "${SLURM_JOB_ID:-?}" "$rc" \
-		"$(printf '%s' "$answer" | tr '\n' ' ')" >>"$log" 2>/dev/null || true
+		"${SLURMD_NODENAME:-?}" "${SLURM_JOB_ID:-?}" "$3" \
+		"$(printf '%s' "$2" | tr '\n' ' ')" >>"$log" 2>/dev/null || true
 }

@@ -1,7 +1,9 @@
 #!/bin/sh
-# A Slurm cluster on one host, for ecosched's tests and demos: slurmctld and
-# three slurmd (nodes n1, n2, n3, all on 127.0.0.1 with a port each), every
-# file under one directory so that `down` leaves nothing behind.
+# A Slurm cluster on one host, for ecosched's tests and demos: slurmctld,
+# three slurmd (nodes n1, n2, n3, all on 127.0.0.1 with a port each) and
+# accounting (slurmdbd on a private MariaDB, so that `sacct` shows a job's
+# AdminComment, where the Epilog writes ecosched's totals), every file under
+# one directory so that `down` leaves nothing behind.
 #
 #   deploy/slurm/local-cluster.sh up     # installs slurm-wlm if missing; ~10 s
 #   deploy/slurm/local-cluster.sh down   # stops every daemon it started
@@ -10,7 +12,8 @@
 # ECOSCHED_SLURM_DIR (default /tmp/ecosched-slurm) holds the configuration,
 # the advisor's state (advisor/),
 # spools, logs and pid files; ECOSCHED_SLURM_PORT (default 16817) is the
-# controller's port, the nodes take the next three. Authentication is
+# controller's port, the nodes take the next three, slurmdbd the fourth and
+# MariaDB the fifth (loopback only). Authentication is
 # auth/none: the cluster listens on loopback only and is for tests.
 #
 # The nodes use Slurm's cgroup plugins (proctrack/cgroup, task/cgroup), so
@@ -29,12 +32,13 @@ SBIN=/usr/sbin
 
 install_packages() {
 	if command -v slurmctld >/dev/null && command -v slurmd >/dev/null &&
+		command -v slurmdbd >/dev/null && command -v mariadbd >/dev/null &&
 		ls /usr/lib/*/slurm-wlm/job_submit_lua.so >/dev/null 2>&1; then
 		return 0
 	fi
-	echo "local-cluster: installing slurm-wlm" >&2
+	echo "local-cluster: installing slurm-wlm, slurmdbd and mariadb-server" >&2
 	apt-get update -q >&2
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurm-wlm lua5.3 >&2
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q slurm-wlm slurmdbd mariadb-server lua5.3 >&2
 }
 
 write_config() {
@@ -94,11 +98,63 @@ MinJobAge=600
 JobRequeue=0
 JobCompType=jobcomp/filetxt
 JobCompLoc=$DIR/jobcomp.log
+AccountingStorageType=accounting_storage/slurmdbd
+JobAcctGatherType=jobacct_gather/cgroup
+AccountingStorageHost=localhost
+AccountingStoragePort=$((PORT + 4))
 NodeName=n1 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((PORT + 1)) Features=eco_take_mem,eco_take_cpu CPUs=2 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=1000
 NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((PORT + 2)) Features=eco_take_mem,eco_take_cpu CPUs=2 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=1000
 NodeName=n3 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((PORT + 3)) Features=eco_take_mem,eco_take_cpu CPUs=2 CoresPerSocket=2 ThreadsPerCore=1 RealMemory=1000
 PartitionName=debug Nodes=n[1-3] Default=YES MaxTime=INFINITE State=UP
 CONF
+	cat >"$DIR/etc/slurmdbd.conf" <<DBD
+AuthType=auth/none
+DbdHost=localhost
+DbdPort=$((PORT + 4))
+SlurmUser=root
+PidFile=$DIR/slurmdbd.pid
+LogFile=$DIR/slurmdbd.log
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=$((PORT + 5))
+StorageUser=root
+StorageLoc=ecosched_acct
+DBD
+	chmod 0600 "$DIR/etc/slurmdbd.conf"
+}
+
+# A private MariaDB for slurmdbd: its data, socket and log under $DIR/db.
+start_db() {
+	mkdir -p "$DIR/db"
+	if [ ! -d "$DIR/db/data/mysql" ]; then
+		mariadb-install-db --user=root --datadir="$DIR/db/data" \
+			--auth-root-authentication-method=normal >"$DIR/db/install.log" 2>&1
+	fi
+	mariadbd --user=root --datadir="$DIR/db/data" --socket="$DIR/db/mysqld.sock" \
+		--bind-address=127.0.0.1 --port=$((PORT + 5)) --pid-file="$DIR/db/mysqld.pid" \
+		--log-error="$DIR/db/mysqld.log" --innodb-buffer-pool-size=32M >/dev/null 2>&1 &
+	i=0
+	until mariadb --socket="$DIR/db/mysqld.sock" -uroot -e 'SELECT 1' >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -lt 60 ] || { echo "local-cluster: MariaDB did not start; see $DIR/db/mysqld.log" >&2; return 1; }
+		sleep 0.5
+	done
+	# slurmdbd connects over TCP as root without a password.
+	mariadb --socket="$DIR/db/mysqld.sock" -uroot -e \
+		"CREATE USER IF NOT EXISTS 'root'@'127.0.0.1'; GRANT ALL ON *.* TO 'root'@'127.0.0.1'"
+}
+
+start_accounting() {
+	start_db
+	# slurmdbd reads slurmdbd.conf beside $SLURM_CONF.
+	"$SBIN/slurmdbd"
+	i=0
+	until sacctmgr -n list cluster >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -lt 60 ] || { echo "local-cluster: slurmdbd did not answer; see $DIR/slurmdbd.log" >&2; return 1; }
+		sleep 0.5
+	done
+	sacctmgr -i add cluster ecosched-local >/dev/null 2>&1 || true
 }
 
 running() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
@@ -111,6 +167,7 @@ up() {
 	fi
 	write_config
 	export SLURM_CONF="$DIR/etc/slurm.conf"
+	start_accounting
 	# job_submit.lua reads the advisor's class table.
 	ECOSCHED_CLASSES="$DIR/advisor/classes.tsv" "$SBIN/slurmctld" -i
 	for n in $NODES; do "$SBIN/slurmd" -N "$n"; done
@@ -145,6 +202,8 @@ down() {
 	fi
 	for n in $NODES; do stop_pid "$DIR/$n/slurmd.pid"; done
 	stop_pid "$DIR/slurmctld.pid"
+	stop_pid "$DIR/slurmdbd.pid"
+	stop_pid "$DIR/db/mysqld.pid"
 	# slurmstepd processes of killed jobs end with their slurmd's jobs.
 	i=0
 	while pgrep -f "slurmstepd.*" >/dev/null 2>&1 && [ $i -lt 25 ]; do sleep 0.2; i=$((i + 1)); done

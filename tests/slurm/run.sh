@@ -16,6 +16,10 @@
 #              one opted-in (--requeue) job from each side, which Slurm
 #              places on the other's node; jobs that did not opt in stay
 #   unmanaged  with ecosched stopped, jobs still run and no node drains
+#   records    every managed job's totals from ecosched (energy with its
+#              source, CPU and wall seconds, policy) are in its AdminComment,
+#              as `sacct` shows it, its CPU time within 10 % of sacct's
+#              TotalCPU
 # Its last line is a JSON summary with the per-node placement. Slurm,
 # ecosched and the advisor are torn down on every exit.
 #
@@ -240,6 +244,39 @@ done
 left=$(find /sys/fs/cgroup -maxdepth 3 -name 'ecosched-job*' 2>/dev/null || true)
 [ -z "$left" ] || fail "cgroups left after the jobs: $left"
 
+# --- records: the Epilog wrote each job's totals into its AdminComment -------
+admin_comment() { sacct -n -X -j "$1" -o AdminComment%300 2>/dev/null | sed -e 's/^ *//' -e 's/ *$//'; }
+has_record() { case "$(admin_comment "$1")" in "ecosched: energy_j="*) return 0 ;; esac; return 1; }
+for id in "${ids[@]}"; do
+	wait_for 15 "job $id's totals in sacct's AdminComment (Epilog: $(grep "admin-comment.*job=$id " "$D"/n*/ecosched-prolog.log))" has_record "$id"
+	comment=$(admin_comment "$id")
+	case "$comment" in
+	*"policy=hilo-nospare"*) ;;
+	*) fail "job $id's AdminComment names no policy hilo-nospare: $comment" ;;
+	esac
+	# The CPU time against Slurm's own (the rusage of the job's steps).
+	cpu=$(printf '%s' "$comment" | sed -n 's/.* cpu_s=\([0-9.]*\) .*/\1/p')
+	steps=$(sacct -n -P -j "$id" -o JobID,TotalCPU)
+	agree=$(python3 - "${cpu:-0}" "$steps" <<'PY'
+import sys
+cpu, rows = float(sys.argv[1]), sys.argv[2]
+def secs(t):
+    days, _, clock = t.strip().rpartition("-")
+    s = 0.0
+    for part in clock.split(":"):
+        s = s * 60 + float(part)
+    return s + 86400 * int(days or 0)
+# The job's steps (batch, extern): the job's own line may carry none.
+seconds = sum(secs(t) for j, t in (r.split("|") for r in rows.splitlines() if "|" in r) if "." in j)
+print(f"{abs(cpu - seconds) <= 0.1 * seconds + 0.5} {seconds:.2f}")
+PY
+)
+	[ "${agree%% *}" = True ] || fail "job $id: AdminComment cpu_s=${cpu}, sacct TotalCPU ${agree#* } s: $comment"
+	cpu_pairs="${cpu_pairs:-}$id:${cpu}/${agree#* } "
+done
+records=$(admin_comment "${ids[0]}")
+log "records: job ${ids[0]}: $records; CPU s ecosched/sacct: $cpu_pairs"
+
 # --- remember: a rerun without a comment is classed from the store -------
 id=$(sbatch --parsable -o /dev/null -J stream --hold --wrap 'true')
 prefer=$(scontrol show job "$id" | grep -o 'Prefer=[^ ]*' | cut -d= -f2)
@@ -301,9 +338,9 @@ done
 
 # --- summary ---------------------------------------------------------------
 placement=$(for id in "${ids[@]}"; do echo "$(job_node "$id") $id ${class_of[$id]}"; done)
-python3 - "$placement" "$job_cpus" "$during" "$after" "$before" "$just_after" "$classes" "$packed" "$swapped" "$(($(date +%s) - started))" <<'EOF'
+python3 - "$placement" "$job_cpus" "$during" "$after" "$before" "$just_after" "$classes" "$packed" "$swapped" "$records" "$(($(date +%s) - started))" <<'EOF'
 import json, sys
-placement, job_cpus, during, after, features, just_after, classes, packed, swapped, secs = sys.argv[1:]
+placement, job_cpus, during, after, features, just_after, classes, packed, swapped, records, secs = sys.argv[1:]
 nodes = {}
 for line in placement.splitlines():
     node, job, cls = line.split()
@@ -315,7 +352,8 @@ print(json.dumps({
     "features": {"advised": features.strip(), "right_after_reconfigure": just_after.strip()},
     "store": classes,
     "swap": {"packed": packed.strip(), "after": swapped.strip()},
-    "checks": ["hooks", "confine", "restore", "mix", "reconfig", "remember", "swap", "unmanaged"],
+    "admin_comment": records,
+    "checks": ["hooks", "confine", "restore", "mix", "reconfig", "remember", "swap", "unmanaged", "records"],
     "seconds": int(secs),
 }))
 EOF

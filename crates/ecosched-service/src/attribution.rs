@@ -50,13 +50,16 @@ pub enum Charge {
 
 impl GroupAttribution {
     /// Charge the group for one interval: the machine's energy `energy_j`
-    /// over `interval_s`, `busy_s` of busy CPU time on the machine, and the
-    /// group's tasks' counters. `None` when there is nothing to divide.
+    /// over `interval_s`, `busy_s` of busy CPU time on the machine,
+    /// `cpu_s` of it the group's (its cgroup's count where it has one, so
+    /// that exited processes count), and the group's tasks' counters.
+    /// `None` when there is nothing to divide.
     pub fn charge(
         &mut self,
         energy_j: f64,
         interval_s: f64,
         busy_s: f64,
+        cpu_s: f64,
         tasks: &[&Counters],
     ) -> Option<Charge> {
         if !(busy_s > 0.0 && energy_j.is_finite() && energy_j >= 0.0) {
@@ -67,11 +70,6 @@ impl GroupAttribution {
             .copied()
             .filter(|c| c.on_cpu_ns.is_some_and(|n| n > 0))
             .collect();
-        let cpu_s: f64 = ran
-            .iter()
-            .filter_map(|c| c.on_cpu_ns)
-            .map(|ns| ns as f64 / 1e9)
-            .sum();
         let share = (cpu_s / busy_s).clamp(0.0, 1.0);
         self.fit.observe(energy_j, interval_s, &ran);
         let have: std::collections::BTreeSet<CounterKind> = WEIGHED
@@ -124,7 +122,7 @@ mod tests {
             let miss = 50.0 * ((i % 3) as f64);
             let c = task(busy, busy, 2.0 * busy, miss);
             let energy = 50.0 + 3.0 * 2.0 * busy + 0.1 * miss;
-            let charge = g.charge(energy, 1.0, busy, &[&c]).unwrap();
+            let charge = g.charge(energy, 1.0, busy, busy, &[&c]).unwrap();
             if i < MIN_INTERVALS - 1 {
                 assert_eq!(charge, Charge::CpuTime(energy));
             }
@@ -139,7 +137,7 @@ mod tests {
         // than half of the energy above idle.
         let c = task(1.0, 0.2, 2.0, 200.0);
         let energy = 50.0 + 3.0 * 4.0 + 0.1 * 200.0;
-        let Some(Charge::Activity(j)) = g.charge(energy, 1.0, 2.0, &[&c]) else {
+        let Some(Charge::Activity(j)) = g.charge(energy, 1.0, 2.0, 1.0, &[&c]) else {
             panic!()
         };
         assert!(j > 25.0 + 6.0 + 15.0, "{j}");
@@ -155,7 +153,7 @@ mod tests {
         for i in 0..(3 * MIN_INTERVALS) {
             let energy = 60.0 + (i % 5) as f64;
             assert_eq!(
-                g.charge(energy, 1.0, 2.0, &[&bare]),
+                g.charge(energy, 1.0, 2.0, 1.0, &[&bare]),
                 Some(Charge::CpuTime(energy / 2.0))
             );
         }

@@ -9,6 +9,7 @@
 //! socket = "/run/ecosched/ctl.sock"      # control socket, mode 0600
 //! metrics = "127.0.0.1:9864"             # OpenMetrics; "" disables it
 //! scan_interval_ms = 1000                # how often groups are looked for
+//! power_model = "auto"                   # estimate's figures, as `run --power-model`
 //!
 //! [[group]]
 //! name = "slurm"
@@ -68,6 +69,9 @@ pub struct Config {
     pub metrics: Option<SocketAddr>,
     /// How often cgroups and match rules are looked at.
     pub scan_interval: Duration,
+    /// The estimate's figures where power is not measured, as `run
+    /// --power-model` takes them (checked at load).
+    pub power_model: String,
     /// The groups, in file order.
     pub groups: Vec<GroupSpec>,
     /// The `[events]` table: the event to count for a counter kind on
@@ -151,6 +155,7 @@ struct RawDaemon {
     socket: Option<PathBuf>,
     metrics: Option<Spanned<String>>,
     scan_interval_ms: Option<Spanned<u64>>,
+    power_model: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -315,6 +320,14 @@ pub fn parse(file: &Path, text: &str) -> Result<Config, ConfigError> {
             policy,
         });
     }
+    let power_model = match &raw.daemon.power_model {
+        None => crate::power_model::AUTO.to_string(),
+        Some(v) => {
+            crate::power_model::load(v.get_ref())
+                .map_err(|e| at(Some(v.span()), format!("key `daemon.power_model`: {e}")))?;
+            v.get_ref().clone()
+        }
+    };
     let events = ecosched_linux::signals::EventOverrides::from_table(file, &raw.events)
         .map_err(|e| at(None, format!("key `events.{}`: {}", e.key, e.message)))?;
     Ok(Config {
@@ -329,6 +342,7 @@ pub fn parse(file: &Path, text: &str) -> Result<Config, ConfigError> {
             .unwrap_or_else(|| PathBuf::from(DEFAULT_SOCKET)),
         metrics,
         scan_interval,
+        power_model,
         groups,
     })
 }
@@ -423,6 +437,20 @@ mod tests {
 
     fn check(text: &str) -> Result<Config, ConfigError> {
         parse(Path::new("t.toml"), text)
+    }
+
+    #[test]
+    fn the_power_model_is_checked_at_load() {
+        assert_eq!(check("").unwrap().power_model, "auto");
+        let c = check("[daemon]\npower_model = \"q6600\"\n").unwrap();
+        assert_eq!(c.power_model, "q6600");
+        let e = check("[daemon]\npower_model = \"xeon\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("t.toml:2:15: key `daemon.power_model`: xeon: neither"),
+            "{e}"
+        );
     }
 
     #[test]

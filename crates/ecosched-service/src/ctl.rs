@@ -67,10 +67,20 @@ pub enum Request {
         #[serde(default)]
         params: BTreeMap<String, String>,
     },
-    /// Forget job `ID` (Slurm's Epilog).
+    /// Job `ID` ended (Slurm's Epilog): stop managing it and answer its
+    /// totals.
     JobEnd {
         /// The job id.
         id: String,
+    },
+    /// The last records of ended work, newest first.
+    History {
+        /// Only this group's (`job-ID` for a job).
+        #[serde(default)]
+        name: Option<String>,
+        /// At most this many.
+        #[serde(default)]
+        limit: Option<usize>,
     },
 }
 

@@ -14,14 +14,19 @@
 //! Reconciling compares the groups that should run (config, jobs, ctl
 //! overrides, minus paused ones) with the workers that do, and stops,
 //! starts or restarts workers to match; a group that disappears also
-//! loses its series.
+//! loses its series, and its totals become a record in the history store
+//! ([`crate::history`]), which `job-end` answers with and `history` lists.
+//! A store that cannot be opened or written is logged with its file and
+//! retried at the next record; the daemon goes on without it.
 
 use crate::config::{self, Config, PolicyChoice, Source};
 use crate::ctl::{self, Envelope, Request, Response};
 use crate::group::{Worker, WorkerContext, WorkerState};
+use crate::history::{History, Record};
 use crate::membership;
 use crate::metrics::{Exporter, MachineSampler, Metrics};
 use crate::notify;
+use crate::totals::{GroupTotals, SharedTotals};
 use ecosched_linux::journal::RestoreOutcome;
 use ecosched_linux::FsRoot;
 use ecosched_policy::Params;
@@ -34,6 +39,8 @@ use std::time::{Duration, Instant};
 
 const TICK: Duration = Duration::from_millis(100);
 const SAMPLE_EVERY: Duration = Duration::from_secs(1);
+/// How many records `history` answers when not told.
+const HISTORY_LIST: usize = 20;
 
 /// A group as it should be managed.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,6 +60,8 @@ struct Job {
     since: Instant,
     /// When its cgroup was last seen.
     seen: Option<Instant>,
+    /// Its totals, once its group ended before its `job-end`.
+    record: Option<Record>,
 }
 
 /// How long a job's cgroup may take to appear, and how long a vanished
@@ -89,6 +98,10 @@ struct Daemon {
     jobs: BTreeMap<String, Job>,
     /// Series names a group has used, so all go when it does.
     series_policies: BTreeMap<String, BTreeSet<String>>,
+    /// Each existing group's totals, kept across its workers.
+    totals: BTreeMap<String, SharedTotals>,
+    /// The history store; `None` until it could be opened.
+    history: Option<History>,
     started: Instant,
     power: String,
     exporter: Option<std::net::SocketAddr>,
@@ -116,8 +129,10 @@ pub fn run(config_path: &Path) -> Result<(), String> {
     restore_predecessors(&config.state_dir)?;
 
     let metrics = Metrics::new();
-    let mut sampler =
-        MachineSampler::open().map_err(|e| format!("cannot open the machine's meter: {e}"))?;
+    let power_model = crate::power_model::load(&config.power_model)
+        .map_err(|e| format!("{}: key `daemon.power_model`: {e}", config_path.display()))?;
+    let mut sampler = MachineSampler::open(power_model)
+        .map_err(|e| format!("cannot open the machine's meter: {e}"))?;
     eprintln!("ecosched: power: {}", sampler.describe());
     let exporter = match config.metrics {
         Some(addr) => {
@@ -146,10 +161,13 @@ pub fn run(config_path: &Path) -> Result<(), String> {
         overrides: BTreeMap::new(),
         jobs: BTreeMap::new(),
         series_policies: BTreeMap::new(),
+        totals: BTreeMap::new(),
+        history: None,
         started: Instant::now(),
         power: sampler.describe(),
         exporter: exporter.as_ref().map(Exporter::addr),
     };
+    d.open_history();
     d.reconcile();
     notify::ready(&format!("managing {} groups", d.managed.len()));
     eprintln!(
@@ -196,7 +214,7 @@ pub fn run(config_path: &Path) -> Result<(), String> {
     drop(server);
     let groups: Vec<String> = d.managed.keys().cloned().collect();
     for name in groups {
-        d.stop(&name, true);
+        d.stop(&name, Some("daemon stopped"));
     }
     drop(exporter);
     eprintln!("ecosched: stopped; everything restored");
@@ -303,7 +321,7 @@ impl Daemon {
             .collect();
         for name in gone {
             eprintln!("ecosched: group {name} is gone");
-            self.stop(&name, true);
+            self.stop(&name, Some("gone"));
         }
         for (name, w) in existing {
             if self.paused.contains(&name) {
@@ -323,7 +341,7 @@ impl Daemon {
                 }
                 Some(false) => {
                     eprintln!("ecosched: group {name} changed; restarting it");
-                    self.stop(&name, false);
+                    self.stop(&name, None);
                     self.start(&name, w);
                 }
                 None => {
@@ -343,7 +361,18 @@ impl Daemon {
             (Source::Cgroup(dir), true) => Some(dir.clone()),
             _ => None,
         };
-        let worker = Worker::start(name, &w.source, &w.policy, &self.ctx, confine);
+        let totals = self
+            .totals
+            .entry(name.to_string())
+            .or_insert_with(|| GroupTotals::start(&w.source, &w.policy.name));
+        let worker = Worker::start(
+            name,
+            &w.source,
+            &w.policy,
+            &self.ctx,
+            confine,
+            Arc::clone(totals),
+        );
         let policies = self.series_policies.entry(name.to_string()).or_default();
         policies.insert(w.policy.name.clone());
         self.managed.insert(
@@ -356,16 +385,60 @@ impl Daemon {
         );
     }
 
-    /// Stop a group's worker; `forget` drops its series too (it is gone).
-    fn stop(&mut self, name: &str, forget: bool) {
+    /// Stop a group's worker; `end` says why the group ended, when it did:
+    /// then its series go and its totals become a record, stored and
+    /// answered.
+    fn stop(&mut self, name: &str, end: Option<&str>) -> Option<Record> {
         if let Some(m) = self.managed.remove(name) {
             m.worker.stop();
         }
-        if forget {
-            if let Some(policies) = self.series_policies.remove(name) {
-                let policies: Vec<String> = policies.into_iter().collect();
-                self.ctx.metrics.forget_group(name, &policies);
+        let ended_by = end?;
+        if let Some(policies) = self.series_policies.remove(name) {
+            let policies: Vec<String> = policies.into_iter().collect();
+            self.ctx.metrics.forget_group(name, &policies);
+        }
+        let totals = self.totals.remove(name)?;
+        let kind = if self.jobs.contains_key(name) {
+            "job"
+        } else {
+            "group"
+        };
+        let record = totals
+            .lock()
+            .ok()?
+            .record(kind, name, self.ctx.source, &self.power, ended_by);
+        eprintln!("ecosched: group {name} ended: {}", record.summary());
+        self.store(&record);
+        if let Some(job) = self.jobs.get_mut(name) {
+            job.record = Some(record.clone());
+        }
+        Some(record)
+    }
+
+    /// Open the history store in the state directory, saying where and why
+    /// when it cannot be.
+    fn open_history(&mut self) -> Option<&mut History> {
+        if self.history.is_none() {
+            match History::open(&self.config.state_dir) {
+                Ok(h) => {
+                    eprintln!("ecosched: history in {}", h.path().display());
+                    self.history = Some(h);
+                }
+                Err(e) => eprintln!("ecosched: no history kept for now: {e}"),
             }
+        }
+        self.history.as_mut()
+    }
+
+    /// Write `record` to the history store; a failure is logged (with the
+    /// file) and the store is opened afresh for the next record.
+    fn store(&mut self, record: &Record) {
+        let Some(h) = self.open_history() else {
+            return;
+        };
+        if let Err(e) = h.add(record) {
+            eprintln!("ecosched: record of {} not kept: {e}", record.name);
+            self.history = None;
         }
     }
 
@@ -382,19 +455,22 @@ impl Daemon {
                 if c.state_dir != self.config.state_dir
                     || c.socket != self.config.socket
                     || c.metrics != self.config.metrics
+                    || c.power_model != self.config.power_model
                 {
-                    eprintln!("ecosched: reload: state_dir, socket and metrics take effect at the next start");
+                    eprintln!("ecosched: reload: state_dir, socket, metrics and power_model take effect at the next start");
                 }
                 let keep = (
                     self.config.state_dir.clone(),
                     self.config.socket.clone(),
                     self.config.metrics,
+                    self.config.power_model.clone(),
                 );
                 self.config = c;
                 (
                     self.config.state_dir,
                     self.config.socket,
                     self.config.metrics,
+                    self.config.power_model,
                 ) = keep;
                 self.ctx.scan_interval = self.config.scan_interval;
                 eprintln!(
@@ -429,6 +505,7 @@ impl Daemon {
                 "metrics": self.exporter.map(|a| a.to_string()),
                 "socket": self.config.socket,
                 "state_dir": self.config.state_dir,
+                "history": self.history.as_ref().map(History::path),
             })),
             Request::Groups => {
                 let list: Vec<serde_json::Value> = self
@@ -481,7 +558,7 @@ impl Daemon {
                 if !self.paused.insert(group.clone()) {
                     return Response::err(format!("group {group} is already paused"));
                 }
-                self.stop(&group, false);
+                self.stop(&group, None);
                 Response::ok(json!(format!(
                     "group {group} paused (its changes were undone)"
                 )))
@@ -528,6 +605,7 @@ impl Daemon {
                         wanted: Wanted { source, policy },
                         since: Instant::now(),
                         seen: None,
+                        record: None,
                     },
                 );
                 self.reconcile();
@@ -542,13 +620,40 @@ impl Daemon {
             }
             Request::JobEnd { id } => {
                 let name = format!("job-{id}");
-                if self.jobs.remove(&name).is_none() {
-                    return Response::err(format!("no job {id:?} was started"));
-                }
+                let record = match self.stop(&name, Some("job-end")) {
+                    Some(r) => Some(r),
+                    None => match self.jobs.get(&name) {
+                        Some(job) => job.record.clone(),
+                        None => return Response::err(format!("no job {id:?} was started")),
+                    },
+                };
+                self.jobs.remove(&name);
                 self.reconcile();
-                Response::ok(json!(format!(
-                    "job {id} forgotten; its changes were undone"
-                )))
+                let message = match &record {
+                    Some(_) => format!("job {id} ended; its changes were undone"),
+                    None => format!("job {id} ended before its cgroup appeared; nothing to total"),
+                };
+                Response::ok(json!({
+                    "message": message,
+                    "summary": record.as_ref().map(Record::summary),
+                    "record": record,
+                }))
+            }
+            Request::History { name, limit } => {
+                let limit = limit.unwrap_or(HISTORY_LIST);
+                let listed = match self.open_history() {
+                    Some(h) => h.list(name.as_deref(), limit),
+                    None => {
+                        return Response::err(format!(
+                            "no history store in {} (see the daemon's log)",
+                            self.config.state_dir.display()
+                        ))
+                    }
+                };
+                match listed {
+                    Ok(list) => Response::ok(json!(list)),
+                    Err(e) => Response::err(e.to_string()),
+                }
             }
         }
     }
@@ -653,6 +758,7 @@ mod tests {
             },
             since: Instant::now(),
             seen: None,
+            record: None,
         }
     }
 

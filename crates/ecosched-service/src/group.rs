@@ -11,6 +11,7 @@
 use crate::config::{PolicyChoice, Source};
 use crate::membership::Lookup;
 use crate::metrics::{GroupSink, Metrics};
+use crate::totals::SharedTotals;
 use ecosched_linux::platform::{LinuxOptions, LinuxPlatform};
 use ecosched_linux::FsRoot;
 use std::path::PathBuf;
@@ -70,15 +71,17 @@ pub fn tag_of(name: &str) -> String {
 }
 
 impl Worker {
-    /// Start managing group `name` (processes from `source`) with `policy`;
-    /// `confine` is the cpuset cgroup that owns them when another manager
-    /// (Slurm) does: then no task is moved and the CPUs stay within it.
+    /// Start managing group `name` (processes from `source`) with `policy`,
+    /// adding to the group's `totals`; `confine` is the cpuset cgroup that
+    /// owns them when another manager (Slurm) does: then no task is moved
+    /// and the CPUs stay within it.
     pub fn start(
         name: &str,
         source: &Source,
         policy: &PolicyChoice,
         ctx: &WorkerContext,
         confine: Option<PathBuf>,
+        totals: SharedTotals,
     ) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
         let state = Arc::new(Mutex::new(WorkerState::Starting));
@@ -92,7 +95,9 @@ impl Worker {
         let thread = std::thread::Builder::new()
             .name(format!("group {name}"))
             .spawn(move || {
-                let result = manage(&name, source, &policy, &ctx, confine, stop_w, &state_w);
+                let result = manage(
+                    &name, source, &policy, &ctx, confine, totals, stop_w, &state_w,
+                );
                 if let Err(e) = result {
                     eprintln!("ecosched: group {name}: {e}");
                     if let Ok(mut s) = state_w.lock() {
@@ -133,12 +138,14 @@ impl Worker {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn manage(
     name: &str,
     source: Source,
     choice: &PolicyChoice,
     ctx: &WorkerContext,
     confine: Option<PathBuf>,
+    totals: SharedTotals,
     stop: Arc<AtomicBool>,
     state: &Mutex<WorkerState>,
 ) -> Result<(), String> {
@@ -170,7 +177,7 @@ fn manage(
     if let Ok(mut s) = state.lock() {
         *s = WorkerState::Running;
     }
-    let mut sink = GroupSink::new(ctx.metrics.clone(), name, &choice.name, ctx.source);
+    let mut sink = GroupSink::new(ctx.metrics.clone(), name, &choice.name, ctx.source, totals);
     let result = ecosched_control::run(
         &mut platform,
         policy.as_mut(),

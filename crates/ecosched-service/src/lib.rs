@@ -24,10 +24,14 @@ pub mod config;
 pub mod ctl;
 pub mod daemon;
 pub mod group;
+pub mod group_cpu;
+pub mod history;
 pub mod labels;
 pub mod membership;
 pub mod metrics;
 pub mod notify;
 pub mod policy_series;
+pub mod power_model;
+pub mod totals;
 
 pub use config::{Config, ConfigError};

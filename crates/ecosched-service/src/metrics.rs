@@ -7,7 +7,7 @@
 //! | `ecosched_energy_joules_total` | zone, source | the machine's meter, per RAPL zone / hwmon sensor / estimate |
 //! | `ecosched_power_watts` | zone, source | the same over the last sample |
 //! | `ecosched_cpu_frequency_hertz` | cpu | `/proc/stat`-side CPU samples (cpufreq) |
-//! | `ecosched_group_cpu_seconds_total` | group | the group's tasks' on-CPU time |
+//! | `ecosched_group_cpu_seconds_total` | group | the group's CPU time, exited processes included: its cgroup's count, or its processes' with their reaped children ([`crate::group_cpu`]) |
 //! | `ecosched_group_energy_joules_total` | group, source | machine energy attributed by the activity model where the group's counters exist, else × its share of busy CPU time ([`crate::attribution`]) |
 //! | `ecosched_group_tasks` | group | threads managed now |
 //! | `ecosched_group_llc_misses_total` | group | the group's tasks' shared-cache misses, only where hardware counters are read |
@@ -28,15 +28,16 @@ pub use crate::labels::{
     GroupSourceLabels, ZoneLabels,
 };
 use crate::policy_series::PolicySeries;
+use crate::totals::SharedTotals;
 use ecosched_linux::power::PowerMeter;
 use ecosched_linux::{cpustat::CpuStat, FsRoot, LinuxError};
 use ecosched_model::trace::TraceSink;
-use ecosched_model::{Meter, Plan, PowerSource, Step, TaskState, TraceHeader};
+use ecosched_model::{Meter, Plan, PowerSource, ProcessId, Step, TaskState, TraceHeader};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
@@ -257,11 +258,17 @@ pub struct MachineSampler {
 }
 
 impl MachineSampler {
-    /// Open the machine's meter and CPU statistics.
-    pub fn open() -> Result<Self, LinuxError> {
+    /// Open the machine's meter and CPU statistics; where nothing
+    /// measures power, the estimate takes its figures from `power_model`
+    /// (see [`crate::power_model`]).
+    pub fn open(power_model: crate::power_model::Choice) -> Result<Self, LinuxError> {
         let root = FsRoot::live();
         let machine = ecosched_linux::topology::discover(&root)?;
-        let meter = PowerMeter::open(&root, &machine.topology)?;
+        let cpuinfo = root.read_opt("proc/cpuinfo")?.unwrap_or_default();
+        let identity =
+            crate::power_model::identity(&machine.machine_name, &cpuinfo, &machine.topology);
+        let params = power_model.resolve(&identity, &machine.topology);
+        let meter = PowerMeter::open_with(&root, &machine.topology, params)?;
         let source = source_label(&meter);
         Ok(MachineSampler {
             meter,
@@ -329,9 +336,10 @@ fn own_cpu_s() -> f64 {
 }
 
 /// Where one group's control loop reports: its steps become the group's
-/// series (nothing is kept).
+/// series and its totals (for its record when it ends).
 #[derive(Debug)]
 pub struct GroupSink {
+    totals: SharedTotals,
     metrics: Metrics,
     group: String,
     policy: String,
@@ -346,9 +354,19 @@ pub struct GroupSink {
 
 impl GroupSink {
     /// Report group `group`, run by `policy`, attributing energy of a meter
-    /// labelled `source`.
-    pub fn new(metrics: Metrics, group: &str, policy: &str, source: &'static str) -> Self {
+    /// labelled `source`, into its series and `totals`.
+    pub fn new(
+        metrics: Metrics,
+        group: &str,
+        policy: &str,
+        source: &'static str,
+        totals: SharedTotals,
+    ) -> Self {
+        if let Ok(mut t) = totals.lock() {
+            t.policy = policy.to_string();
+        }
         GroupSink {
+            totals,
             metrics,
             group: group.to_string(),
             policy: policy.to_string(),
@@ -372,6 +390,9 @@ impl TraceSink for GroupSink {
         });
         if !initial.is_empty() {
             decisions.inc();
+            if let Ok(mut t) = self.totals.lock() {
+                t.decisions += 1;
+            }
         }
         Ok(())
     }
@@ -381,12 +402,24 @@ impl TraceSink for GroupSink {
         let g = GroupLabels {
             group: self.group.clone(),
         };
-        let cpu_s: f64 = s
-            .tasks
-            .iter()
-            .filter_map(|t| t.counters.on_cpu_ns)
-            .map(|ns| ns as f64 / 1e9)
-            .sum();
+        let mut totals = self
+            .totals
+            .lock()
+            .map_err(|_| std::io::Error::other("the group's totals are poisoned"))?;
+        // The group's cgroup or its processes' reaped children count the
+        // time of processes no read saw (see `crate::group_cpu`); the
+        // tasks' own counters are the fallback.
+        let members: BTreeSet<ProcessId> = s.tasks.iter().map(|t| t.process).collect();
+        let members: Vec<ProcessId> = members.into_iter().collect();
+        let counted = totals.cpu.as_mut().and_then(|c| c.advance(&members));
+        let cpu_s: f64 = counted.unwrap_or_else(|| {
+            s.tasks
+                .iter()
+                .filter_map(|t| t.counters.on_cpu_ns)
+                .map(|ns| ns as f64 / 1e9)
+                .sum()
+        });
+        totals.cpu_s += cpu_s;
         self.metrics.group_cpu.get_or_create(&g).inc_by(cpu_s);
         // Only where the counters exist: no series is better than a zero
         // that looks measured.
@@ -416,8 +449,21 @@ impl TraceSink for GroupSink {
         if let Some(j) = s.power.energy_j(self.meter) {
             let counters: Vec<&ecosched_model::Counters> =
                 s.tasks.iter().map(|t| &t.counters).collect();
-            if let Some(charge) = self.attribution.charge(j, s.interval_s, busy_s, &counters) {
-                let (Charge::Activity(joules) | Charge::CpuTime(joules)) = charge;
+            if let Some(charge) = self
+                .attribution
+                .charge(j, s.interval_s, busy_s, cpu_s, &counters)
+            {
+                let joules = match charge {
+                    Charge::Activity(j) => {
+                        totals.charged.0 += 1;
+                        j
+                    }
+                    Charge::CpuTime(j) => {
+                        totals.charged.1 += 1;
+                        j
+                    }
+                };
+                *totals.energy_j.get_or_insert(0.0) += joules;
                 self.metrics
                     .group_energy
                     .get_or_create(&GroupSourceLabels {
@@ -427,7 +473,11 @@ impl TraceSink for GroupSink {
                     .inc_by(joules);
             }
         }
+        if !step.stats.is_empty() {
+            totals.stats = serde_json::to_value(&step.stats).unwrap_or_default();
+        }
         if !step.plan.is_empty() {
+            totals.decisions += 1;
             self.metrics
                 .decisions
                 .get_or_create(&GroupPolicyLabels {

@@ -680,11 +680,37 @@ pub enum CtlCommand {
         #[arg(long = "param", value_name = "KEY=VALUE")]
         params: Vec<String>,
     },
-    /// Stop managing job ID, undoing its changes (a Slurm Epilog).
+    /// Stop managing job ID, undoing its changes, and print its totals
+    /// (a Slurm Epilog).
     JobEnd {
         /// The job id.
         id: String,
+        /// Print only the one-line summary (energy with its source, CPU
+        /// and wall seconds, policy), as Slurm's AdminComment carries it.
+        #[arg(long)]
+        summary: bool,
     },
+    /// The records of ended runs, groups and jobs, newest first.
+    History(HistoryArgs),
+}
+
+/// `ecosched ctl history`.
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// Only the records of this group (`job-ID` for a Slurm job) or run
+    /// command.
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// At most this many records.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub limit: usize,
+    /// Read the store in DIR (`DIR/history.sqlite`) instead of asking the
+    /// daemon: works without a daemon, e.g. for `ecosched run` records.
+    #[arg(long, value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// Print the records as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `ecosched slurm …`.

@@ -165,6 +165,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     if summary.report.energy_source == Some(ecosched_model::PowerSource::Estimated) {
         summary.power_model = Some(power_model);
     }
+    crate::run_record::keep(&summary, &s.options.state_dir);
     let table = render_run(&summary);
     crate::report_commands::run_report(args, &summary.report, &table, sink.into_series())?;
     let stdout = if s.json {

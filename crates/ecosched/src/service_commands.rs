@@ -64,9 +64,17 @@ pub fn ctl(args: &CtlArgs) -> Result<Outcome> {
             policy: policy.clone(),
             params: params(p)?,
         },
-        CtlCommand::JobEnd { id } => Request::JobEnd { id: id.clone() },
+        CtlCommand::JobEnd { id, .. } => Request::JobEnd { id: id.clone() },
+        CtlCommand::History(h) => return crate::history_view::history(&args.socket, h),
     };
     let result = ctl::call(&args.socket, &request)?;
+    if let CtlCommand::JobEnd { summary: true, .. } = &args.command {
+        let line = result.get("summary").and_then(|s| s.as_str());
+        return Ok(Outcome::ok(format!(
+            "{}\n",
+            line.unwrap_or("ecosched: no totals")
+        )));
+    }
     let text = match result {
         serde_json::Value::String(s) => format!("{s}\n"),
         other => format!("{}\n", serde_json::to_string_pretty(&other)?),

@@ -26,6 +26,10 @@ pub struct Stat {
     pub utime_ticks: u64,
     /// Field 15: kernel-mode time in clock ticks.
     pub stime_ticks: u64,
+    /// Fields 16 and 17: user plus kernel time of the children this
+    /// process has waited for (and theirs, recursively), in clock ticks —
+    /// the only trace a reaped child's CPU time leaves.
+    pub children_ticks: u64,
     /// Field 19: nice value (-20..19).
     pub nice: i32,
     /// Field 20: threads in the process.
@@ -81,6 +85,8 @@ pub fn parse(text: &str) -> Result<Stat, ProcParseError> {
         ppid: number(field(4), "ppid (4)")?,
         utime_ticks: number(field(14), "utime (14)")?,
         stime_ticks: number(field(15), "stime (15)")?,
+        children_ticks: number::<u64>(field(16), "cutime (16)")?
+            .saturating_add(number(field(17), "cstime (17)")?),
         nice: number(field(19), "nice (19)")?,
         num_threads: number(field(20), "num_threads (20)")?,
         start_ticks: number(field(22), "starttime (22)")?,
@@ -104,6 +110,7 @@ mod tests {
         assert_eq!(s.state, 'R');
         assert_eq!(s.ppid, 11374);
         assert_eq!((s.utime_ticks, s.stime_ticks), (0, 0));
+        assert_eq!(s.children_ticks, 0);
         assert_eq!(s.nice, 0);
         assert_eq!(s.num_threads, 1);
         assert_eq!(s.start_ticks, 252_847);

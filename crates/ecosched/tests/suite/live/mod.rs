@@ -20,6 +20,8 @@
 //!   `restore` after a SIGKILL;
 //! - [`daemon`]: `daemon` and `ctl` with systemd's notify protocol, and a
 //!   real Prometheus scraping the exporter;
+//! - [`daemon_records`]: groups' CPU time of fork-heavy work against the
+//!   kernel's count, `job-end` totals and `ctl history`;
 //! - [`report_browser`]: the HTML reports in headless Chromium;
 //! - [`emit_machine`]: this machine's machine file loads and simulates;
 //! - [`ab`]: `ab` on a real build, energy ratios from a recorded meter
@@ -33,6 +35,7 @@ mod ab;
 mod av_sort;
 mod counters;
 mod daemon;
+mod daemon_records;
 mod doctor;
 mod emit_machine;
 mod patel;
