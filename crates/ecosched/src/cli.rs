@@ -255,6 +255,10 @@ pub struct RunArgs {
     pub command: Vec<String>,
 }
 
+/// `ab`'s baseline that leaves the machine as it is: the command runs
+/// measured but unmanaged.
+pub const UNMANAGED_BASELINE: &str = "none";
+
 /// `ecosched ab`.
 #[derive(Debug, Args)]
 pub struct AbArgs {
@@ -263,7 +267,7 @@ pub struct AbArgs {
     pub policy: String,
     /// The reference: `none` (the machine as it is: the command runs
     /// measured but unmanaged) or any policy.
-    #[arg(long, value_name = "NAME", default_value = crate::ab::UNMANAGED)]
+    #[arg(long, value_name = "NAME", default_value = UNMANAGED_BASELINE)]
     pub baseline: String,
     /// Pairs of runs (one under each), after one warm-up run.
     #[arg(long, value_name = "N", default_value_t = 5)]

@@ -21,8 +21,6 @@ mod runner;
 mod schedule;
 mod stats;
 
-pub use runner::UNMANAGED;
-
 use crate::cli::AbArgs;
 use crate::outcome::{usage, Outcome};
 use crate::table::{Align, Table};

@@ -11,7 +11,7 @@
 
 use super::meter::{MeterInfo, RunEnergy};
 use super::schedule::Settle;
-use crate::cli::{AbArgs, RunArgs};
+use crate::cli::{AbArgs, RunArgs, UNMANAGED_BASELINE};
 use anyhow::{Context, Result};
 use serde::Serialize;
 use serde_json::Value;
@@ -79,16 +79,12 @@ pub struct Slot<'a> {
     pub policy: &'a str,
 }
 
-/// The baseline that leaves the machine as it is: the command runs
-/// measured but unmanaged, as `static` over every CPU `ab` itself may use
-/// (its tasks keep the affinity they would have had; no frequency, cpuset
-/// or freezer is touched).
-pub const UNMANAGED: &str = "none";
-
-/// The policy and parameters a run is made with: `none` is `static` over
-/// this process's allowed CPUs, with none of the user's parameters.
+/// The policy and parameters a run is made with. The unmanaged baseline
+/// (`none`) is `static` over every CPU `ab` itself may use, with none of
+/// the user's parameters: its tasks keep the affinity they would have
+/// had, and no frequency, cpuset or freezer setting is touched.
 fn policy_and_params(policy: &str, params: &[String]) -> Result<(String, Vec<String>)> {
-    if policy != UNMANAGED {
+    if policy != UNMANAGED_BASELINE {
         return Ok((policy.to_string(), params.to_vec()));
     }
     let allowed = ecosched_linux::affinity::get(std::process::id())
