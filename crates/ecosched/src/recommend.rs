@@ -300,7 +300,7 @@ fn render(r: &Recommendation, machine_source: &str, workload: &str) -> String {
         }
         (None, why) => {
             out.push_str(&format!(
-                "nothing beats running fast here: keep {default}.\n  why: {}\n\n",
+                "nothing beats running fast here ({default} in the simulator): run the work without an ecosched policy.\n  why: {}\n\n",
                 why.as_deref().unwrap_or("no candidate qualifies")
             ));
         }

@@ -98,7 +98,7 @@ fn where_the_suite_says_run_fast_nothing_beats_the_default_and_it_says_why() {
         .clone();
     let text = String::from_utf8(out).unwrap();
     assert!(
-        text.contains("nothing beats running fast here: keep performance"),
+        text.contains("nothing beats running fast here (performance in the simulator)"),
         "{text}"
     );
     assert!(
