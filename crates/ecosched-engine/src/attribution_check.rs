@@ -5,11 +5,13 @@
 //! - [`fit_machine`]: the activity model's coefficients for a machine,
 //!   fitted as a user fits them on theirs: microbenchmarks (compute,
 //!   streaming, cache-resident streaming, and a compute/streaming mix) on
-//!   one, half and all of the CPUs, under the `powersave` and the
-//!   `performance` governor (the lowest and the highest P-states), each
-//!   interval's metered energy regressed on what `--observe linux` shows
-//!   of every task that ran (instructions, cycles, LLC misses from perf;
-//!   on-CPU time from schedstat). No task's truth enters the fit, and no
+//!   one, half and all of the CPUs (and, on a machine with core types, of
+//!   each type's CPUs alone), under the `powersave` and the `performance`
+//!   governor (the lowest and the highest P-states), each interval's
+//!   metered energy regressed on what `--observe linux` shows of every
+//!   task that ran (instructions, cycles, LLC misses, memory transactions
+//!   from perf, per hybrid PMU where there are several; on-CPU time from
+//!   schedstat). No task's truth enters the fit, and no
 //!   scenario's tasks: the same runs for every scenario on the machine.
 //! - [`bench_attribution`]: both methods' errors against truth on mixed
 //!   compute/memory scenarios.
@@ -199,15 +201,18 @@ pub fn fit_machine(scenario: &Scenario) -> Result<EnergyFit, crate::EngineError>
 }
 
 /// The mixed compute/memory scenarios `ecosched bench attribution` runs:
-/// memory-bound beside compute-bound tasks on four machines (Merkel's
+/// memory-bound beside compute-bound tasks on five machines (Merkel's
 /// Table 1 and 2 mixes and Table 3 scenario 2, a PAM pair mix, the
-/// suite's hybrid batch mix). Small, so the whole bench takes seconds.
+/// suite's batch mixes on the hybrid desktop, the two-socket Xeon and the
+/// Arm server). Small, so the whole bench takes about a second.
 pub const BENCH_SCENARIOS: &[&str] = &[
     "merkel-2stream-2alu",
     "merkel-2hmmer-2soplex",
     "merkel-freq-s2",
     "pam-libq-hmmer",
     "suite-i9-batch",
+    "suite-xeon-batch",
+    "suite-altra-batch",
 ];
 
 /// The policy the bench runs under: a governor that moves the frequency,

@@ -80,13 +80,17 @@ const N: usize = 6 + CORE_FEATURES.len() * MAX_CORE_TYPES;
 /// ones a hybrid PMU.
 pub const FEATURES: [Feature; N] = features();
 
+/// Positions of the memory features in [`FEATURES`].
+const LLC_MISSES: usize = 4;
+const MEM_TRANSACTIONS: usize = 5;
+
 const fn features() -> [Feature; N] {
     let mut out = [Feature::CyclesTimesGhz; N];
     out[0] = Feature::Counter(CounterKind::OnCpuTime);
     out[1] = Feature::Counter(CounterKind::Instructions);
     out[2] = Feature::Counter(CounterKind::Cycles);
-    out[4] = Feature::Counter(CounterKind::LlcMisses);
-    out[5] = Feature::Counter(CounterKind::MemTransactions);
+    out[LLC_MISSES] = Feature::Counter(CounterKind::LlcMisses);
+    out[MEM_TRANSACTIONS] = Feature::Counter(CounterKind::MemTransactions);
     let mut i = 6;
     while i < N {
         out[i] = Feature::OnCoreType {
@@ -194,14 +198,16 @@ fn computable(f: Feature, available: &BTreeSet<CounterKind>) -> bool {
 }
 
 /// Whether `f` is a feature of a machine whose intervals were split by
-/// `types` core types (0: not split), so its absence is worth reporting.
-fn applies(f: Feature, types: u8) -> bool {
+/// `types` core types (0: not split) and counted memory traffic or not,
+/// so its absence is worth reporting.
+fn applies(f: Feature, types: u8, traffic: bool) -> bool {
     match f {
         Feature::OnCoreType { core_type, .. } => core_type < types,
         Feature::Counter(
             CounterKind::OnCpuTime | CounterKind::Instructions | CounterKind::Cycles,
         )
         | Feature::CyclesTimesGhz => types == 0,
+        Feature::Counter(CounterKind::LlcMisses) => !traffic,
         Feature::Counter(_) => true,
     }
 }
@@ -280,6 +286,15 @@ impl EnergyFit {
             .keys()
             .map(|&m| m & want)
             .max_by_key(|m| m.count_ones())?;
+        // Memory traffic supersedes demand misses where both are counted:
+        // moving a line costs the same whether a demand miss or a
+        // prefetch brought it, and the misses leave out the prefetched.
+        let traffic: Mask = 1 << MEM_TRANSACTIONS;
+        let want = if want & traffic != 0 {
+            want & !(1 << LLC_MISSES)
+        } else {
+            want
+        };
         // The core types the fit's intervals were split by.
         let types = FEATURES
             .iter()
@@ -343,7 +358,9 @@ impl EnergyFit {
                         missing: FEATURES
                             .iter()
                             .enumerate()
-                            .filter(|&(i, &f)| want & (1 << i) == 0 && applies(f, types))
+                            .filter(|&(i, &f)| {
+                                want & (1 << i) == 0 && applies(f, types, want & traffic != 0)
+                            })
                             .map(|(_, &k)| k)
                             .collect(),
                         intervals: sum.intervals,
@@ -599,5 +616,35 @@ mod tests {
         assert!((s.activity_j[0] - 6.0).abs() < 1e-3, "{s:?}");
         assert!((s.activity_j[1] - 2.0).abs() < 1e-3, "{s:?}");
         assert!((s.cpu_share_j[0] - s.cpu_share_j[1]).abs() < 1e-9);
+    }
+
+    #[test]
+    fn memory_traffic_supersedes_demand_misses_where_both_are_counted() {
+        // Each line moved costs 0.05 J per 10⁶; a fifth of them are
+        // demand misses, the rest prefetched.
+        let mut fit = EnergyFit::default();
+        for (busy, mlines) in [(1.0, 10.0), (2.0, 200.0), (4.0, 50.0), (3.0, 400.0)] {
+            let c = Counters {
+                mem_transactions: Some((mlines * 1e6) as u64),
+                ..counters(busy, busy, busy * 2.0, mlines / 5.0)
+            };
+            fit.observe(20.0 + 2.0 * busy * 2.0 + 0.05 * mlines, 1.0, &[&c]);
+        }
+        let m = fit.model(&all()).unwrap();
+        let weighs = |f: Feature| m.coefficients.iter().any(|k| k.feature == f);
+        assert!(
+            weighs(Feature::Counter(CounterKind::MemTransactions)),
+            "{m:?}"
+        );
+        assert!(!weighs(Feature::Counter(CounterKind::LlcMisses)), "{m:?}");
+        assert!(m.missing.is_empty(), "{m:?}");
+        // Without the traffic event, the misses stand in for it.
+        let m = fit
+            .model(&[CounterKind::Cycles, CounterKind::LlcMisses].into())
+            .unwrap();
+        assert!(m
+            .coefficients
+            .iter()
+            .any(|k| k.feature == Feature::Counter(CounterKind::LlcMisses)));
     }
 }
