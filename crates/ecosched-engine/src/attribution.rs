@@ -1,15 +1,8 @@
 //! Energy attribution checked against the simulator's truth
 //! (`docs/researchers/attribution.md`).
 //!
-//! - [`fit_machine`]: the activity model's coefficients for a machine,
-//!   fitted as a user fits them on theirs: microbenchmarks (compute,
-//!   streaming, cache-resident streaming, and a compute/streaming mix) on
-//!   one, half and all of the CPUs, under the `powersave` and the
-//!   `performance` governor (the lowest and the highest P-states), each interval's metered energy regressed on the summed
-//!   counts of what `--observe linux` shows (instructions, cycles, LLC
-//!   misses from perf; on-CPU time from schedstat). No task's truth
-//!   enters the fit, and no scenario's tasks: the same runs for every
-//!   scenario on the machine.
+//! - [`crate::attribution_check::fit_machine`]: the activity model's
+//!   coefficients for a machine, fitted on calibration microbenchmarks.
 //! - [`AttributionSink`]: divides each interval's metered energy above
 //!   idle among the tasks that ran, by on-CPU time and by the model
 //!   ([`ecosched_model::attribution::split`]), per task name.
@@ -25,10 +18,11 @@ use std::collections::BTreeMap;
 
 /// What the estimators read beside the policy's own counters (as `perf
 /// stat -e` would).
-pub const COUNTERS: [CounterKind; 4] = [
+pub const COUNTERS: [CounterKind; 5] = [
     CounterKind::Instructions,
     CounterKind::Cycles,
     CounterKind::LlcMisses,
+    CounterKind::MemTransactions,
     CounterKind::OnCpuTime,
 ];
 

@@ -5,11 +5,13 @@
 //! - [`fit_machine`]: the activity model's coefficients for a machine,
 //!   fitted as a user fits them on theirs: microbenchmarks (compute,
 //!   streaming, cache-resident streaming, and a compute/streaming mix) on
-//!   one, half and all of the CPUs, under the `powersave` and the
-//!   `performance` governor (the lowest and the highest P-states), each
-//!   interval's metered energy regressed on what `--observe linux` shows
-//!   of every task that ran (instructions, cycles, LLC misses from perf;
-//!   on-CPU time from schedstat). No task's truth enters the fit, and no
+//!   one, half and all of the CPUs (and, on a machine with core types, of
+//!   each type's CPUs alone), under the `powersave` and the `performance`
+//!   governor (the lowest and the highest P-states), each interval's
+//!   metered energy regressed on what `--observe linux` shows of every
+//!   task that ran (instructions, cycles, LLC misses, memory transactions
+//!   from perf, per hybrid PMU where there are several; on-CPU time from
+//!   schedstat). No task's truth enters the fit, and no
 //!   scenario's tasks: the same runs for every scenario on the machine.
 //! - [`bench_attribution`]: both methods' errors against truth on mixed
 //!   compute/memory scenarios.
@@ -18,7 +20,7 @@ use crate::attribution::COUNTERS;
 use crate::report::SimReport;
 use ecosched_model::attribution::EnergyFit;
 use ecosched_model::trace::TraceSink;
-use ecosched_model::{Counters, Meter, Plan, Step, TraceHeader};
+use ecosched_model::{Counters, CpuSet, Meter, Plan, Step, TraceHeader};
 use ecosched_policy::Params;
 use ecosched_sim::{Observe, Scenario};
 use serde::Serialize;
@@ -97,37 +99,101 @@ fn calibration_scenario(
     })
 }
 
+/// A governor whose managed tasks are confined to a set of CPUs (a
+/// cgroup cpuset, as `taskset` or a cpuset confines a calibration run on
+/// a real machine).
+struct Confined {
+    inner: Box<dyn ecosched_policy::Policy>,
+    cpus: CpuSet,
+}
+
+impl ecosched_policy::Policy for Confined {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn requirements(&self) -> ecosched_model::Requirements {
+        self.inner.requirements()
+    }
+    fn interval(&self) -> std::time::Duration {
+        self.inner.interval()
+    }
+    fn init(
+        &mut self,
+        topology: &ecosched_model::topology::Topology,
+    ) -> Result<Plan, ecosched_policy::PolicyError> {
+        let mut plan = self.inner.init(topology)?;
+        plan.managed_cpus = Some(self.cpus.clone());
+        Ok(plan)
+    }
+    fn decide(&mut self, snapshot: &ecosched_model::Snapshot) -> Plan {
+        let mut plan = self.inner.decide(snapshot);
+        plan.managed_cpus = Some(self.cpus.clone());
+        plan
+    }
+}
+
+/// The CPU sets the calibration runs on: every online CPU, and on a
+/// machine with more than one core type each type's CPUs alone (Linux
+/// lists them per hybrid PMU, `/sys/devices/cpu_core/cpus` and
+/// `/sys/devices/cpu_atom/cpus`), so the fit sees each type's events
+/// apart from the others'. `None`: no confinement.
+fn calibration_cpu_sets(scenario: &Scenario) -> Vec<(Option<CpuSet>, usize)> {
+    let online = scenario.machine.topology.online_cpus();
+    let mut sets = vec![(None, online.len())];
+    let machine = &scenario.machine;
+    if machine.core_types.len() > 1 {
+        for t in 0..machine.core_types.len() {
+            let cpus: CpuSet = online
+                .iter()
+                .filter(|c| machine.type_of.get(c.0 as usize) == Some(&t))
+                .collect();
+            if !cpus.is_empty() {
+                let n = cpus.len();
+                sets.push((Some(cpus), n));
+            }
+        }
+    }
+    sets
+}
+
 /// Fit the activity model's coefficients on `scenario`'s machine (only
 /// its machine and meter are used).
 pub fn fit_machine(scenario: &Scenario) -> Result<EnergyFit, crate::EngineError> {
-    let n = scenario.machine.topology.online_cpus().len().max(1);
-    let mut sizes: BTreeSet<usize> = [1, n / 2, n].into();
-    sizes.remove(&0);
     let options = crate::experiment::SimOptions {
         observe: Observe::Linux,
         extra_counters: COUNTERS.into(),
         ..Default::default()
     };
     let mut fit = EnergyFit::default();
-    for mix in CALIBRATION {
-        for &cpus in &sizes {
-            if mix.len() > 1 && cpus < 2 {
-                continue;
-            }
-            let s = calibration_scenario(scenario, mix, cpus)?;
-            for governor in ["powersave", "performance"] {
-                let mut sink = FitSink {
-                    fit: &mut fit,
-                    meter: s.spec.meter,
-                };
-                crate::experiment::simulate_into(
-                    &s,
-                    governor,
-                    &Params::default(),
-                    &options,
-                    &mut sink,
-                    &mut |_| {},
-                )?;
+    for (confine, n) in calibration_cpu_sets(scenario) {
+        let mut sizes: BTreeSet<usize> = [1, n / 2, n].into();
+        sizes.remove(&0);
+        for mix in CALIBRATION {
+            for &cpus in &sizes {
+                if mix.len() > 1 && cpus < 2 {
+                    continue;
+                }
+                let s = calibration_scenario(scenario, mix, cpus)?;
+                for governor in ["powersave", "performance"] {
+                    let mut sink = FitSink {
+                        fit: &mut fit,
+                        meter: s.spec.meter,
+                    };
+                    let mut policy = ecosched_policy::build(governor, &Params::default())?;
+                    if let Some(cpus) = &confine {
+                        policy = Box::new(Confined {
+                            inner: policy,
+                            cpus: cpus.clone(),
+                        });
+                    }
+                    crate::experiment::simulate_policy_into(
+                        &s,
+                        policy,
+                        &options,
+                        &mut sink,
+                        &mut |_| {},
+                    )?;
+                }
             }
         }
     }
@@ -135,15 +201,18 @@ pub fn fit_machine(scenario: &Scenario) -> Result<EnergyFit, crate::EngineError>
 }
 
 /// The mixed compute/memory scenarios `ecosched bench attribution` runs:
-/// memory-bound beside compute-bound tasks on four machines (Merkel's
+/// memory-bound beside compute-bound tasks on five machines (Merkel's
 /// Table 1 and 2 mixes and Table 3 scenario 2, a PAM pair mix, the
-/// suite's hybrid batch mix). Small, so the whole bench takes seconds.
+/// suite's batch mixes on the hybrid desktop, the two-socket Xeon and the
+/// Arm server). Small, so the whole bench takes about a second.
 pub const BENCH_SCENARIOS: &[&str] = &[
     "merkel-2stream-2alu",
     "merkel-2hmmer-2soplex",
     "merkel-freq-s2",
     "pam-libq-hmmer",
     "suite-i9-batch",
+    "suite-xeon-batch",
+    "suite-altra-batch",
 ];
 
 /// The policy the bench runs under: a governor that moves the frequency,

@@ -23,7 +23,8 @@ use crate::sample::{CounterKind, Counters};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// What the model can weigh: a counter, or cycles × frequency.
+/// What the model can weigh: a counter, cycles × frequency, or one of
+/// those counted on one core type only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Feature {
@@ -34,48 +35,134 @@ pub enum Feature {
     /// voltage rises with it, P ∝ C·V²·f), so a cycle at a high clock
     /// costs more than one at a low clock. Needs cycles and on-CPU time.
     CyclesTimesGhz,
+    /// On a hybrid machine, a core feature counted on one core type's PMU
+    /// ([`Counters::by_core_type`]): the same work costs more on a big
+    /// core than on a small one, so each type has its own weights. Where
+    /// a task has the split, these replace the machine-wide on-CPU time,
+    /// instructions, cycles and cycles × GHz.
+    OnCoreType {
+        /// Index into the machine's core types.
+        core_type: u8,
+        /// What is counted there.
+        feature: CoreFeature,
+    },
 }
 
+/// A feature a hybrid PMU counts per core type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CoreFeature {
+    /// Time on a CPU of the type.
+    OnCpuTime,
+    /// Instructions retired there.
+    Instructions,
+    /// Cycles there.
+    Cycles,
+    /// Cycles × GHz there (cycles² / time there).
+    CyclesTimesGhz,
+}
+
+/// The most core types the model splits by (Intel's hybrid parts have
+/// two PMUs, `cpu_core` and `cpu_atom`; Arm's three-cluster parts three).
+pub const MAX_CORE_TYPES: usize = 3;
+
+const CORE_FEATURES: [CoreFeature; 4] = [
+    CoreFeature::OnCpuTime,
+    CoreFeature::Instructions,
+    CoreFeature::Cycles,
+    CoreFeature::CyclesTimesGhz,
+];
+
+const N: usize = 6 + CORE_FEATURES.len() * MAX_CORE_TYPES;
+
 /// The features, in order. On-CPU time is always there (schedstat); the
-/// others need hardware events a machine may lack.
-pub const FEATURES: [Feature; 6] = [
-    Feature::Counter(CounterKind::OnCpuTime),
-    Feature::Counter(CounterKind::Instructions),
-    Feature::Counter(CounterKind::Cycles),
-    Feature::CyclesTimesGhz,
-    Feature::Counter(CounterKind::LlcMisses),
-    Feature::Counter(CounterKind::MemTransactions),
-];
+/// others need hardware events a machine may lack, the per-core-type
+/// ones a hybrid PMU.
+pub const FEATURES: [Feature; N] = features();
 
-/// The unit each feature is counted in by the fit (so the normal
-/// equations stay well scaled): seconds, 10⁹ instructions, 10⁹ cycles,
-/// 10⁹ cycles·GHz, 10⁶ misses, 10⁶ transactions.
-const UNIT: [f64; 6] = [1e9, 1e9, 1e9, 1e9, 1e6, 1e6];
+/// Positions of the memory features in [`FEATURES`].
+const LLC_MISSES: usize = 4;
+const MEM_TRANSACTIONS: usize = 5;
 
-/// The unit's name, for reports.
-const UNIT_NAME: [&str; 6] = [
-    "CPU-second",
-    "10^9 instructions",
-    "10^9 cycles",
-    "10^9 cycles x GHz",
-    "10^6 LLC misses",
-    "10^6 memory transactions",
-];
+const fn features() -> [Feature; N] {
+    let mut out = [Feature::CyclesTimesGhz; N];
+    out[0] = Feature::Counter(CounterKind::OnCpuTime);
+    out[1] = Feature::Counter(CounterKind::Instructions);
+    out[2] = Feature::Counter(CounterKind::Cycles);
+    out[LLC_MISSES] = Feature::Counter(CounterKind::LlcMisses);
+    out[MEM_TRANSACTIONS] = Feature::Counter(CounterKind::MemTransactions);
+    let mut i = 6;
+    while i < N {
+        out[i] = Feature::OnCoreType {
+            core_type: ((i - 6) / CORE_FEATURES.len()) as u8,
+            feature: CORE_FEATURES[(i - 6) % CORE_FEATURES.len()],
+        };
+        i += 1;
+    }
+    out
+}
 
-const K: usize = FEATURES.len() + 1;
+const K: usize = N + 1;
 
 /// A set of features as a bit mask over [`FEATURES`].
-type Mask = u8;
+type Mask = u32;
+
+/// The unit each feature is counted in by the fit (so the normal
+/// equations stay well scaled) and its name for reports: seconds, 10⁹
+/// instructions, 10⁹ cycles, 10⁹ cycles·GHz, 10⁶ misses, 10⁶
+/// transactions.
+fn unit(f: Feature) -> (f64, String) {
+    let (scale, name) = match f {
+        Feature::Counter(CounterKind::OnCpuTime) => (1e9, "CPU-second"),
+        Feature::Counter(CounterKind::Instructions) => (1e9, "10^9 instructions"),
+        Feature::Counter(CounterKind::Cycles) => (1e9, "10^9 cycles"),
+        Feature::CyclesTimesGhz => (1e9, "10^9 cycles x GHz"),
+        Feature::Counter(CounterKind::MemTransactions) => (1e6, "10^6 memory transactions"),
+        Feature::Counter(_) => (1e6, "10^6 LLC misses"),
+        Feature::OnCoreType { core_type, feature } => {
+            let (scale, name) = unit(match feature {
+                CoreFeature::OnCpuTime => Feature::Counter(CounterKind::OnCpuTime),
+                CoreFeature::Instructions => Feature::Counter(CounterKind::Instructions),
+                CoreFeature::Cycles => Feature::Counter(CounterKind::Cycles),
+                CoreFeature::CyclesTimesGhz => Feature::CyclesTimesGhz,
+            });
+            return (scale, format!("{name} on core type {core_type}"));
+        }
+    };
+    (scale, name.to_string())
+}
 
 /// One task's feature `f` over an interval, in counts; `None` when not
-/// counted.
+/// counted. Where the task has the per-core-type split, the machine-wide
+/// core features give way to it (they are its sums).
 fn value(f: Feature, c: &Counters) -> Option<f64> {
+    let split = !c.by_core_type.is_empty();
     match f {
+        Feature::Counter(
+            CounterKind::OnCpuTime | CounterKind::Instructions | CounterKind::Cycles,
+        )
+        | Feature::CyclesTimesGhz
+            if split =>
+        {
+            None
+        }
         Feature::Counter(k) => c.get(k).map(|v| v as f64),
         Feature::CyclesTimesGhz => {
             let on = c.on_cpu_ns.filter(|&n| n > 0)? as f64;
             let cycles = c.cycles? as f64;
             Some(cycles * cycles / on)
+        }
+        Feature::OnCoreType { core_type, feature } => {
+            let t = c.by_core_type.get(usize::from(core_type))?;
+            Some(match feature {
+                CoreFeature::OnCpuTime => t.on_cpu_ns as f64,
+                CoreFeature::Instructions => t.instructions as f64,
+                CoreFeature::Cycles => t.cycles as f64,
+                CoreFeature::CyclesTimesGhz if t.on_cpu_ns == 0 => 0.0,
+                CoreFeature::CyclesTimesGhz => {
+                    t.cycles as f64 * t.cycles as f64 / t.on_cpu_ns as f64
+                }
+            })
         }
     }
 }
@@ -94,9 +181,34 @@ fn mask_of(c: &Counters) -> Option<Mask> {
 /// Whether a feature can be computed from the counters in `available`.
 fn computable(f: Feature, available: &BTreeSet<CounterKind>) -> bool {
     match f {
-        Feature::Counter(CounterKind::OnCpuTime) => true,
+        Feature::Counter(CounterKind::OnCpuTime)
+        | Feature::OnCoreType {
+            feature: CoreFeature::OnCpuTime,
+            ..
+        } => true,
         Feature::Counter(k) => available.contains(&k),
-        Feature::CyclesTimesGhz => available.contains(&CounterKind::Cycles),
+        Feature::OnCoreType {
+            feature: CoreFeature::Instructions,
+            ..
+        } => available.contains(&CounterKind::Instructions),
+        Feature::CyclesTimesGhz | Feature::OnCoreType { .. } => {
+            available.contains(&CounterKind::Cycles)
+        }
+    }
+}
+
+/// Whether `f` is a feature of a machine whose intervals were split by
+/// `types` core types (0: not split) and counted memory traffic or not,
+/// so its absence is worth reporting.
+fn applies(f: Feature, types: u8, traffic: bool) -> bool {
+    match f {
+        Feature::OnCoreType { core_type, .. } => core_type < types,
+        Feature::Counter(
+            CounterKind::OnCpuTime | CounterKind::Instructions | CounterKind::Cycles,
+        )
+        | Feature::CyclesTimesGhz => types == 0,
+        Feature::Counter(CounterKind::LlcMisses) => !traffic,
+        Feature::Counter(_) => true,
     }
 }
 
@@ -138,7 +250,8 @@ impl EnergyFit {
             .enumerate()
             .filter(|(i, _)| mask & (1 << i) != 0)
         {
-            x[i + 1] = tasks.iter().filter_map(|c| value(f, c)).sum::<f64>() / UNIT[i] / interval_s;
+            x[i + 1] =
+                tasks.iter().filter_map(|c| value(f, c)).sum::<f64>() / unit(f).0 / interval_s;
         }
         let y = energy_j / interval_s;
         let n = self.by_mask.entry(mask).or_default();
@@ -173,6 +286,27 @@ impl EnergyFit {
             .keys()
             .map(|&m| m & want)
             .max_by_key(|m| m.count_ones())?;
+        // Memory traffic supersedes demand misses where both are counted:
+        // moving a line costs the same whether a demand miss or a
+        // prefetch brought it, and the misses leave out the prefetched.
+        let traffic: Mask = 1 << MEM_TRANSACTIONS;
+        let want = if want & traffic != 0 {
+            want & !(1 << LLC_MISSES)
+        } else {
+            want
+        };
+        // The core types the fit's intervals were split by.
+        let types = FEATURES
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| match f {
+                Feature::OnCoreType { core_type, .. } if want & (1 << i) != 0 => {
+                    Some(core_type + 1)
+                }
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
         let mut sum = Normal::default();
         for (_, n) in self.by_mask.iter().filter(|(&m, _)| m & want == want) {
             for i in 0..K {
@@ -188,8 +322,10 @@ impl EnergyFit {
         }
         let mut used: Vec<usize> = std::iter::once(0)
             .chain(
+                // A feature counted but never above zero teaches nothing
+                // and would leave the equations singular.
                 (0..FEATURES.len())
-                    .filter(|i| want & (1 << i) != 0)
+                    .filter(|&i| want & (1 << i) != 0 && sum.xtx[i + 1][i + 1] > 0.0)
                     .map(|i| i + 1),
             )
             .collect();
@@ -215,14 +351,16 @@ impl EnergyFit {
                             .skip(1)
                             .map(|(&i, &b)| Coefficient {
                                 feature: FEATURES[i - 1],
-                                unit: UNIT_NAME[i - 1].to_string(),
+                                unit: unit(FEATURES[i - 1]).1,
                                 joules_per_unit: b,
                             })
                             .collect(),
                         missing: FEATURES
                             .iter()
                             .enumerate()
-                            .filter(|(i, _)| want & (1 << i) == 0)
+                            .filter(|&(i, &f)| {
+                                want & (1 << i) == 0 && applies(f, types, want & traffic != 0)
+                            })
                             .map(|(_, &k)| k)
                             .collect(),
                         intervals: sum.intervals,
@@ -300,8 +438,7 @@ impl EnergyModel {
     /// `None` when it lacks a counter the model weighs.
     pub fn estimate_j(&self, c: &Counters) -> Option<f64> {
         self.coefficients.iter().try_fold(0.0, |sum, k| {
-            let i = FEATURES.iter().position(|&f| f == k.feature)?;
-            Some(sum + value(k.feature, c)? / UNIT[i] * k.joules_per_unit)
+            Some(sum + value(k.feature, c)? / unit(k.feature).0 * k.joules_per_unit)
         })
     }
 
@@ -356,6 +493,7 @@ pub fn split(model: &EnergyModel, energy_j: f64, interval_s: f64, tasks: &[&Coun
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sample::CoreTypeCounts;
 
     fn all() -> BTreeSet<CounterKind> {
         CounterKind::ALL.into()
@@ -421,7 +559,7 @@ mod tests {
     fn without_hardware_counters_the_model_is_cpu_time() {
         let m = fitted().model(&BTreeSet::new()).unwrap();
         assert!(!m.weighs_activity());
-        assert_eq!(m.missing.len(), FEATURES.len() - 1);
+        assert_eq!(m.missing.len(), 5);
         let a = counters(1.0, 4.0, 2.0, 0.1);
         let b = counters(3.0, 0.2, 6.0, 400.0);
         let s = split(&m, 100.0, 1.0, &[&a, &b]);
@@ -437,5 +575,76 @@ mod tests {
         let s = split(&full, 100.0, 1.0, &[&a, &bare]);
         assert!(!s.by_activity);
         assert_eq!(s.activity_j, s.cpu_share_j);
+    }
+
+    /// A task's counters on a two-type machine: `p_s` seconds on the big
+    /// type and `e_s` on the small one, both at 2 GHz and IPC 1.
+    fn hybrid(p_s: f64, e_s: f64) -> Counters {
+        let part = |s: f64| CoreTypeCounts {
+            on_cpu_ns: (s * 1e9) as u64,
+            cycles: (s * 2e9) as u64,
+            instructions: (s * 2e9) as u64,
+        };
+        Counters {
+            by_core_type: vec![part(p_s), part(e_s)],
+            ..counters(p_s + e_s, 2.0 * (p_s + e_s), 2.0 * (p_s + e_s), 0.0)
+        }
+    }
+
+    #[test]
+    fn on_a_hybrid_machine_each_core_type_has_its_own_weights() {
+        // 10 W idle; a second on the big type costs 6 J, on the small 2 J.
+        let mut fit = EnergyFit::default();
+        for (p, e) in [(1.0, 0.0), (0.0, 1.0), (2.0, 1.0), (1.0, 4.0), (3.0, 3.0)] {
+            fit.observe(10.0 + 6.0 * p + 2.0 * e, 1.0, &[&hybrid(p, e)]);
+        }
+        let m = fit.model(&all()).unwrap();
+        assert!(m.coefficients.iter().all(|k| matches!(
+            k.feature,
+            Feature::OnCoreType {
+                core_type: 0 | 1,
+                ..
+            }
+        )));
+        assert_eq!(
+            m.missing,
+            vec![Feature::Counter(CounterKind::MemTransactions)]
+        );
+        // Equal time, one on each type: three times the energy on the big.
+        let (big, small) = (hybrid(1.0, 0.0), hybrid(0.0, 1.0));
+        let s = split(&m, 18.0, 1.0, &[&big, &small]);
+        assert!((s.activity_j[0] - 6.0).abs() < 1e-3, "{s:?}");
+        assert!((s.activity_j[1] - 2.0).abs() < 1e-3, "{s:?}");
+        assert!((s.cpu_share_j[0] - s.cpu_share_j[1]).abs() < 1e-9);
+    }
+
+    #[test]
+    fn memory_traffic_supersedes_demand_misses_where_both_are_counted() {
+        // Each line moved costs 0.05 J per 10⁶; a fifth of them are
+        // demand misses, the rest prefetched.
+        let mut fit = EnergyFit::default();
+        for (busy, mlines) in [(1.0, 10.0), (2.0, 200.0), (4.0, 50.0), (3.0, 400.0)] {
+            let c = Counters {
+                mem_transactions: Some((mlines * 1e6) as u64),
+                ..counters(busy, busy, busy * 2.0, mlines / 5.0)
+            };
+            fit.observe(20.0 + 2.0 * busy * 2.0 + 0.05 * mlines, 1.0, &[&c]);
+        }
+        let m = fit.model(&all()).unwrap();
+        let weighs = |f: Feature| m.coefficients.iter().any(|k| k.feature == f);
+        assert!(
+            weighs(Feature::Counter(CounterKind::MemTransactions)),
+            "{m:?}"
+        );
+        assert!(!weighs(Feature::Counter(CounterKind::LlcMisses)), "{m:?}");
+        assert!(m.missing.is_empty(), "{m:?}");
+        // Without the traffic event, the misses stand in for it.
+        let m = fit
+            .model(&[CounterKind::Cycles, CounterKind::LlcMisses].into())
+            .unwrap();
+        assert!(m
+            .coefficients
+            .iter()
+            .any(|k| k.feature == Feature::Counter(CounterKind::LlcMisses)));
     }
 }

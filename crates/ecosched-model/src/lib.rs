@@ -38,7 +38,8 @@ pub use plan::{Epp, FreqSetting, GangAction, GangGroup, GangSchedule, GangSlot, 
 pub use platform::{ApplyReport, Platform, PlatformError};
 pub use pmu::{PmuEvent, PmuSpec, PmuTable, Via};
 pub use sample::{
-    CounterKind, Counters, CpuSample, LoadAvg, Meter, PowerSample, PowerSource, TaskSample,
+    CoreTypeCounts, CounterKind, Counters, CpuSample, LoadAvg, Meter, PowerSample, PowerSource,
+    TaskSample,
 };
 pub use snapshot::Snapshot;
 pub use stats::{PolicyStats, StatKind, StatSpec, StatValue, TypedStats};

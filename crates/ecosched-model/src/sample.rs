@@ -72,6 +72,25 @@ pub struct Counters {
     pub context_switches: Option<u64>,
     /// CPU migrations.
     pub migrations: Option<u64>,
+    /// On a hybrid machine, the task's counts on each core type (in the
+    /// machine's core-type order): Linux opens a per-task event once per
+    /// hybrid PMU (`cpu_core`, `cpu_atom`), each counting only while the
+    /// task runs on a CPU of that type, and the event's time running is
+    /// its time there. Empty on machines with one core type or without
+    /// cycles and instructions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_core_type: Vec<CoreTypeCounts>,
+}
+
+/// One core type's part of a task's counts over an interval.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct CoreTypeCounts {
+    /// Nanoseconds on CPUs of this type.
+    pub on_cpu_ns: u64,
+    /// Core cycles there.
+    pub cycles: u64,
+    /// Instructions retired there.
+    pub instructions: u64,
 }
 
 impl CounterKind {
@@ -173,6 +192,15 @@ impl Counters {
         add(&mut self.runqueue_wait_ns, other.runqueue_wait_ns);
         add(&mut self.context_switches, other.context_switches);
         add(&mut self.migrations, other.migrations);
+        if self.by_core_type.len() < other.by_core_type.len() {
+            self.by_core_type
+                .resize(other.by_core_type.len(), CoreTypeCounts::default());
+        }
+        for (t, o) in self.by_core_type.iter_mut().zip(&other.by_core_type) {
+            t.on_cpu_ns += o.on_cpu_ns;
+            t.cycles += o.cycles;
+            t.instructions += o.instructions;
+        }
     }
 
     /// Cycles per instruction, when both are measured and non-zero.

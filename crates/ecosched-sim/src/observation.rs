@@ -386,6 +386,7 @@ impl Observer {
         if !(self.mux.occupancy && monitored) {
             counters.llc_occupancy = None;
         }
+        split_as_observed(counters);
     }
 
     /// A monitoring ID for a managed task seen without one, if the policy
@@ -400,6 +401,29 @@ impl Observer {
     /// A task holding a monitoring ID exited.
     pub fn release(&mut self) {
         self.rmids.release();
+    }
+}
+
+/// Scale a task's per-core-type counts to its observed totals: each
+/// hybrid PMU's event is multiplexed and scaled like the others. Without
+/// observed cycles and instructions there is no split.
+fn split_as_observed(c: &mut ecosched_model::Counters) {
+    let (Some(cycles), Some(instructions)) = (c.cycles, c.instructions) else {
+        c.by_core_type.clear();
+        return;
+    };
+    let scale = |total: u64, sum: u64, x: u64| {
+        if sum == 0 {
+            0
+        } else {
+            (x as f64 * total as f64 / sum as f64).round() as u64
+        }
+    };
+    let cyc_sum: u64 = c.by_core_type.iter().map(|t| t.cycles).sum();
+    let ins_sum: u64 = c.by_core_type.iter().map(|t| t.instructions).sum();
+    for t in &mut c.by_core_type {
+        t.cycles = scale(cycles, cyc_sum, t.cycles);
+        t.instructions = scale(instructions, ins_sum, t.instructions);
     }
 }
 

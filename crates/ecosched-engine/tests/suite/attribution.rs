@@ -1,23 +1,17 @@
 //! Energy attribution against the simulator's per-task truth: the
-//! activity model halves CPU-time share's error on the homogeneous mixed
-//! compute/memory scenarios and divides the same energy; the fit weighs
-//! events where they are counted and is on-CPU time alone without them.
+//! activity model halves CPU-time share's error on `bench attribution`'s
+//! mixed compute/memory scenarios (the hybrid one too, by its per-core-
+//! type events) and divides the same energy; the fit weighs events where
+//! they are counted and is on-CPU time alone without them.
 
-use ecosched_engine::attribution_check::{bench_attribution, fit_machine};
+use ecosched_engine::attribution_check::{bench_attribution, fit_machine, BENCH_SCENARIOS};
+use ecosched_model::attribution::Feature;
 use ecosched_model::CounterKind;
 use ecosched_sim::Scenario;
 
-/// Merkel's and PAM's mixes on homogeneous machines.
-const HOMOGENEOUS: &[&str] = &[
-    "merkel-2stream-2alu",
-    "merkel-2hmmer-2soplex",
-    "merkel-freq-s2",
-    "pam-libq-hmmer",
-];
-
 #[test]
 fn activity_attribution_has_at_most_half_the_error_of_cpu_time_share() {
-    let b = bench_attribution(HOMOGENEOUS).unwrap();
+    let b = bench_attribution(BENCH_SCENARIOS).unwrap();
     assert!(b.scenarios.iter().all(|s| s.tasks >= 4));
     assert!(b.cpu_share_mae > 0.02, "{}", b.cpu_share_mae);
     assert!(
@@ -27,6 +21,24 @@ fn activity_attribution_has_at_most_half_the_error_of_cpu_time_share() {
         b.cpu_share_mae,
         b.ratio
     );
+    // The hybrid machine's split by core type carries its share.
+    let hybrid = b
+        .scenarios
+        .iter()
+        .find(|s| s.scenario == "suite-i9-batch")
+        .unwrap();
+    assert!(
+        hybrid.activity_mae <= 0.5 * hybrid.cpu_share_mae,
+        "hybrid: activity {} vs CPU time {}",
+        hybrid.activity_mae,
+        hybrid.cpu_share_mae
+    );
+    let model = hybrid.report.attribution.as_ref().unwrap().model.as_ref();
+    assert!(model
+        .unwrap()
+        .coefficients
+        .iter()
+        .any(|k| matches!(k.feature, Feature::OnCoreType { core_type: 1, .. })));
     for s in &b.scenarios {
         let notes = s.report.attribution.as_ref().unwrap();
         assert_eq!(notes.intervals_by_cpu_time, 0, "{}", s.scenario);

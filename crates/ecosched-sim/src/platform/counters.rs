@@ -9,7 +9,7 @@ use crate::observation::HwValues;
 #[cfg(doc)]
 use crate::observation::HARDWARE;
 use crate::profile::Phase;
-use ecosched_model::Counters;
+use ecosched_model::{CoreTypeCounts, Counters};
 
 /// Cumulative counters, kept as floats so nothing is lost to rounding.
 /// Run-queue wait, context switches and migrations are the kernel's own
@@ -28,6 +28,10 @@ pub(super) struct Acc {
     /// CPU: its share in the contention model, no more than its working
     /// set (a level; its lines stay while it sleeps).
     pub(super) llc_bytes: f64,
+    /// On a hybrid machine, (on-CPU ns, cycles, instructions) per core
+    /// type, as one per-task event per hybrid PMU counts them; empty on
+    /// a machine with one core type.
+    pub(super) by_type: Vec<[f64; 3]>,
 }
 
 /// The kernel's counts for a task, cumulative.
@@ -40,7 +44,8 @@ pub(super) struct SchedCounts {
 
 impl Acc {
     /// Accrue `instr` instructions of `phase` run over `dtf` ns at `ghz`,
-    /// with the contention outcome `o`.
+    /// with the contention outcome `o`, on a CPU of core type `core_type`
+    /// of the machine's `types`.
     /// Returns the span's hardware increments in [`HARDWARE`] order, for
     /// the observation model's multiplexed view.
     pub(super) fn run(
@@ -50,6 +55,7 @@ impl Acc {
         instr: f64,
         ghz: f64,
         dtf: f64,
+        (core_type, types): (usize, usize),
     ) -> HwValues {
         let (api, l1d) = (phase.api, phase.l1d_refs_per_instr);
         let demand = 1.0 - phase.prefetch_coverage;
@@ -68,6 +74,13 @@ impl Acc {
         self.lines_in += lines;
         self.on_cpu_ns += dtf;
         self.llc_bytes = o.share_kib.min(phase.miss.ws_kib) * 1024.0;
+        if types > 1 {
+            self.by_type.resize(types, [0.0; 3]);
+            let t = &mut self.by_type[core_type];
+            t[0] += dtf;
+            t[1] += cycles;
+            t[2] += instr;
+        }
         // Memory transactions are the lines that crossed the bus.
         [instr, cycles, refs, misses, lines, instr * l1d, refs, lines]
     }
@@ -95,6 +108,20 @@ impl Acc {
             runqueue_wait_ns: Some(sched.wait_ns.saturating_sub(sched_before.wait_ns)),
             context_switches: Some(sched.switches - sched_before.switches),
             migrations: Some(sched.migrations - sched_before.migrations),
+            by_core_type: self
+                .by_type
+                .iter()
+                .enumerate()
+                .map(|(i, now)| {
+                    let was = before.by_type.get(i).copied().unwrap_or_default();
+                    let d = |k: usize| (now[k].floor() - was[k].floor()).max(0.0) as u64;
+                    CoreTypeCounts {
+                        on_cpu_ns: d(0),
+                        cycles: d(1),
+                        instructions: d(2),
+                    }
+                })
+                .collect(),
         }
     }
 }

@@ -96,9 +96,15 @@ impl SimPlatform {
                 let rate = if ghz > 0.0 { 1.0 / o.tpi_ns } else { 0.0 };
                 let task = &mut self.tasks[t];
                 let instr = (rate * dtf).min(task.remaining);
-                let increments =
-                    task.acc
-                        .run(&task.profile.phases[task.phase], &o, instr, ghz, dtf);
+                let core_type = (self.machine.type_of[c], self.machine.core_types.len());
+                let increments = task.acc.run(
+                    &task.profile.phases[task.phase],
+                    &o,
+                    instr,
+                    ghz,
+                    dtf,
+                    core_type,
+                );
                 self.observer.account(&mut task.mux, from, to, &increments);
                 if self.warmup.cold[c] {
                     self.stats.warmup_extra_lines += super::warmup::grow(

@@ -282,6 +282,43 @@ fn hybrid_core_types_differ_in_capacity_speed_and_power() {
     assert!(e_w < p_w, "E-core {e_w:.1} W vs P-core {p_w:.1} W");
 }
 
+/// On the hybrid preset, `--observe linux` splits a task's cycles,
+/// instructions and on-CPU time by the core type they were counted on
+/// (one event per hybrid PMU), the parts summing to the totals; a machine
+/// of one core type has no split.
+#[test]
+fn hybrid_counts_are_split_by_the_core_type_they_ran_on() {
+    let counters = [
+        ecosched_model::CounterKind::Instructions,
+        ecosched_model::CounterKind::Cycles,
+    ];
+    let interval = |machine: &str, cpu: u32| {
+        let s = scenario(machine, "aluadd", 1, 0.0, "performance", |_| {});
+        let mut sim = SimPlatform::new(&s, 1).unwrap();
+        sim.observe_as(Observe::Linux, &counters.into());
+        sim.apply(&Plan::unchanged()).unwrap();
+        sim.advance(Duration::from_millis(1)).unwrap();
+        let snap = sim.observe().unwrap();
+        let mut plan = Plan::unchanged();
+        plan.task_cpus
+            .insert(snap.tasks[0].id, CpuSet::single(CpuId(cpu)));
+        sim.apply(&plan).unwrap();
+        sim.advance(Duration::from_millis(500)).unwrap();
+        sim.observe().unwrap().tasks[0].counters.clone()
+    };
+    for (cpu, on) in [(0, 0), (20, 1)] {
+        let c = interval("core-i9-13900k", cpu);
+        assert_eq!(c.by_core_type.len(), 2, "{c:?}");
+        let (here, there) = (c.by_core_type[on], c.by_core_type[1 - on]);
+        assert!(here.cycles > 0 && here.instructions > 0, "{c:?}");
+        assert_eq!((there.cycles, there.instructions), (0, 0), "{c:?}");
+        assert_eq!(here.cycles, c.cycles.unwrap());
+        assert_eq!(here.instructions, c.instructions.unwrap());
+        assert!(here.on_cpu_ns.abs_diff(c.on_cpu_ns.unwrap()) <= 1, "{c:?}");
+    }
+    assert!(interval("xeon-8480-2s", 0).by_core_type.is_empty());
+}
+
 /// Hardware-chosen frequency: EPP performance runs a task busy about a
 /// third of the time at
 /// the top, EPP power lower; a min/max range holds.
