@@ -14,7 +14,7 @@
 //! Needs root and a cgroup freezer, as CI has.
 
 use crate::support::av_sort::{groups_of, prepare, step};
-use crate::support::{ecosched_command, loops_of};
+use crate::support::{ecosched_command, leftovers, loops_of};
 use ecosched_model::Platform;
 use ecosched_testkit::live::{busy_turn, freezer_cgroup, has_exited, is_frozen, on_cpu_ns, Reap};
 use std::path::PathBuf;
@@ -110,7 +110,7 @@ fn av_sort_freezes_and_thaws_each_cpus_groups_in_turn_and_thaws_all_at_the_end()
             std::thread::sleep(Duration::from_millis(50));
         }
     }
-    assert_eq!(std::fs::read_dir(state.path()).unwrap().count(), 0);
+    assert_eq!(leftovers(state.path()).len(), 0);
 }
 
 /// The managing process is [`crate::children::av_sort_managing_process`].
@@ -193,5 +193,5 @@ fn after_sigkill_ecosched_restore_thaws_every_av_group() {
         assert!(on_cpu_ns(p).unwrap() > cpu[i], "loop {p} thawed by restore");
     }
     assert!(!run_dir.exists(), "{run_dir:?} removed");
-    assert_eq!(std::fs::read_dir(state.path()).unwrap().count(), 0);
+    assert_eq!(leftovers(state.path()).len(), 0);
 }

@@ -4,7 +4,7 @@
 //! neither; a machine that has them runs or measures instead). Behind the
 //! fake PMU WCA pins real busy threads.
 
-use crate::support::{ecosched_command, run_with_calibration};
+use crate::support::{ecosched_command, leftovers, run_with_calibration};
 use ecosched_linux::perf::FakePerf;
 use ecosched_linux::platform::{LinuxOptions, LinuxPlatform};
 use ecosched_model::Platform;
@@ -190,9 +190,7 @@ fn calibrate_av_on_this_machine_measures_or_refuses_naming_what_is_missing() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let journals = std::fs::read_dir(state.path())
-        .map(|d| d.count())
-        .unwrap_or(0);
+    let journals = leftovers(state.path()).len();
     assert_eq!(journals, 0, "a journal was left: {stderr}");
     if out.status.success() {
         assert!(has_cpufreq, "measured without cpufreq? {stdout}");

@@ -9,7 +9,7 @@
 //! (`/proc/<pid>/cpuset`), and the moves the policy reports are the moves
 //! `/proc` shows. Needs root and at least two online CPUs, as CI has.
 
-use crate::support::{ecosched_command, loops_of};
+use crate::support::{ecosched_command, leftovers, loops_of};
 use ecosched_linux::perf::{Event, FakePerf};
 use ecosched_linux::platform::{LinuxOptions, LinuxPlatform};
 use ecosched_model::Platform;
@@ -314,7 +314,7 @@ fn patel2_moves_processes_of_different_nice_values_between_cpusets() {
         );
         assert_eq!(cpuset_of(p).unwrap(), home, "loop {p} back in its cpuset");
     }
-    assert_eq!(std::fs::read_dir(state.path()).unwrap().count(), 0);
+    assert_eq!(leftovers(state.path()).len(), 0);
 }
 
 /// The distinct nice values of the loops seen so far, in ascending order.

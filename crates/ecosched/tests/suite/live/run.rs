@@ -5,7 +5,8 @@
 //! (cgroups) and at least two online CPUs, as CI has.
 
 use crate::support::{
-    assert_left_nothing, ecosched_as_nobody, ecosched_command, run_with_calibration, MEASURE_ONLY,
+    assert_left_nothing, ecosched_as_nobody, ecosched_command, leftovers, run_with_calibration,
+    MEASURE_ONLY,
 };
 use ecosched_testkit::live::{allowed_list, descendants, wait_for};
 use std::path::Path;
@@ -200,7 +201,7 @@ fn after_sigkill_restore_puts_every_affinity_and_cpuset_back() {
 
     child.kill().unwrap(); // SIGKILL: no chance to undo anything.
     child.wait().unwrap();
-    let journals = std::fs::read_dir(state.path()).unwrap().count();
+    let journals = leftovers(state.path()).len();
     assert!(journals >= 1, "the journal survives SIGKILL");
 
     let out = ecosched_command()

@@ -5,7 +5,7 @@
 //! statuses and messages. Needs root (cgroups), as CI has; the
 //! unprivileged cases drop to `nobody` with `setpriv` (util-linux).
 
-use crate::support::{ecosched_as_nobody, ecosched_command, stderr};
+use crate::support::{ecosched_as_nobody, ecosched_command, leftovers, stderr};
 use ecosched_testkit::live::{descendants, has_exited, wait_for};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -71,7 +71,7 @@ fn the_command_starts_inside_its_cpuset_every_time() {
             "attempt {attempt}: nproc saw more than the one CPU of its cpuset:\n{out}"
         );
     }
-    assert_eq!(std::fs::read_dir(state.path()).unwrap().count(), 0);
+    assert_eq!(leftovers(state.path()).len(), 0);
 }
 
 #[test]
@@ -116,7 +116,7 @@ fn sigterm_and_sigint_reach_every_process_of_the_run() {
             Duration::from_secs(5),
             || sleeps.iter().all(|&p| has_exited(p)),
         );
-        assert_eq!(std::fs::read_dir(state.path()).unwrap().count(), 0);
+        assert_eq!(leftovers(state.path()).len(), 0);
     }
 }
 
@@ -251,7 +251,7 @@ fn a_missing_or_unexecutable_command_exits_like_a_shell() {
         ],
     );
     assert_eq!(o.status.code(), Some(125));
-    assert_eq!(std::fs::read_dir(state.path()).unwrap().count(), 1);
+    assert_eq!(leftovers(state.path()).len(), 1);
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! threads than the open-file limit covers, a dead run's journal met by a
 //! later run, and a state directory others could write. Real processes; root, as the other `run` tests.
 
-use crate::support::{ecosched_command, ecosched_path, DEAD_JOURNAL};
+use crate::support::{ecosched_command, ecosched_path, leftovers, DEAD_JOURNAL};
 use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
 
@@ -104,7 +104,7 @@ fn a_later_run_warns_about_a_dead_runs_journal_and_restore_clears_it() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
-    let left: Vec<_> = std::fs::read_dir(state.path()).unwrap().collect();
+    let left = leftovers(state.path());
     assert!(left.is_empty(), "journal and hint file removed: {left:?}");
 }
 

@@ -76,13 +76,22 @@ pub fn e5345_tree() -> PathBuf {
         .join("../ecosched-linux/tests/data/cpufreq-acpi-xeon-e5345")
 }
 
+/// What a run left in its state directory besides the history store,
+/// which keeps each run's record on purpose: journals and hint files.
+pub fn leftovers(state: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(state)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .filter(|p| !p.ends_with(ecosched_service::history::FILE))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The journal and the hint file are gone: the run undid everything.
 pub fn assert_left_nothing(state: &Path) {
-    let left: Vec<_> = std::fs::read_dir(state)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .collect();
+    let left = leftovers(state);
     assert!(left.is_empty(), "left in the state directory: {left:?}");
 }
 
