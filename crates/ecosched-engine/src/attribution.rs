@@ -39,7 +39,7 @@ pub struct AttributionNotes {
 }
 
 /// Divides each interval's energy above idle among the tasks by both
-/// methods, per managed task name, and passes every step on.
+/// methods, per managed task name, and forwards every step.
 pub struct AttributionSink<'a> {
     inner: &'a mut dyn TraceSink,
     fit: &'a EnergyFit,

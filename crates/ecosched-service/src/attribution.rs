@@ -15,20 +15,19 @@
 //! model's estimate of its own events' energy, never more than the
 //! interval's energy above the intercept.
 
-use ecosched_model::attribution::{EnergyFit, EnergyModel};
+use ecosched_model::attribution::{EnergyFit, EnergyModel, Feature, FEATURES};
 use ecosched_model::{CounterKind, Counters};
 
 /// Intervals the online fit needs before its weights are used.
 pub const MIN_INTERVALS: u64 = 30;
 
-/// The counters the model may weigh.
-const WEIGHED: [CounterKind; 5] = [
-    CounterKind::OnCpuTime,
-    CounterKind::Instructions,
-    CounterKind::Cycles,
-    CounterKind::LlcMisses,
-    CounterKind::MemTransactions,
-];
+/// The counters the model may weigh: its machine-wide features.
+fn weighed() -> impl Iterator<Item = CounterKind> {
+    FEATURES.into_iter().filter_map(|f| match f {
+        Feature::Counter(k) => Some(k),
+        _ => None,
+    })
+}
 
 /// One group's attribution state.
 #[derive(Debug, Clone, Default)]
@@ -72,8 +71,7 @@ impl GroupAttribution {
             .collect();
         let share = (cpu_s / busy_s).clamp(0.0, 1.0);
         self.fit.observe(energy_j, interval_s, &ran);
-        let have: std::collections::BTreeSet<CounterKind> = WEIGHED
-            .into_iter()
+        let have: std::collections::BTreeSet<CounterKind> = weighed()
             .filter(|&k| !ran.is_empty() && ran.iter().all(|c| c.get(k).is_some()))
             .collect();
         if self.fit.intervals() >= MIN_INTERVALS
