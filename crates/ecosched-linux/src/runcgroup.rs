@@ -30,7 +30,6 @@ use crate::error::LinuxError;
 use crate::fsroot::FsRoot;
 use crate::journal::{Change, Journal};
 use crate::mounts::MountTable;
-use nix::sys::signal::Signal;
 
 const NEEDS: &str = "root (to create the run's accounting cgroup)";
 
@@ -301,40 +300,6 @@ pub struct Member {
     pub pid: u32,
     /// Start time, clock ticks since boot.
     pub start_ticks: u64,
-}
-
-/// Send `signal` to each of `members` still alive, give them `grace` to
-/// end, then `SIGKILL` whatever is left (a shell's background jobs ignore
-/// SIGINT). Called after the undo has thawed and released them: signalling
-/// inside a cgroup that is about to be removed races with their exit.
-pub fn end_all(root: &FsRoot, members: &[Member], signal: Signal, grace: std::time::Duration) {
-    let alive = |m: &Member| {
-        crate::identity::same_task(root, m.pid, m.start_ticks) && !is_zombie(root, m.pid)
-    };
-    let send = |sig: Signal| {
-        for m in members.iter().filter(|m| alive(m)) {
-            let _ = crate::gang::signal(m.pid, sig);
-        }
-    };
-    send(signal);
-    let deadline = std::time::Instant::now() + grace;
-    while std::time::Instant::now() < deadline {
-        if !members.iter().any(alive) {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    send(Signal::SIGKILL);
-}
-
-/// Whether `pid` has exited and only waits to be reaped (an orphan under a
-/// PID 1 that does not reap stays so).
-fn is_zombie(root: &FsRoot, pid: u32) -> bool {
-    root.read_opt(&format!("proc/{pid}/stat"))
-        .ok()
-        .flatten()
-        .and_then(|t| crate::procfs::stat::parse(&t).ok())
-        .is_some_and(|s| matches!(s.state, 'Z' | 'X'))
 }
 
 /// Busy CPU time of the whole machine so far, in clock ticks: every CPU's

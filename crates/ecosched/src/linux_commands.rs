@@ -122,7 +122,15 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     );
     let power_description = platform.power_description();
     let frequency_control = platform.frequency_description();
-    let notices = platform.notices().to_vec();
+    let mut notices = platform.notices().to_vec();
+    if platform.notices_dropped() > 0 {
+        notices.push(format!(
+            "{} further notices were not kept (a run keeps at most {})",
+            platform.notices_dropped(),
+            ecosched_linux::platform::MAX_NOTICES
+        ));
+    }
+    let unobserved_tasks = platform.unobserved_tasks();
     let outcome = match result {
         Ok(outcome) => outcome,
         Err(e) => {
@@ -149,6 +157,13 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
             end.restore.journal.display()
         );
     }
+    if let (false, Some(sig)) = (end.survivors.is_empty(), end.interrupted_by) {
+        eprintln!(
+            "ecosched: {} processes of the run survived signal {sig} and go on, released from every change the run made: {:?}",
+            end.survivors.len(),
+            end.survivors
+        );
+    }
     let report = RunReport::new(
         &outcome,
         RunContext {
@@ -162,6 +177,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         },
     );
     let mut summary = run_summary::RunSummary::new(report, &end);
+    summary.unobserved_tasks = unobserved_tasks;
     if summary.report.energy_source == Some(ecosched_model::PowerSource::Estimated) {
         summary.power_model = Some(power_model);
     }
@@ -254,7 +270,10 @@ fn render_run(summary: &run_summary::RunSummary) -> String {
     for (k, v) in rows {
         t.row([k.to_string(), v]);
     }
-    t.row(["unobserved tasks".to_string(), unobserved(&r.notices)]);
+    t.row([
+        "unobserved tasks".to_string(),
+        unobserved(summary.unobserved_tasks, &r.notices),
+    ]);
     for (k, v) in r.policy_stats.iter() {
         t.row([format!("policy: {k}"), v.to_string()]);
     }
@@ -290,21 +309,15 @@ fn render_run(summary: &run_summary::RunSummary) -> String {
 }
 
 /// How many tasks could not be observed (not gone, but unreadable: out of
-/// file descriptors, permissions), with the first reason; the platform
-/// records each as a notice during the run, which `--json` lists whole.
-fn unobserved(notices: &[String]) -> String {
-    let lost: Vec<&String> = notices
-        .iter()
-        .filter(|n| n.contains("is no longer observed"))
-        .collect();
-    // A task may be noted more than once; count each once.
-    let tasks: std::collections::BTreeSet<&str> = lost
-        .iter()
-        .filter_map(|n| n.split_whitespace().nth(1))
-        .collect();
-    match lost.first() {
-        None => "0".into(),
-        Some(first) => format!("{} (first: {first})", count(tasks.len() as u64)),
+/// file descriptors, permissions), with the first reason: the platform
+/// counts each task once and notes the first ones (the list of notices is
+/// bounded).
+fn unobserved(tasks: u64, notices: &[String]) -> String {
+    let first = notices.iter().find(|n| n.contains("is no longer observed"));
+    match (tasks, first) {
+        (0, _) => "0".into(),
+        (n, Some(first)) => format!("{} (first: {first})", count(n)),
+        (n, None) => count(n),
     }
 }
 

@@ -184,7 +184,7 @@ impl LinuxPlatformBuilder {
         let perf = self.perf.unwrap_or_else(|| Box::new(SystemPerf));
         let reader = TaskReader::with_pmu(root.clone(), perf, host, raw, matched);
         let sensors = Sensors::open(&root, &machine.topology)?;
-        let signals = SignalWatch::register()?;
+        let signals = SignalWatch::register(attachment.is_some())?;
         let hint_name = match &tag {
             None => format!("hint-{}", std::process::id()),
             Some(tag) => format!("hint-{}-{tag}", std::process::id()),

@@ -3,6 +3,7 @@
 //! every process of the run) with its CPU time read from the run's
 //! accounting cgroup.
 
+use super::halt::{self, KILL_GRACE};
 use crate::error::LinuxError;
 use crate::fsroot::FsRoot;
 use crate::gang;
@@ -12,21 +13,21 @@ use crate::runcgroup::{self, CgroupCpu, RunCgroup};
 use crate::spawn;
 use crate::tasks::HostFacts;
 use nix::sys::signal::Signal;
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus};
-use std::time::Duration;
-
-/// How long the processes of an interrupted run have to end after the
-/// signal is passed on before they are killed: a shell's background jobs
-/// ignore SIGINT, and the run must not leave them behind.
-const KILL_GRACE: Duration = Duration::from_secs(1);
 
 /// What a finished run leaves: how the command ended and what undoing the
 /// journal did.
 #[derive(Debug)]
 pub struct RunEnd {
-    /// The command's exit status.
+    /// The command's exit status; a command that survived the signal
+    /// passed on (see `survivors`) reads as ended by that signal.
     pub status: ExitStatus,
+    /// Processes of the run that survived the signal passed on (a
+    /// `nohup`'d one after `SIGHUP`): they go on, released from every
+    /// change the run made.
+    pub survivors: Vec<u32>,
     /// The signal that interrupted ecosched, if one did (it was passed on).
     pub interrupted_by: Option<i32>,
     /// Undoing the journal.
@@ -111,10 +112,10 @@ impl ManagedCommand {
         self.status.is_some()
     }
 
-    /// Read the run's CPU time from its cgroup, undo every change (`undo`),
-    /// pass on `pass_on` to every process of the run (SIGKILL after
-    /// [`KILL_GRACE`] for those that ignore it), wait for the command and
-    /// say how it ended.
+    /// End the run: with no signal to pass on, wait for the command; with
+    /// one, pass it on to every process of the run at once (see
+    /// [`halt`]); then read the run's CPU time from its cgroup, undo every
+    /// change (`undo`) and say how the command ended.
     pub(super) fn finish(
         mut self,
         root: &FsRoot,
@@ -134,30 +135,34 @@ impl ManagedCommand {
         if pass_on.is_none() && self.status.is_none() {
             self.status = Some(self.child.wait().map_err(|e| child_io(&self.child, e))?);
         }
-        // Read before the undo removes the cgroup; after a normal exit
+        // Every process of the run, not only the command: a shell's
+        // background jobs would otherwise outlive it. Those that survive
+        // are halted through the undo, so none forks while the cgroups go.
+        let survivors = match (pass_on, self.run_cgroup()) {
+            (Some(signal), Some(cg)) => halt::end_run(root, cg, signal),
+            (Some(signal), None) => {
+                self.end_command_alone(signal);
+                Vec::new()
+            }
+            (None, _) => Vec::new(),
+        };
+        // Read before the undo removes the cgroup; after the run's end
         // this holds every process's time, exited descendants included.
         let cgroup_cpu = self.run_cgroup().map(|cg| cg.usage(root));
         let busy_end = runcgroup::machine_busy_ticks(root).ok();
-        // Every process of the run, not only the command: a shell's
-        // background jobs would otherwise outlive it. Listed now, signalled
-        // once the undo has thawed them and taken them out of the cgroups.
-        let members = match (pass_on, self.run_cgroup()) {
-            (Some(_), Some(cg)) => cg.members(root).unwrap_or_else(|e| {
-                eprintln!("ecosched: could not list every process of the run: {e}");
-                Vec::new()
-            }),
-            _ => Vec::new(),
-        };
         let restore = undo();
-        if let Some(signal) = pass_on {
-            if self.status.is_none() {
-                let _ = gang::signal(self.child.id(), signal);
-            }
-            runcgroup::end_all(root, &members, signal, KILL_GRACE);
+        halt::send(root, &survivors, Signal::SIGCONT);
+        if self.status.is_none() {
+            self.status = self
+                .child
+                .try_wait()
+                .map_err(|e| child_io(&self.child, e))?;
         }
-        let status = match self.status {
-            Some(s) => s,
-            None => self.child.wait().map_err(|e| child_io(&self.child, e))?,
+        let status = match (self.status, pass_on) {
+            (Some(s), _) => s,
+            // Still running: it survived the signal and goes on.
+            (None, Some(signal)) => ExitStatus::from_raw(signal as i32),
+            (None, None) => self.child.wait().map_err(|e| child_io(&self.child, e))?,
         };
         let (cgroup_cpu, cpu_source) = match (cgroup_cpu, &self.accounting) {
             (Some(Ok(c)), Ok(cg)) => (
@@ -185,11 +190,32 @@ impl ManagedCommand {
         };
         Ok(RunEnd {
             status,
+            survivors: survivors.iter().map(|m| m.pid).collect(),
             interrupted_by,
             restore,
             cgroup_cpu,
             cpu_source,
             machine_busy_s,
         })
+    }
+
+    /// Without the run's cgroup (no root) only the command is known: pass
+    /// `signal` on to it and, when the signal ends the work, kill it after
+    /// [`KILL_GRACE`].
+    fn end_command_alone(&mut self, signal: Signal) {
+        if self.poll() || self.exited() {
+            return;
+        }
+        let _ = gang::signal(self.child.id(), signal);
+        let deadline = std::time::Instant::now() + KILL_GRACE;
+        while std::time::Instant::now() < deadline {
+            if self.poll() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        if halt::ends_the_work(signal) {
+            let _ = gang::signal(self.child.id(), Signal::SIGKILL);
+        }
     }
 }

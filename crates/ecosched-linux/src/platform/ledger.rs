@@ -3,7 +3,9 @@
 //! observation, the latest reading of each, and which exited. An
 //! observation turns it into the snapshot's task samples and forgets the
 //! tasks whose exit it reports, so every map follows the tasks alive, not
-//! the run's length.
+//! the run's length. A task that cannot be read (out of descriptors, say)
+//! is noted once and not taken on again while it lives: taking it on at
+//! every read would repeat its notice for as long as the run lasts.
 
 use crate::fsroot::FsRoot;
 use crate::identity::same_task;
@@ -29,6 +31,11 @@ pub(super) struct TaskLedger {
     /// already reported: a zombie stays in `/proc` until reaped, and its
     /// exit must be reported once, not again when it vanishes.
     exit_reported: BTreeSet<TaskId>,
+    /// Tasks alive that could not be read, noted once and not taken on
+    /// again; each leaves the set when discovery no longer finds it.
+    unobserved: BTreeSet<TaskId>,
+    /// How many tasks could not be read over the whole run.
+    unobserved_total: u64,
 }
 
 /// What a task that has not run since its last reading reports: zero for
@@ -46,7 +53,7 @@ fn idle_counters(measured: &Counters) -> Counters {
 impl TaskLedger {
     /// Take on task `id` of `process`; `false` when it is known already.
     pub(super) fn admit(&mut self, id: TaskId, process: Option<ProcessId>) -> bool {
-        if !self.known.insert(id) {
+        if self.unobserved.contains(&id) || !self.known.insert(id) {
             return false;
         }
         self.tasks.push(id);
@@ -54,6 +61,17 @@ impl TaskLedger {
             self.processes.insert(id, p);
         }
         true
+    }
+
+    /// Forget the unreadable tasks that `found` (every task discovery
+    /// finds now, sorted) no longer lists: they exited.
+    pub(super) fn keep_unobserved_in(&mut self, found: &[TaskId]) {
+        self.unobserved.retain(|id| found.binary_search(id).is_ok());
+    }
+
+    /// How many tasks could not be read over the run, each counted once.
+    pub(super) fn unobserved_total(&self) -> u64 {
+        self.unobserved_total
     }
 
     /// The tasks alive, in the order they were found.
@@ -98,9 +116,12 @@ impl TaskLedger {
         }
         let mut gone: BTreeSet<TaskId> = observation.gone.into_iter().collect();
         for (id, e) in observation.errors {
-            // Not gone, but unreadable (permissions, a malformed file):
-            // say so once and stop following it.
-            notice(format!("task {id} is no longer observed: {e}"));
+            // Not gone, but unreadable (permissions, a malformed file, out
+            // of descriptors): say so once and stop following it.
+            if self.unobserved.insert(id) {
+                self.unobserved_total += 1;
+                notice(format!("task {id} is no longer observed: {e}"));
+            }
             gone.insert(id);
         }
         self.tasks.retain(|t| !gone.contains(t));
@@ -215,7 +236,7 @@ impl TaskLedger {
 
     /// Sizes of every per-task map: they must follow the tasks alive, not
     /// the run's length.
-    pub(super) fn sizes(&self) -> [(&'static str, usize); 8] {
+    pub(super) fn sizes(&self) -> [(&'static str, usize); 9] {
         [
             ("tasks", self.tasks.len()),
             ("known", self.known.len()),
@@ -225,6 +246,7 @@ impl TaskLedger {
             ("latest", self.latest.len()),
             ("exited", self.exited.len()),
             ("exit_reported", self.exit_reported.len()),
+            ("unobserved", self.unobserved.len()),
         ]
     }
 }
@@ -244,5 +266,49 @@ mod tests {
         assert_eq!(idle.on_cpu_ns, Some(0));
         assert_eq!(idle.migrations, Some(0));
         assert_eq!(idle.instructions, None);
+    }
+
+    #[test]
+    fn an_unreadable_task_is_noted_once_and_forgotten_when_it_exits() {
+        let id = TaskId {
+            pid: 42,
+            start_ticks: 7,
+        };
+        let host = HostFacts {
+            ticks_per_s: 100,
+            boot_time_s: 0,
+        };
+        let mut ledger = TaskLedger::default();
+        let mut notes = Vec::new();
+        for round in 0..50 {
+            // Discovery finds it at every read; only the first takes it on.
+            assert_eq!(ledger.admit(id, None), round == 0, "round {round}");
+            ledger.keep_unobserved_in(&[id]);
+            let observation = Observation {
+                errors: if round == 0 {
+                    vec![(
+                        id,
+                        crate::LinuxError::Absent {
+                            path: "RLIMIT_NOFILE".into(),
+                            what: "a descriptor".into(),
+                        },
+                    )]
+                } else {
+                    Vec::new()
+                },
+                ..Observation::default()
+            };
+            ledger.fold(observation, &mut |n| notes.push(n));
+            ledger.report(f64::from(round), &host, 0.0);
+        }
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert_eq!(ledger.unobserved_total(), 1);
+        // Once it has exited discovery no longer finds it: nothing is kept.
+        ledger.keep_unobserved_in(&[]);
+        assert!(
+            ledger.sizes().iter().all(|&(_, n)| n == 0),
+            "{:?}",
+            ledger.sizes()
+        );
     }
 }

@@ -23,11 +23,13 @@
 //! builder     LinuxPlatform::builder(root)…build(): settings, parts, notices
 //! actuation   affinity, cpusets, cpufreq, stop/continue, run cgroup; journalled
 //! ledger      per-task bookkeeping between observations, the snapshot's samples
+//! notices     what the run says once: each line once, a bounded list
 //! pacing      when the tasks are read between observations, and when not
 //! sensors     CPU times, power and load average of the whole machine
 //! command     the managed command: start, exit, end of the run
+//! halt        a run ended by a signal: every process stopped, then signalled
 //! attachment  the daemon's groups: processes that already run
-//! signals     SIGINT/SIGTERM end the run
+//! signals     every terminating signal ends the run through the undo
 //! clock       run time and observation intervals
 //! ```
 //! The task reader ([`crate::tasks`]) and the gang runner
@@ -38,7 +40,9 @@ mod attachment;
 mod builder;
 mod clock;
 mod command;
+mod halt;
 mod ledger;
+mod notices;
 mod pacing;
 mod sensors;
 mod signals;
@@ -47,6 +51,7 @@ pub use actuation::apply_frequency;
 pub use attachment::Members;
 pub use builder::{LinuxOptions, LinuxPlatformBuilder};
 pub use command::RunEnd;
+pub use notices::MAX_NOTICES;
 pub use pacing::{full_reads_per_interval, read_spacing, SUBSAMPLE};
 
 use crate::error::LinuxError;
@@ -67,6 +72,7 @@ use ecosched_model::{
     ApplyReport, Capabilities, Meter, Plan, Platform, PlatformError, Snapshot, TaskId, Topology,
 };
 use ledger::TaskLedger;
+use notices::Notices;
 use pacing::ReadPacer;
 use sensors::Sensors;
 use signals::SignalWatch;
@@ -95,7 +101,7 @@ pub struct LinuxPlatform {
     signals: SignalWatch,
     clock: RunClock,
     hint: HintFile,
-    notices: Vec<String>,
+    notices: Notices,
 }
 
 impl std::fmt::Debug for LinuxPlatform {
@@ -135,7 +141,7 @@ impl LinuxPlatformBuilder {
             signals: parts.signals,
             clock,
             hint: parts.hint,
-            notices: parts.notices,
+            notices: Notices::new(parts.notices),
         };
         if platform.attachment.is_some() {
             platform.refresh_tasks();
@@ -263,7 +269,18 @@ impl LinuxPlatform {
     /// One-line notices about what is missing or estimated; the caller
     /// prints them once.
     pub fn notices(&self) -> &[String] {
-        &self.notices
+        self.notices.kept()
+    }
+
+    /// How many notices came past [`MAX_NOTICES`] and were not kept.
+    pub fn notices_dropped(&self) -> u64 {
+        self.notices.dropped()
+    }
+
+    /// How many of the run's tasks could not be read (out of descriptors,
+    /// permissions), each counted once.
+    pub fn unobserved_tasks(&self) -> u64 {
+        self.ledger.unobserved_total()
     }
 
     /// Give policies this machine's calibration data (a calibration file),
@@ -292,10 +309,7 @@ impl LinuxPlatform {
     ) -> Result<(), LinuxError> {
         self.sensors.set_power_model(&self.topology, params)?;
         let line = format!("power: {}", self.sensors.describe_power());
-        match self.notices.iter_mut().find(|n| n.starts_with("power: ")) {
-            Some(n) => *n = line,
-            None => self.notices.push(line),
-        }
+        self.notices.replace_prefixed("power: ", line);
         Ok(())
     }
 
@@ -405,6 +419,7 @@ impl LinuxPlatform {
         let Ok(found) = found else {
             return;
         };
+        self.ledger.keep_unobserved_in(&found);
         for id in found {
             let process = self.reader.process_of(&id);
             if !self.ledger.admit(id, process) {
@@ -414,7 +429,9 @@ impl LinuxPlatform {
             let notices =
                 self.actuator
                     .adopt(id, process, |pid| reader.parent_of(pid), &mut self.gang);
-            self.notices.extend(notices);
+            for notice in notices {
+                self.notices.push(notice);
+            }
         }
     }
 

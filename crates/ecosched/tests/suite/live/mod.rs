@@ -11,6 +11,10 @@
 //!   signals, CPU time, exit statuses and messages;
 //! - [`run_limits`]: the open-file limit, dead runs' journals, state
 //!   directories others could write;
+//! - [`run_memory`]: `run` stays within bounded memory with more threads
+//!   than the open-file limit lets it observe;
+//! - [`run_signals`]: every terminating signal to `run` is undone, and a
+//!   `SIGTERM` reaches a forking run all at once;
 //! - [`run_exports`]: report, time series and trace of a real run;
 //! - [`counters`]: what needs hardware counters or cpufreq, refused here
 //!   or run behind the fake PMU;
@@ -45,3 +49,5 @@ mod run;
 mod run_contract;
 mod run_exports;
 mod run_limits;
+mod run_memory;
+mod run_signals;
