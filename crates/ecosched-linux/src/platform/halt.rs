@@ -17,9 +17,9 @@
 //! v2 tree, gang groups below it), but it is not always a freezer (v1's
 //! freezer is a hierarchy of its own); SIGSTOP cannot be caught or
 //! ignored, and a `fork` in progress when it arrives is restarted, so a
-//! stopped process has no child the next listing misses. A process a gang
-//! keeps frozen cannot fork either; it takes its signals when the undo
-//! thaws it.
+//! stopped process has no child the next listing misses. A run's gang
+//! schedule ends (every group thawed) before it is halted, since a frozen
+//! task takes no signal.
 
 use crate::fsroot::FsRoot;
 use crate::gang;

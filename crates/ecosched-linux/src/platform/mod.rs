@@ -364,6 +364,15 @@ impl LinuxPlatform {
             (None, true) => Some(nix::sys::signal::Signal::SIGTERM),
             (None, false) => None,
         };
+        // A task a gang holds frozen takes no signal and never shows as
+        // stopped: the gang schedule ends (every group thawed) first.
+        if pass_on.is_some() && self.gang.active() {
+            if let Err(e) = self.replace_gang_schedule(ecosched_model::GangSchedule::end()) {
+                eprintln!(
+                    "ecosched: could not thaw the gang groups before passing the signal on: {e}"
+                );
+            }
+        }
         let host = *self.reader.host();
         let actuator = &mut self.actuator;
         command.finish(&self.root, &host, interrupted_by, pass_on, || {
