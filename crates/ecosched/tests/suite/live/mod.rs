@@ -30,6 +30,8 @@
 //!   machine.
 //! - [`doctor`]: `doctor`'s verdict for every policy matches what `run`
 //!   does with it here.
+//! - [`slurm_hooks`]: the Slurm Prolog and Epilog exit 0 and run nothing
+//!   from a hostile settings file, alone or with the daemon down.
 
 mod ab;
 mod av_sort;
@@ -45,3 +47,4 @@ mod run;
 mod run_contract;
 mod run_exports;
 mod run_limits;
+mod slurm_hooks;
