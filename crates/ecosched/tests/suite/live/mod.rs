@@ -30,11 +30,14 @@
 //!   machine.
 //! - [`doctor`]: `doctor`'s verdict for every policy matches what `run`
 //!   does with it here.
+//! - [`chaos`]: `run` and the daemon SIGKILLed at random moments under
+//!   every policy that runs here, then `restore` puts everything back.
 //! - [`slurm_hooks`]: the Slurm Prolog and Epilog exit 0 and run nothing
 //!   from a hostile settings file, alone or with the daemon down.
 
 mod ab;
 mod av_sort;
+mod chaos;
 mod counters;
 mod daemon;
 mod daemon_records;

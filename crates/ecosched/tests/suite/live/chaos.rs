@@ -1,0 +1,341 @@
+//! Chaos: `ecosched` SIGKILLed at random moments, then `ecosched restore`,
+//! which must put back everything, every time.
+//!
+//! - `run`: for every policy `doctor --json` says runs (fully or degraded)
+//!   on this machine, `ecosched run` on a `sleep` is killed at random
+//!   moments from just after its start to a few hundred milliseconds in
+//!   (while it sets up, starts the command, and manages it);
+//! - `daemon`: a daemon managing a group (a process by command name, with
+//!   each of those policies) is killed the same way.
+//!
+//! After each kill and restore: every change the journal records is
+//! undone where the thing changed still exists (affinity, files such as
+//! frequencies, created cgroups, moved or stopped tasks), no journal or
+//! hint file is left, no cgroup named after the killed process is left in
+//! any hierarchy (cpuset, cpuacct, freezer, cgroup2), and the surviving
+//! command has its original CPUs and cpuset back. The moments come from a
+//! seeded RNG: the seed is printed, and `CHAOS_SEED=N` repeats a run.
+//! Each test prints its tally (`N kills, N restored`).
+//!
+//! Needs root (cgroups, other processes' affinity) and two online CPUs.
+
+use crate::support::chaos::{
+    cgroups_named, journal_records, not_undone, processes_with_arg, task_not_back,
+};
+use crate::support::{ecosched_command, json, leftovers};
+use ecosched_testkit::live::{allowed_list, has_exited, kill, wait_for};
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Kills of `ecosched run` in all, spread over the policies.
+const RUN_KILLS: usize = 55;
+/// Kills of a daemon per policy.
+const DAEMON_KILLS_PER_POLICY: usize = 2;
+/// The latest moment of a kill after the start: a run has set up and
+/// applied its first plans well before.
+const LATEST_KILL_MS: f64 = 400.0;
+
+/// The seed of this test's RNG: `CHAOS_SEED`, else the clock. Printed.
+fn rng(test: &str) -> ChaCha8Rng {
+    let seed = std::env::var("CHAOS_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64)
+        });
+    println!("chaos {test}: seed {seed} (CHAOS_SEED={seed} repeats it)");
+    ChaCha8Rng::seed_from_u64(seed)
+}
+
+/// A moment after the start, up to [`LATEST_KILL_MS`]: more of them
+/// early, where a run sets up and is the most fragile.
+fn moment(rng: &mut ChaCha8Rng) -> Duration {
+    let u: f64 = rng.random_range(0.0..1.0);
+    Duration::from_secs_f64(u * u * LATEST_KILL_MS / 1000.0)
+}
+
+/// Every policy `doctor` says runs here, fully or degraded, with the
+/// parameters it needs to start: `placed` pins the task named `TASK`
+/// (which the caller replaces: a live task's name is `comm:pid`), and
+/// `hilo` (in `run`, with `--parallelism 1`) is told the command has one
+/// thread, so that it sizes its set to one CPU.
+fn runnable_policies() -> Vec<(String, Vec<String>)> {
+    let report = json(&["doctor", "--json"]);
+    report["policies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| matches!(p["verdict"].as_str(), Some("runs" | "degraded")))
+        .map(|p| {
+            let policy = p["name"].as_str().unwrap().to_string();
+            let params: Vec<String> = match policy.as_str() {
+                "static" => vec!["cpus=0".into()],
+                "placed" => vec!["map=TASK@0".into()],
+                "fixed" => vec![format!("freq_mhz={}", lowest_mhz())],
+                _ => vec![],
+            };
+            (policy, params)
+        })
+        .collect()
+}
+
+/// The lowest frequency of CPU 0 in MHz, for `fixed` on a machine with
+/// cpufreq.
+fn lowest_mhz() -> u64 {
+    std::fs::read_to_string("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_min_freq")
+        .ok()
+        .and_then(|t| t.trim().parse::<u64>().ok())
+        .map_or(1000, |khz| khz / 1000)
+}
+
+/// The CPUs and cpuset every command starts with (this process's).
+fn original() -> (String, String) {
+    let me = std::process::id();
+    let cpuset = std::fs::read_to_string(format!("/proc/{me}/cpuset")).unwrap();
+    (allowed_list(me).unwrap(), cpuset.trim().to_string())
+}
+
+/// One kill's outcome: what it found not restored, and whether a change
+/// was in force at the kill (the journal held one).
+struct Kill {
+    problems: Vec<String>,
+    changes: usize,
+}
+
+/// After `ecosched` (pid `killed`, state directory `state`) died: let its
+/// command (the processes with argument `token`) finish its start, run
+/// `ecosched restore` and check everything was put back.
+fn restore_and_check(state: &Path, killed: u32, token: &str) -> Kill {
+    // The command may be between fork and exec, in its start trampoline:
+    // it finishes that (or exits) without ecosched.
+    let mut command = processes_with_arg(token, killed);
+    let settle = Instant::now() + Duration::from_secs(2);
+    while command.iter().any(|&p| !has_exited(p) && in_trampoline(p)) && Instant::now() < settle {
+        std::thread::sleep(Duration::from_millis(5));
+        command = processes_with_arg(token, killed);
+    }
+    let records = journal_records(state);
+    let out = ecosched_command()
+        .args(["restore", "--state-dir"])
+        .arg(state)
+        .output()
+        .unwrap();
+    let mut problems = Vec::new();
+    if !out.status.success() {
+        problems.push(format!(
+            "restore failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    problems.extend(not_undone(&records));
+    let left = leftovers(state);
+    if !left.is_empty() {
+        problems.push(format!("left in the state directory: {left:?}"));
+    }
+    for dir in cgroups_named(&format!("ecosched-{killed}")) {
+        problems.push(format!("cgroup {} left", dir.display()));
+    }
+    let (cpus, cpuset) = original();
+    for &p in &command {
+        problems.extend(task_not_back(p, &cpus, &cpuset));
+    }
+    kill(&command);
+    Kill {
+        problems,
+        changes: records.len(),
+    }
+}
+
+/// Whether `pid` is still the shell that starts a command (see
+/// `ecosched_linux::spawn`), before its `exec`.
+fn in_trampoline(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "sh")
+}
+
+/// The tally of a test: kills, how many found a change in force, how many
+/// were restored, and what was not.
+#[derive(Default)]
+struct Tally {
+    kills: usize,
+    changed: usize,
+    restored: usize,
+    failures: Vec<String>,
+}
+
+impl Tally {
+    fn add(&mut self, what: &str, kill: Kill) {
+        self.kills += 1;
+        self.changed += usize::from(kill.changes > 0);
+        let verdict = if kill.problems.is_empty() {
+            "restored"
+        } else {
+            "NOT restored"
+        };
+        println!(
+            "chaos: {what}: {} changes in force, {verdict}",
+            kill.changes
+        );
+        if kill.problems.is_empty() {
+            self.restored += 1;
+        } else {
+            self.failures
+                .push(format!("{what}: {}", kill.problems.join("; ")));
+        }
+    }
+
+    /// Print the tally; fail with every kill not restored.
+    fn finish(self, test: &str, least: usize) {
+        println!(
+            "chaos {test}: {} kills ({} with changes in force), {} restored",
+            self.kills, self.changed, self.restored
+        );
+        assert!(
+            self.failures.is_empty(),
+            "not restored after {} of {} kills:\n{}",
+            self.failures.len(),
+            self.kills,
+            self.failures.join("\n")
+        );
+        assert!(
+            self.kills >= least,
+            "{} kills, fewer than {least}",
+            self.kills
+        );
+        // Most kills land after the first change: else the test only
+        // killed runs that had not started.
+        assert!(
+            self.changed * 2 >= self.kills,
+            "only {} of {} kills found a change in force",
+            self.changed,
+            self.kills
+        );
+    }
+}
+
+#[test]
+#[ignore = "live: root (cgroups), two online CPUs"]
+fn run_killed_at_random_moments_is_restored_every_time_for_every_policy_here() {
+    let mut rng = rng("run");
+    let policies = runnable_policies();
+    assert!(!policies.is_empty(), "doctor says no policy runs here");
+    let mut tally = Tally::default();
+    for i in 0..RUN_KILLS {
+        let (policy, params) = &policies[i % policies.len()];
+        let state = tempfile::tempdir().unwrap();
+        // An argument no other process has: how the command is found.
+        let token = format!("{}.{i:03}{}", 900 + i, std::process::id());
+        let mut cmd = ecosched_command();
+        cmd.args(["run", "--policy", policy, "--interval-ms", "20"]);
+        for p in params {
+            // The command's PID, which its name holds, is not known
+            // before the run starts it: `placed` pins nothing, and the
+            // run's changes are its cgroups.
+            cmd.args(["--param", &p.replace("TASK", "sleep")]);
+        }
+        if policy.starts_with("hilo") {
+            cmd.args(["--parallelism", "1"]);
+        }
+        let mut child = cmd
+            .arg("--state-dir")
+            .arg(state.path())
+            .args(["--", "sleep", &token])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let at = moment(&mut rng);
+        std::thread::sleep(at);
+        child.kill().unwrap(); // SIGKILL: no chance to undo anything.
+        child.wait().unwrap();
+        let what = format!("run --policy {policy} killed at {} ms", at.as_millis());
+        tally.add(&what, restore_and_check(state.path(), child.id(), &token));
+    }
+    tally.finish("run", 50);
+}
+
+/// A copy of `sleep` named `name` in `dir`, started: a process a daemon
+/// group matches by command name and no other test has.
+fn named_sleeper(dir: &Path, name: &str, token: &str) -> std::process::Child {
+    let exe = dir.join(name);
+    std::fs::copy("/bin/sleep", &exe).unwrap();
+    // Another thread forking while the copy was open for writing makes
+    // exec fail with ETXTBSY for a moment.
+    for _ in 0..50 {
+        match Command::new(&exe).arg(token).spawn() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            other => return other.unwrap(),
+        }
+    }
+    panic!("{} stayed busy", exe.display())
+}
+
+#[test]
+#[ignore = "live: root (cgroups, other processes' affinity), two online CPUs"]
+fn a_daemon_killed_while_managing_a_group_is_restored_for_every_policy_here() {
+    let mut rng = rng("daemon");
+    let mut tally = Tally::default();
+    let name = format!("chaos-d{}", std::process::id());
+    let policies = runnable_policies();
+    for (policy, params) in policies
+        .iter()
+        .cycle()
+        .take(policies.len() * DAEMON_KILLS_PER_POLICY)
+    {
+        let dir = tempfile::tempdir().unwrap();
+        let token = format!("{}.{}", 800 + tally.kills, std::process::id());
+        let mut sleeper = named_sleeper(dir.path(), &name, &token);
+        let task = format!("{name}:{}", sleeper.id());
+        let params: Vec<String> = params
+            .iter()
+            .map(|p| {
+                let (k, v) = p.split_once('=').unwrap();
+                let v = v.replace("TASK", &task);
+                format!("{k} = \"{v}\"")
+            })
+            .collect();
+        let d = dir.path().display();
+        std::fs::write(
+            dir.path().join("c.toml"),
+            format!(
+                "[daemon]\nstate_dir = \"{d}/state\"\nsocket = \"{d}/ctl.sock\"\nmetrics = \"\"\n\
+                 scan_interval_ms = 50\n\n[[group]]\nname = \"chaos\"\n\
+                 match = {{ command = \"{name}\" }}\npolicy = \"{policy}\"\n\
+                 params = {{ {} }}\n",
+                params.join(", ")
+            ),
+        )
+        .unwrap();
+        let mut daemon = ecosched_command()
+            .args(["daemon", "--config"])
+            .arg(dir.path().join("c.toml"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Up and managing first: a daemon killed before it adopts the
+        // group is what the run kills cover.
+        wait_for("the daemon's socket", Duration::from_secs(20), || {
+            dir.path().join("ctl.sock").exists()
+        });
+        let at = moment(&mut rng);
+        std::thread::sleep(at);
+        daemon.kill().unwrap();
+        daemon.wait().unwrap();
+        let what = format!(
+            "daemon with {policy} killed {} ms after its socket was up",
+            at.as_millis()
+        );
+        let state = dir.path().join("state");
+        tally.add(&what, restore_and_check(&state, daemon.id(), &token));
+        let _ = sleeper.kill();
+        let _ = sleeper.wait();
+    }
+    tally.finish("daemon", policies.len() * DAEMON_KILLS_PER_POLICY);
+}
