@@ -6,7 +6,11 @@
 //!   moments from just after its start to a few hundred milliseconds in
 //!   (while it sets up, starts the command, and manages it);
 //! - `daemon`: a daemon managing a group (a process by command name, with
-//!   each of those policies) is killed the same way.
+//!   each of those policies) is killed the same way, after its first
+//!   change;
+//! - `av-sort`: the gang scheduler, which freezes cgroups, run behind the
+//!   fake PMU (it is refused without hardware counters), killed during its
+//!   first second of gangs.
 //!
 //! After each kill and restore: every change the journal records is
 //! undone where the thing changed still exists (affinity, files such as
@@ -20,10 +24,11 @@
 //! Needs root (cgroups, other processes' affinity) and two online CPUs.
 
 use crate::support::chaos::{
-    cgroups_named, journal_records, not_undone, processes_with_arg, task_not_back,
+    cgroups_named, journal_records, not_undone, processes_with_arg, processes_with_env,
+    task_not_back,
 };
 use crate::support::{ecosched_command, json, leftovers};
-use ecosched_testkit::live::{allowed_list, has_exited, kill, wait_for, Reap};
+use ecosched_testkit::live::{allowed_list, busy_turn, has_exited, wait_for, Reap};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::path::Path;
@@ -34,6 +39,8 @@ use std::time::{Duration, Instant};
 const RUN_KILLS: usize = 55;
 /// Kills of a daemon per policy.
 const DAEMON_KILLS_PER_POLICY: usize = 2;
+/// Kills of the process managing `av-sort`'s gang groups.
+const AV_SORT_KILLS: usize = 5;
 /// The latest moment of a kill after the start: a run has set up and
 /// applied its first plans well before.
 const LATEST_KILL_MS: f64 = 400.0;
@@ -107,18 +114,26 @@ struct Kill {
     changes: usize,
 }
 
-/// After `ecosched` (pid `killed`, state directory `state`) died: let its
-/// command (the processes with argument `token`) finish its start, run
-/// `ecosched restore` and check everything was put back.
-fn restore_and_check(state: &Path, killed: u32, token: &str) -> Kill {
-    // The command may be between fork and exec, in its start trampoline:
-    // it finishes that (or exits) without ecosched.
-    let mut command = processes_with_arg(token, killed);
+/// After `ecosched` died: let its command (the processes `find` finds)
+/// finish its start, run `ecosched restore` on the state directory
+/// `state` and check everything was put back, with no cgroup named
+/// `cgroups` left.
+fn restore_and_check(state: &Path, cgroups: &str, find: impl Fn() -> Vec<u32>) -> Kill {
+    // The command may be between fork and exec, in its start trampoline,
+    // or still starting its own processes: it finishes that (or exits)
+    // without ecosched. Settled when two looks 20 ms apart agree.
+    let mut command = find();
     let settle = Instant::now() + Duration::from_secs(2);
-    while command.iter().any(|&p| !has_exited(p) && in_trampoline(p)) && Instant::now() < settle {
-        std::thread::sleep(Duration::from_millis(5));
-        command = processes_with_arg(token, killed);
+    while Instant::now() < settle {
+        std::thread::sleep(Duration::from_millis(20));
+        let again = find();
+        if again == command && !command.iter().any(|&p| in_trampoline(p)) {
+            break;
+        }
+        command = again;
     }
+    // Killed however the checks end, thawed first should one be frozen.
+    let _reap = Reap(command.clone());
     let records = journal_records(state);
     let out = ecosched_command()
         .args(["restore", "--state-dir"])
@@ -137,24 +152,25 @@ fn restore_and_check(state: &Path, killed: u32, token: &str) -> Kill {
     if !left.is_empty() {
         problems.push(format!("left in the state directory: {left:?}"));
     }
-    for dir in cgroups_named(&format!("ecosched-{killed}")) {
+    for dir in cgroups_named(cgroups) {
         problems.push(format!("cgroup {} left", dir.display()));
     }
     let (cpus, cpuset) = original();
     for &p in &command {
         problems.extend(task_not_back(p, &cpus, &cpuset));
     }
-    kill(&command);
     Kill {
         problems,
         changes: records.len(),
     }
 }
 
-/// Whether `pid` is still the shell that starts a command (see
-/// `ecosched_linux::spawn`), before its `exec`.
+/// Whether `pid` is still the shell that starts a command inside its
+/// cgroups (`ecosched_linux::spawn`), before it `exec`s the command.
 fn in_trampoline(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "sh")
+    !has_exited(pid)
+        && std::fs::read(format!("/proc/{pid}/cmdline"))
+            .is_ok_and(|c| c.split(|b| *b == 0).any(|a| a.ends_with(b"exec \"$@\"")))
 }
 
 /// The tally of a test: kills, how many found a change in force, how many
@@ -258,7 +274,9 @@ fn run_killed_at_random_moments_is_restored_every_time_for_every_policy_here() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let at = moment(&mut rng);
+        // Gang groups form and freeze over the policy's first steps
+        // (100 ms timeslices): any moment of its first second.
+        let at = Duration::from_millis(rng.random_range(0..1000));
         std::thread::sleep(at);
         child.kill().unwrap(); // SIGKILL: no chance to undo anything.
         child.wait().unwrap();
@@ -266,7 +284,9 @@ fn run_killed_at_random_moments_is_restored_every_time_for_every_policy_here() {
         tally.add(
             policy,
             &what,
-            restore_and_check(state.path(), child.id(), &token),
+            restore_and_check(state.path(), &format!("ecosched-{}", child.id()), || {
+                processes_with_arg(&token, child.id())
+            }),
         );
     }
     tally.finish("run", 50);
@@ -351,13 +371,73 @@ fn a_daemon_killed_while_managing_a_group_is_restored_for_every_policy_here() {
             "daemon with {policy} killed {} ms after its first change",
             at.as_millis()
         );
-        tally.add(
-            policy,
-            &what,
-            restore_and_check(&state, daemon.id(), &token),
-        );
+        // The group's cgroups: `ecosched-<group name>-<daemon pid>`.
+        let kill = restore_and_check(&state, &format!("ecosched-chaos-{}", daemon.id()), || {
+            processes_with_arg(&token, daemon.id())
+        });
+        tally.add(policy, &what, kill);
         let _ = sleeper.kill();
         let _ = sleeper.wait();
     }
     tally.finish("daemon", policies.len() * DAEMON_KILLS_PER_POLICY);
+}
+
+/// `av-sort` (refused on a machine without hardware counters, so run
+/// here behind the fake PMU by [`crate::children::av_sort_managing_process`])
+/// gang-schedules busy loops in freezer cgroups; its managing process is
+/// killed at a random moment after its first change, frozen groups
+/// included, and `restore` must thaw and remove them all.
+#[test]
+#[ignore = "live: root, a cgroup freezer"]
+fn av_sort_killed_at_random_moments_is_restored_every_time() {
+    let _turn = busy_turn();
+    let mut rng = rng("av-sort");
+    let mut tally = Tally::default();
+    for _ in 0..AV_SORT_KILLS {
+        let state = tempfile::tempdir().unwrap();
+        let scratch = tempfile::tempdir().unwrap();
+        let state_var = state.path().display().to_string();
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "children::av_sort_managing_process", "--ignored"])
+            .env("AV_STATE", &state_var)
+            .env("AV_PIDS", scratch.path().join("pids"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // The child and the loops it starts (they inherit its environment)
+        // never outlive the test.
+        let mut reap = Reap(vec![child.id()]);
+        wait_for("av-sort's first change", Duration::from_secs(30), || {
+            !journal_records(state.path()).is_empty()
+        });
+        // Gang groups form and freeze over the policy's first steps
+        // (100 ms timeslices): any moment of its first second.
+        let at = Duration::from_millis(rng.random_range(0..1000));
+        std::thread::sleep(at);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        reap.0 = processes_with_env("AV_STATE", &state_var);
+        let what = format!(
+            "av-sort killed {} ms after its first change",
+            at.as_millis()
+        );
+        let kill = restore_and_check(
+            state.path(),
+            &format!("ecosched-av-killed-{}", child.id()),
+            || processes_with_env("AV_STATE", &state_var),
+        );
+        tally.add("av-sort", &what, kill);
+        // Whatever the orphaned command still started is killed too.
+        let until = Instant::now() + Duration::from_secs(2);
+        loop {
+            reap.0 = processes_with_env("AV_STATE", &state_var);
+            if reap.0.is_empty() || Instant::now() > until {
+                break;
+            }
+            drop(std::mem::take(&mut reap));
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    tally.finish("av-sort", AV_SORT_KILLS);
 }

@@ -135,7 +135,7 @@ pub fn cgroups_named(name: &str) -> Vec<PathBuf> {
 
 /// What about the surviving command `pid` is not as it was before its
 /// run: CPUs other than `cpus`, a cpuset other than `cpuset`, a cgroup of
-/// the run, stopped.
+/// the run, stopped or frozen.
 pub fn task_not_back(pid: u32, cpus: &str, cpuset: &str) -> Vec<String> {
     let mut problems = Vec::new();
     if ecosched_testkit::live::has_exited(pid) {
@@ -164,6 +164,11 @@ pub fn task_not_back(pid: u32, cpus: &str, cpuset: &str) -> Vec<String> {
     if state == "T" || state == "t" {
         problems.push(format!("command {pid} stopped"));
     }
+    if let Some((dir, file)) = ecosched_testkit::live::freezer_cgroup(pid) {
+        if ecosched_testkit::live::is_frozen(&dir, file) == Some(true) {
+            problems.push(format!("command {pid} frozen in {}", dir.display()));
+        }
+    }
     problems
 }
 
@@ -180,6 +185,23 @@ pub fn processes_with_arg(token: &str, except: u32) -> Vec<u32> {
         .filter(|p| {
             std::fs::read(format!("/proc/{p}/cmdline"))
                 .is_ok_and(|c| c.split(|b| *b == 0).any(|a| a == token.as_bytes()))
+        })
+        .collect()
+}
+
+/// The live processes whose environment holds `VAR=value`: a command and
+/// everything it started, whatever their command lines.
+pub fn processes_with_env(var: &str, value: &str) -> Vec<u32> {
+    let entry = format!("{var}={value}");
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_string_lossy().parse::<u32>().ok())
+        .filter(|&p| !ecosched_testkit::live::has_exited(p))
+        .filter(|p| {
+            std::fs::read(format!("/proc/{p}/environ"))
+                .is_ok_and(|c| c.split(|b| *b == 0).any(|a| a == entry.as_bytes()))
         })
         .collect()
 }
