@@ -46,13 +46,15 @@ write_config() {
 	for n in $NODES; do mkdir -p "$DIR/$n/spool"; done
 	# Prolog/Epilog and job_submit.lua read their settings from here.
 	cat >"$DIR/etc/ecosched-slurm.env" <<ENV
-# Read by deploy/slurm/prolog and epilog (sourced by sh).
+# Read by deploy/slurm/prolog and epilog as KEY=VALUE data, never run.
 ECOSCHED=${ECOSCHED:-ecosched}
 ECOSCHED_SOCKET=$DIR/%n/ecosched/ctl.sock
 ECOSCHED_CGROUP=/sys/fs/cgroup/cpuset/slurm_%n/uid_%u/job_%j
 ECOSCHED_POLICY=${ECOSCHED_POLICY:-hilo}
 ECOSCHED_LOG=$DIR/%n/ecosched-prolog.log
 ENV
+	# The hooks use it only if root owns it and no one else may write it.
+	chmod 0644 "$DIR/etc/ecosched-slurm.env"
 	for hook in prolog epilog; do
 		cat >"$DIR/etc/$hook" <<HOOK
 #!/bin/sh

@@ -10,12 +10,13 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// The process that manages an av-sort run, for
-/// `live::av_sort::after_sigkill_ecosched_restore_thaws_every_av_group`:
+/// `live::av_sort::after_sigkill_ecosched_restore_thaws_every_av_group`
+/// and `live::chaos::av_sort_killed_at_random_moments_is_restored_every_time`:
 /// it writes the pids of the shell and its loops to `$AV_PIDS` once every
 /// loop is in a gang group, and steps the policy on while its parent
 /// SIGKILLs it. The run's journal goes to `$AV_STATE`.
 #[test]
-#[ignore = "run by live::av_sort::after_sigkill_ecosched_restore_thaws_every_av_group"]
+#[ignore = "run by live::av_sort and live::chaos"]
 fn av_sort_managing_process() {
     let state = PathBuf::from(std::env::var("AV_STATE").unwrap());
     let pids_file = PathBuf::from(std::env::var("AV_PIDS").unwrap());

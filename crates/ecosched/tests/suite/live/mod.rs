@@ -34,9 +34,14 @@
 //!   machine.
 //! - [`doctor`]: `doctor`'s verdict for every policy matches what `run`
 //!   does with it here.
+//! - [`chaos`]: `run` and the daemon SIGKILLed at random moments under
+//!   every policy that runs here, then `restore` puts everything back.
+//! - [`slurm_hooks`]: the Slurm Prolog and Epilog exit 0 and run nothing
+//!   from a hostile settings file, alone or with the daemon down.
 
 mod ab;
 mod av_sort;
+mod chaos;
 mod counters;
 mod daemon;
 mod daemon_records;
@@ -51,3 +56,4 @@ mod run_exports;
 mod run_limits;
 mod run_memory;
 mod run_signals;
+mod slurm_hooks;

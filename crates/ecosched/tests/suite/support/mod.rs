@@ -7,6 +7,7 @@
 //! live in `ecosched_testkit::live`.
 
 pub mod av_sort;
+pub mod chaos;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
