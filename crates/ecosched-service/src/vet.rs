@@ -47,25 +47,33 @@ impl Machine {
     /// Whether `choice` can run here: `Err` says why not, in the words
     /// `ecosched run` uses.
     pub fn judge(&self, choice: &PolicyChoice) -> Result<(), String> {
-        let mut policy = choice.build().map_err(|e| e.to_string())?;
+        self.refusal(choice).map_err(|(_, why)| why)
+    }
+
+    /// [`Machine::judge`], naming the configuration key at fault:
+    /// `policy` when the policy cannot run here, `params` when its
+    /// parameters cannot work here.
+    fn refusal(&self, choice: &PolicyChoice) -> Result<(), (&'static str, String)> {
+        let params = |why: String| ("params", why);
+        let mut policy = choice.build().map_err(|e| params(e.to_string()))?;
         let verdict = policy.requirements().verdict(&self.capabilities);
         if let Some(refusal) = verdict.refusal(&choice.name) {
-            return Err(refusal);
+            return Err(("policy", refusal));
         }
         let first = policy
             .init(&self.topology)
-            .map_err(|e| format!("policy {}: {e}", choice.name))?;
+            .map_err(|e| params(format!("policy {}: {e}", choice.name)))?;
         check_plan(&first, &self.topology, &self.allowed).map_err(|e| {
-            format!(
+            params(format!(
                 "policy {}: its first plan cannot be carried out on this machine: {e}",
                 choice.name
-            )
+            ))
         })?;
         if !first.frequency.is_empty() && !self.cpufreq {
-            return Err(format!(
+            return Err(params(format!(
                 "policy {}: its first plan sets frequencies, but this machine has no cpufreq",
                 choice.name
-            ));
+            )));
         }
         Ok(())
     }
@@ -75,12 +83,8 @@ impl Machine {
     /// group and key, before any group starts or changes.
     pub fn judge_config(&self, config: &Config, path: &Path) -> Result<(), String> {
         for g in &config.groups {
-            self.judge(&g.policy).map_err(|e| {
-                format!(
-                    "{}: group {:?}: key `policy`/`params`: {e}",
-                    path.display(),
-                    g.name
-                )
+            self.refusal(&g.policy).map_err(|(key, why)| {
+                format!("{}: group {:?}: key `{key}`: {why}", path.display(), g.name)
             })?;
         }
         Ok(())
@@ -176,6 +180,26 @@ mod tests {
         .into_iter()
         .collect();
         with.judge(&choice("wca", &[])).unwrap();
+    }
+
+    #[test]
+    fn a_configuration_is_refused_naming_the_key_at_fault() {
+        let path = Path::new("/etc/ecosched/ecosched.toml");
+        let group = |policy: &str| {
+            format!("[[group]]\nname = \"a\"\nmatch = {{ command = \"x\" }}\n{policy}\n")
+        };
+        let c = crate::config::parse(path, &group("policy = \"wca\"")).unwrap();
+        let e = vm().judge_config(&c, path).unwrap_err();
+        assert!(
+            e.starts_with(
+                "/etc/ecosched/ecosched.toml: group \"a\": key `policy`: policy wca cannot run"
+            ),
+            "{e}"
+        );
+        let text = group("policy = \"static\"\nparams = { cpus = \"99\" }");
+        let c = crate::config::parse(path, &text).unwrap();
+        let e = vm().judge_config(&c, path).unwrap_err();
+        assert!(e.contains("key `params`") && e.contains("99"), "{e}");
     }
 
     #[test]
