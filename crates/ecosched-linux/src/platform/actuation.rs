@@ -211,9 +211,13 @@ impl Actuator {
 
     /// Where `task` is: in ecosched's own cpuset (or the run's), or in
     /// another; `None` once it is gone. A task in another cpuset marks
-    /// the run as confined.
+    /// the run as confined. Without a cpuset controller there is no
+    /// cpuset to stay in: every task counts as in ecosched's own, and
+    /// making the run's cpuset fails as in a run.
     fn cpuset_of(&mut self, task: TaskId) -> Result<Option<Place>, LinuxError> {
-        let mount = CpusetMount::find(&self.mounts, &self.root)?;
+        let Ok(mount) = CpusetMount::find(&self.mounts, &self.root) else {
+            return Ok(Some(Place::Own));
+        };
         if self.own.is_none() {
             self.own = Some(mount.cgroup_of(&self.root, "self")?);
         }

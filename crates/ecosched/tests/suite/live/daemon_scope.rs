@@ -187,10 +187,11 @@ impl Drop for TestCpusets {
 }
 
 /// A Slurm-like job cpuset limited to CPU 1, managed through a config
-/// group by cgroup pattern with `static` on CPU 0, and a container-like
-/// cpuset on CPU 1 whose process a match group names: both stay in their
-/// cpuset and on CPU 1 the whole time, while a job with both CPUs is
-/// confined to CPU 0 inside its own cpuset. SIGTERM gives every mask back.
+/// group by cgroup pattern with `static` on CPU 0, another through
+/// `job-start`, and a container-like cpuset on CPU 1 whose process a
+/// match group names: all stay in their cpuset and on CPU 1 the whole
+/// time, while a job with both CPUs is confined to CPU 0 inside its own
+/// cpuset. SIGTERM gives every mask back.
 #[test]
 #[ignore = "live: root, cgroup v1 cpusets, two online CPUs"]
 fn tasks_in_another_cpuset_stay_within_it() {
@@ -201,14 +202,17 @@ fn tasks_in_another_cpuset_stay_within_it() {
     let job1 = sets.make(&format!("{base}/job_1"), "1");
     let job2 = sets.make(&format!("{base}/job_2"), "0-1");
     let boxed = sets.make(&format!("{base}/box"), "1");
+    let started = sets.make(&format!("{base}/started_3"), "1");
     let a = named(dir.path(), "/usr/bin/yes", "scope-t-job1", &[]);
     let a = sets.put(&job1, a);
     let b = named(dir.path(), "/bin/sleep", "scope-t-job2", &["300"]);
     let b = sets.put(&job2, b);
     let c = named(dir.path(), "/usr/bin/yes", "scope-t-box", &[]);
     let c = sets.put(&boxed, c);
-    let before: Vec<String> = [a, b, c].map(|p| allowed_list(p).unwrap()).to_vec();
-    assert_eq!(before, ["1", "0-1", "1"]);
+    let j = named(dir.path(), "/usr/bin/yes", "scope-t-job3", &[]);
+    let j = sets.put(&started, j);
+    let before: Vec<String> = [a, b, c, j].map(|p| allowed_list(p).unwrap()).to_vec();
+    assert_eq!(before, ["1", "0-1", "1", "1"]);
     let config = format!(
         "{}\n[[group]]\nname = \"slurm\"\ncgroup = \"{CPUSET}/{base}/job_*\"\npolicy = \"static\"\nparams = {{ cpus = \"0\" }}\n{}",
         daemon_table(dir.path()),
@@ -220,16 +224,31 @@ fn tasks_in_another_cpuset_stay_within_it() {
     wait_for("job_2 confined to CPU 0", Duration::from_secs(10), || {
         allowed_list(b).as_deref() == Some("0")
     });
-    let (ok, out, err) = ctl(&dir.path().join("ctl.sock"), &["groups"]);
+    let socket = dir.path().join("ctl.sock");
+    let job3 = started.to_str().unwrap();
+    let (ok, out, err) = ctl(
+        &socket,
+        &[
+            "job-start",
+            "--policy",
+            "static",
+            "--param",
+            "cpus=0",
+            "3",
+            job3,
+        ],
+    );
+    assert!(ok, "{out}{err}");
+    let (ok, out, err) = ctl(&socket, &["groups"]);
     assert!(
-        ok && out.contains("slurm/job_1") && out.contains("\"box\""),
+        ok && out.contains("slurm/job_1") && out.contains("\"box\"") && out.contains("job-3"),
         "{out}{err}"
     );
     // Sampled for 2 s: a busy task that left CPU 1 would show it.
     let until = Instant::now() + Duration::from_secs(2);
     let mut samples = 0;
     while Instant::now() < until {
-        for (pid, set) in [(a, "job_1"), (c, "box")] {
+        for (pid, set) in [(a, "job_1"), (c, "box"), (j, "started_3")] {
             let log = log_of(dir.path());
             assert_eq!(allowed_list(pid).unwrap(), "1", "{set}: {log}");
             assert_eq!(processor_of(pid).unwrap(), "1", "{set}: {log}");
@@ -244,7 +263,7 @@ fn tasks_in_another_cpuset_stay_within_it() {
     let status = exited(daemon).expect("the daemon stops on SIGTERM");
     let log = log_of(dir.path());
     assert!(status.success(), "{status}: {log}");
-    let after: Vec<String> = [a, b, c].map(|p| allowed_list(p).unwrap()).to_vec();
+    let after: Vec<String> = [a, b, c, j].map(|p| allowed_list(p).unwrap()).to_vec();
     assert_eq!(after, before, "{log}");
     assert_eq!(cpuset_of(a), format!("/{base}/job_1"));
 }
