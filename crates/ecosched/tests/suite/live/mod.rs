@@ -20,9 +20,7 @@
 //!   `restore` after a SIGKILL;
 //! - [`daemon`]: `daemon` and `ctl` with systemd's notify protocol, and a
 //!   real Prometheus scraping the exporter;
-//! - [`daemon_scope`]: tasks in another manager's cpuset stay within it;
-//!   changes that cannot work are refused; every signal undoes or is
-//!   ignored;
+//! - [`daemon_scope`]: the daemon's scope, refused changes and signals;
 //! - [`daemon_records`]: groups' CPU time of fork-heavy work against the
 //!   kernel's count, `job-end` totals and `ctl history`;
 //! - [`report_browser`]: the HTML reports in headless Chromium;
