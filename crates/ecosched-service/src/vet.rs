@@ -112,9 +112,8 @@ pub fn judge_config(
 pub fn check_reload(running: &Config, next: &Config, path: &Path) -> Result<(), String> {
     if next.groups.is_empty() && !running.groups.is_empty() {
         return Err(format!(
-            "{}: no group is configured; reloading it would stop all {} running groups (to stop them, pause them with `ecosched ctl pause` or restart the daemon with this file)",
-            path.display(),
-            running.groups.len()
+            "{}: no group is configured; reloading it would stop every running group (to stop them, pause them with `ecosched ctl pause` or restart the daemon with this file)",
+            path.display()
         ));
     }
     Ok(())
