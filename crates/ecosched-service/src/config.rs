@@ -557,4 +557,51 @@ interval_ms = 250
             Source::Cgroup("/a/b".into())
         );
     }
+
+    /// Every file under `dir` (recursively), skipping build output.
+    fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() && e.file_name() != "target" {
+                files_under(&p, out);
+            } else if p.is_file() {
+                out.push(p);
+            }
+        }
+    }
+
+    #[test]
+    fn the_shipped_example_loads_and_names_no_process_the_project_runs() {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let c = load(&repo.join("deploy/ecosched.toml")).unwrap();
+        let commands: Vec<String> = c
+            .groups
+            .iter()
+            .filter_map(|g| match &g.source {
+                Source::Match { command, .. } => command.clone(),
+                _ => None,
+            })
+            .collect();
+        assert!(!commands.is_empty());
+        // A daemon running the example on a developer's or CI machine
+        // must not manage what the scripts and tests start.
+        let mut files = Vec::new();
+        files_under(&repo.join("scripts"), &mut files);
+        files_under(&repo.join("tests"), &mut files);
+        for dir in std::fs::read_dir(repo.join("crates")).unwrap().flatten() {
+            files_under(&dir.path(), &mut files);
+        }
+        for f in files {
+            let Ok(text) = std::fs::read_to_string(&f) else {
+                continue;
+            };
+            for c in &commands {
+                assert!(
+                    !text.contains(c.as_str()),
+                    "{} names {c:?}, the example's match rule",
+                    f.display()
+                );
+            }
+        }
+    }
 }

@@ -1,11 +1,12 @@
 //! The daemon's loop: restore what a dead predecessor left, start the
 //! groups, then every 100 ms handle signals, control requests, the group
-//! scan, the machine's series and the watchdog, until `SIGTERM` or
-//! `SIGINT` — which stop every group (restoring its changes) before exit.
+//! scan, the machine's series and the watchdog, until a signal that ends
+//! it ([`crate::shutdown`]: `SIGTERM`, `SIGINT` and every other one it can
+//! catch) — which stops every group (restoring its changes) before exit.
 //!
 //! ```text
-//! start: load config ─► journal::restore(state_dir) ─► exporter, socket ─► reconcile ─► READY=1
-//! loop:  SIGHUP ─► load; ok: reconcile to it | error: keep the old one, log where
+//! start: load config ─► judge it here ─► journal::restore(state_dir) ─► exporter, socket ─► reconcile ─► READY=1
+//! loop:  SIGHUP ─► load, judge; ok: reconcile to it | error: keep the old one, log where
 //!        scan due ─► reconcile (new job cgroups start, vanished ones stop)
 //!        ctl request ─► answer;  1 s ─► machine series;  WATCHDOG=1
 //! stop:  STOPPING=1 ─► stop every worker (each undoes its journal)
@@ -18,6 +19,12 @@
 //! ([`crate::history`]), which `job-end` answers with and `history` lists.
 //! A store that cannot be opened or written is logged with its file and
 //! retried at the next record; the daemon goes on without it.
+//!
+//! A change is accepted only once it is known to work
+//! ([`crate::vet`]): `set-policy` and `job-start` are judged on this
+//! machine first, then wait for their worker to apply its first plan; a
+//! worker that fails at start is answered as a failure and what ran
+//! before runs again.
 
 use crate::config::{self, Config, PolicyChoice, Source};
 use crate::ctl::{self, Envelope, Request, Response};
@@ -26,14 +33,15 @@ use crate::history::{History, Record};
 use crate::membership;
 use crate::metrics::{Exporter, MachineSampler, Metrics};
 use crate::notify;
+use crate::shutdown::Signals;
 use crate::totals::{GroupTotals, SharedTotals};
+use crate::vet::{self, Machine};
 use ecosched_linux::journal::RestoreOutcome;
 use ecosched_linux::FsRoot;
 use ecosched_policy::Params;
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
@@ -41,6 +49,10 @@ const TICK: Duration = Duration::from_millis(100);
 const SAMPLE_EVERY: Duration = Duration::from_secs(1);
 /// How many records `history` answers when not told.
 const HISTORY_LIST: usize = 20;
+/// How long a `ctl` change waits for its worker to apply its first plan
+/// (well within the client's [`ctl::TIMEOUT`]); a worker still starting
+/// then is answered as starting.
+const START_WAIT: Duration = Duration::from_secs(5);
 
 /// A group as it should be managed.
 #[derive(Debug, Clone, PartialEq)]
@@ -107,24 +119,18 @@ struct Daemon {
     exporter: Option<std::net::SocketAddr>,
 }
 
-/// Run the daemon with the configuration at `config_path` until `SIGTERM`
-/// or `SIGINT`. Errors are about starting; once up, problems are logged.
+/// Run the daemon with the configuration at `config_path` until a signal
+/// ends it ([`crate::shutdown::ENDING`]). Errors are about starting; once
+/// up, problems are logged.
 pub fn run(config_path: &Path) -> Result<(), String> {
+    let caught = Signals::catch()?;
     let config = config::load(config_path).map_err(|e| e.to_string())?;
     let signals = resolve_signals(&config)?;
-    check_policies(&config, config_path, &signals)?;
+    vet::judge_config(&config, config_path, &signals)?;
     eprintln!(
         "ecosched: counter sources: {}",
         signals.describe().join("; ")
     );
-    let term = Arc::new(AtomicBool::new(false));
-    let hup = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
-        signal_hook::flag::register(sig, Arc::clone(&term))
-            .map_err(|e| format!("cannot handle signal {sig}: {e}"))?;
-    }
-    signal_hook::flag::register(signal_hook::consts::SIGHUP, Arc::clone(&hup))
-        .map_err(|e| format!("cannot handle SIGHUP: {e}"))?;
 
     restore_predecessors(&config.state_dir)?;
 
@@ -182,8 +188,11 @@ pub fn run(config_path: &Path) -> Result<(), String> {
         notify::watchdog();
         eprintln!("ecosched: watchdog every {} ms", every.as_millis());
     }
-    while !term.load(Ordering::SeqCst) {
-        if hup.swap(false, Ordering::SeqCst) {
+    while caught.ending().is_none() {
+        if let Some(sig) = caught.take_ignored() {
+            eprintln!("ecosched: {sig} ignored (SIGHUP reloads, SIGTERM stops)");
+        }
+        if caught.take_hup() {
             notify::reloading(true);
             d.reload();
             notify::reloading(false);
@@ -210,7 +219,8 @@ pub fn run(config_path: &Path) -> Result<(), String> {
         std::thread::sleep(TICK);
     }
     notify::stopping();
-    eprintln!("ecosched: stopping: restoring every group");
+    let by = caught.ending().map_or(String::new(), |s| format!(" ({s})"));
+    eprintln!("ecosched: stopping{by}: restoring every group");
     drop(server);
     let groups: Vec<String> = d.managed.keys().cloned().collect();
     for name in groups {
@@ -356,23 +366,11 @@ impl Daemon {
     }
 
     fn start(&mut self, name: &str, w: Wanted) {
-        // A job's cgroup is Slurm's: its tasks stay in it.
-        let confine = match (&w.source, self.jobs.contains_key(name)) {
-            (Source::Cgroup(dir), true) => Some(dir.clone()),
-            _ => None,
-        };
         let totals = self
             .totals
             .entry(name.to_string())
             .or_insert_with(|| GroupTotals::start(&w.source, &w.policy.name));
-        let worker = Worker::start(
-            name,
-            &w.source,
-            &w.policy,
-            &self.ctx,
-            confine,
-            Arc::clone(totals),
-        );
+        let worker = Worker::start(name, &w.source, &w.policy, &self.ctx, Arc::clone(totals));
         let policies = self.series_policies.entry(name.to_string()).or_default();
         policies.insert(w.policy.name.clone());
         self.managed.insert(
@@ -443,12 +441,12 @@ impl Daemon {
     }
 
     fn reload(&mut self) {
-        let loaded = config::load(&self.config_path)
+        let path = self.config_path.clone();
+        let loaded = config::load(&path)
             .map_err(|e| e.to_string())
+            .and_then(|c| vet::check_reload(&self.config, &c, &path).map(|()| c))
             .and_then(|c| resolve_signals(&c).map(|signals| (c, signals)))
-            .and_then(|(c, signals)| {
-                check_policies(&c, &self.config_path, &signals).map(|()| (c, signals))
-            });
+            .and_then(|(c, signals)| vet::judge_config(&c, &path, &signals).map(|()| (c, signals)));
         match loaded {
             Ok((c, signals)) => {
                 self.ctx.signals = signals;
@@ -490,6 +488,35 @@ impl Daemon {
             "there are none".into()
         } else {
             format!("groups: {}", names.join(", "))
+        }
+    }
+
+    /// `policy` with `params`, judged on this machine ([`vet`]).
+    fn judged(
+        &self,
+        policy: &str,
+        params: &BTreeMap<String, String>,
+        interval: Option<Duration>,
+    ) -> Result<PolicyChoice, String> {
+        let choice = choice_of(policy, params, interval)?;
+        Machine::live(&self.ctx.signals)?.judge(&choice)?;
+        Ok(choice)
+    }
+
+    /// Wait up to [`START_WAIT`] for group `name`'s worker to apply its
+    /// first plan: `Ok` says how it is ("now runs", or "is starting with"
+    /// when it is still preparing), `Err` why it failed.
+    fn started(&self, name: &str) -> Result<&'static str, String> {
+        let since = Instant::now();
+        loop {
+            match self.managed.get(name).map(|m| m.worker.state()) {
+                Some(WorkerState::Running) | None => return Ok("now runs"),
+                Some(WorkerState::Failed(why)) => return Err(why),
+                Some(WorkerState::Starting) if since.elapsed() >= START_WAIT => {
+                    return Ok("is starting with")
+                }
+                Some(WorkerState::Starting) => std::thread::sleep(Duration::from_millis(20)),
+            }
         }
     }
 
@@ -543,13 +570,27 @@ impl Daemon {
                     return Response::err(format!("no group {group:?} ({})", self.group_names()));
                 }
                 let interval = self.existing().get(&group).and_then(|w| w.policy.interval);
-                let choice = match choice_of(&policy, &params, interval) {
+                let choice = match self.judged(&policy, &params, interval) {
                     Ok(c) => c,
-                    Err(e) => return Response::err(e),
+                    Err(e) => return Response::err(format!("group {group} keeps its policy: {e}")),
                 };
-                self.overrides.insert(group.clone(), choice);
+                let before = self.overrides.insert(group.clone(), choice);
                 self.reconcile();
-                Response::ok(json!(format!("group {group} now runs policy {policy}")))
+                match self.started(&group) {
+                    Ok(state) => {
+                        Response::ok(json!(format!("group {group} {state} policy {policy}")))
+                    }
+                    Err(why) => {
+                        match before {
+                            Some(b) => self.overrides.insert(group.clone(), b),
+                            None => self.overrides.remove(&group),
+                        };
+                        self.reconcile();
+                        Response::err(format!(
+                            "group {group}: policy {policy} failed at start: {why}; the group keeps its policy"
+                        ))
+                    }
+                }
             }
             Request::Pause { group } => {
                 if !self.existing().contains_key(&group) {
@@ -568,7 +609,16 @@ impl Daemon {
                     return Response::err(format!("group {group:?} is not paused"));
                 }
                 self.reconcile();
-                Response::ok(json!(format!("group {group} resumed")))
+                match self.started(&group) {
+                    Ok(_) => Response::ok(json!(format!("group {group} resumed"))),
+                    Err(why) => {
+                        self.paused.insert(group.clone());
+                        self.stop(&group, None);
+                        Response::err(format!(
+                            "group {group} failed at start and stays paused: {why}"
+                        ))
+                    }
+                }
             }
             Request::JobStart {
                 id,
@@ -594,9 +644,9 @@ impl Daemon {
                     }
                     Err(e) => return Response::err(format!("cgroup: {e}")),
                 };
-                let policy = match choice_of(&policy, &params, None) {
+                let policy = match self.judged(&policy, &params, None) {
                     Ok(c) => c,
-                    Err(e) => return Response::err(e),
+                    Err(e) => return Response::err(format!("job {id} is not managed: {e}")),
                 };
                 let present = Path::new(&cgroup).is_dir();
                 self.jobs.insert(
@@ -609,6 +659,18 @@ impl Daemon {
                     },
                 );
                 self.reconcile();
+                if present {
+                    if let Err(why) = self.started(&name) {
+                        self.stop(&name, None);
+                        self.jobs.remove(&name);
+                        self.totals.remove(&name);
+                        if let Some(p) = self.series_policies.remove(&name) {
+                            let p: Vec<String> = p.into_iter().collect();
+                            self.ctx.metrics.forget_group(&name, &p);
+                        }
+                        return Response::err(format!("job {id} is not managed: {why}"));
+                    }
+                }
                 Response::ok(json!(if present {
                     format!("job {id} managed as group {name}")
                 } else {
@@ -709,37 +771,6 @@ fn describe(source: &Source) -> String {
 fn resolve_signals(config: &config::Config) -> Result<ecosched_linux::signals::Resolution, String> {
     ecosched_linux::signals::resolve_live(&ecosched_linux::FsRoot::live(), &config.events)
         .map_err(|e| e.to_string())
-}
-
-/// Every group's policy judged on this machine, as `ecosched run` and
-/// `ecosched doctor` judge it ([`ecosched_model::Requirements::verdict`]):
-/// a policy that cannot run here refuses the configuration, with the same
-/// reason `run` gives, before any group starts.
-fn check_policies(
-    config: &config::Config,
-    path: &Path,
-    signals: &ecosched_linux::signals::Resolution,
-) -> Result<(), String> {
-    if config.groups.is_empty() {
-        return Ok(());
-    }
-    let offer = ecosched_linux::offer::offered_live(signals)
-        .map_err(|e| format!("cannot tell what this machine offers: {e}"))?;
-    for g in &config.groups {
-        let policy = g
-            .policy
-            .build()
-            .map_err(|e| format!("{}: group {:?}: {e}", path.display(), g.name))?;
-        let verdict = policy.requirements().verdict(&offer.capabilities);
-        if let Some(refusal) = verdict.refusal(&g.policy.name) {
-            return Err(format!(
-                "{}: group {:?}: key `policy`: {refusal}",
-                path.display(),
-                g.name
-            ));
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -3,6 +3,12 @@
 //! policy until told to stop, and then undoes the group's journal — the
 //! same platform, loop, journal and restore as `ecosched run`.
 //!
+//! A group's tasks stay in the cpuset they are in: a task in ecosched's
+//! own cpuset joins the group's cpuset beside it, a task in any other (a
+//! Slurm job's, a systemd slice's, a container's) is confined by affinity
+//! within that cpuset's CPUs and never moved out of it
+//! (`LinuxOptions::stay_in_cpusets`).
+//!
 //! Stopping is how every change of a group is made: pausing, changing its
 //! policy, its cgroup vanishing, and the daemon's own `SIGTERM` all stop
 //! the worker (which restores what it changed); resuming or a new policy
@@ -12,6 +18,7 @@ use crate::config::{PolicyChoice, Source};
 use crate::membership::Lookup;
 use crate::metrics::{GroupSink, Metrics};
 use crate::totals::SharedTotals;
+use ecosched_control::Session;
 use ecosched_linux::platform::{LinuxOptions, LinuxPlatform};
 use ecosched_linux::FsRoot;
 use std::path::PathBuf;
@@ -40,9 +47,9 @@ pub struct WorkerContext {
 /// How a worker is doing.
 #[derive(Debug, Clone, PartialEq)]
 pub enum WorkerState {
-    /// Preparing the platform.
+    /// Preparing the platform and applying the policy's first plan.
     Starting,
-    /// Managing, with this many threads at the last step.
+    /// Managing: the first plan was applied.
     Running,
     /// It stopped on an error (the group's changes were undone).
     Failed(String),
@@ -72,15 +79,12 @@ pub fn tag_of(name: &str) -> String {
 
 impl Worker {
     /// Start managing group `name` (processes from `source`) with `policy`,
-    /// adding to the group's `totals`; `confine` is the cpuset cgroup that
-    /// owns them when another manager (Slurm) does: then no task is moved
-    /// and the CPUs stay within it.
+    /// adding to the group's `totals`.
     pub fn start(
         name: &str,
         source: &Source,
         policy: &PolicyChoice,
         ctx: &WorkerContext,
-        confine: Option<PathBuf>,
         totals: SharedTotals,
     ) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
@@ -95,9 +99,7 @@ impl Worker {
         let thread = std::thread::Builder::new()
             .name(format!("group {name}"))
             .spawn(move || {
-                let result = manage(
-                    &name, source, &policy, &ctx, confine, totals, stop_w, &state_w,
-                );
+                let result = manage(&name, source, &policy, &ctx, totals, stop_w, &state_w);
                 if let Err(e) = result {
                     eprintln!("ecosched: group {name}: {e}");
                     if let Ok(mut s) = state_w.lock() {
@@ -138,13 +140,11 @@ impl Worker {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn manage(
     name: &str,
     source: Source,
     choice: &PolicyChoice,
     ctx: &WorkerContext,
-    confine: Option<PathBuf>,
     totals: SharedTotals,
     stop: Arc<AtomicBool>,
     state: &Mutex<WorkerState>,
@@ -163,7 +163,7 @@ fn manage(
         state_dir: ctx.state_dir.clone(),
         cgroup_name: format!("ecosched-{tag}"),
         parallelism: None,
-        confine,
+        stay_in_cpusets: true,
     };
     let mut platform = LinuxPlatform::builder(FsRoot::live())
         .options(&options)
@@ -174,18 +174,8 @@ fn manage(
     if let Some(dir) = cgroup {
         platform.follow_cgroup(&dir);
     }
-    if let Ok(mut s) = state.lock() {
-        *s = WorkerState::Running;
-    }
     let mut sink = GroupSink::new(ctx.metrics.clone(), name, &choice.name, ctx.source, totals);
-    let result = ecosched_control::run(
-        &mut platform,
-        policy.as_mut(),
-        name,
-        None,
-        &mut sink,
-        &mut |_| {},
-    );
+    let result = run_loop(&mut platform, policy.as_mut(), name, &mut sink, state);
     let undo = platform.release();
     for f in &undo.failed {
         eprintln!(
@@ -197,5 +187,24 @@ fn manage(
         "ecosched: group {name}: stopped managing, {} changes undone",
         undo.undone
     );
-    result.map(|_| ()).map_err(|e| e.to_string())
+    result.map_err(|e| e.to_string())
+}
+
+/// The control loop, the worker marked running once the policy's first
+/// plan is applied (what `ctl` waits for before it answers).
+fn run_loop(
+    platform: &mut LinuxPlatform,
+    policy: &mut dyn ecosched_policy::Policy,
+    name: &str,
+    sink: &mut GroupSink,
+    state: &Mutex<WorkerState>,
+) -> Result<(), ecosched_control::ControlError> {
+    let mut session = Session::start(platform, policy, name, None, sink)?;
+    if let Ok(mut s) = state.lock() {
+        *s = WorkerState::Running;
+    }
+    while !session.is_finished() {
+        session.step(platform, policy, sink)?;
+    }
+    session.finish(sink).map(|_| ())
 }

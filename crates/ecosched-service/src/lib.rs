@@ -32,6 +32,8 @@ pub mod metrics;
 pub mod notify;
 pub mod policy_series;
 pub mod power_model;
+pub mod shutdown;
 pub mod totals;
+pub mod vet;
 
 pub use config::{Config, ConfigError};

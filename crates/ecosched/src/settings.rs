@@ -303,7 +303,7 @@ impl RunSettings {
                 state_dir: args.state_dir.clone(),
                 cgroup_name: args.cgroup_name.clone(),
                 parallelism: args.parallelism,
-                confine: None,
+                stay_in_cpusets: false,
             },
             command: args.command.clone(),
             trace: args.trace.clone(),

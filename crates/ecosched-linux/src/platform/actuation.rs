@@ -1,6 +1,6 @@
 //! Carrying out plans on the machine: threads' affinity, the run's cpuset
-//! cgroup (or, for tasks another manager owns, affinity inside its
-//! cgroup), cpufreq settings, stopping and continuing processes, and the
+//! cgroup (or, for tasks inside another manager's cpuset, affinity within
+//! that cpuset), cpufreq settings, stopping and continuing processes, and the
 //! run's accounting cgroup. Every change is journalled before it is made
 //! ([`crate::journal`]) and undone at the end. On a recorded root nothing
 //! is changed: every change is refused ([`LinuxError::ReadOnly`]).
@@ -17,7 +17,7 @@ use crate::runcgroup::{AcctMount, AcctVersion, RunCgroup};
 use crate::{affinity, gang};
 use ecosched_model::{CpuSet, FreqDomainId, FreqSetting, GangAction, ProcessId, TaskId};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// What the actuator changed that a read of the tasks would show; taken
 /// by the next read ([`Actuator::take_touched`]).
@@ -38,25 +38,29 @@ pub(super) struct Actuator {
     /// Name of the cgroups made for this run (`<name>-<pid>`).
     cgroup_name: String,
     cpuset: Option<ManagedCpuset>,
-    /// The cgroup that owns the tasks, when they may not be moved.
-    confine: Option<PathBuf>,
-    /// The affinity confined tasks get (the last managed CPUs, cut to the
-    /// owning cgroup's), applied to new tasks too.
+    /// Whether tasks stay in the cpuset they are in (attached tasks, which
+    /// another manager may have put there): see [`Actuator::set_cpus_in_place`].
+    stay: bool,
+    /// ecosched's own cpuset cgroup (relative to the root), once looked up.
+    own: Option<String>,
+    /// The last managed CPUs, which tasks in another cpuset get as their
+    /// affinity cut to that cpuset's CPUs; applied to new tasks too.
     confined_cpus: Option<CpuSet>,
+    /// Whether a task was found in another manager's cpuset.
+    foreign: bool,
     touched: Touched,
 }
 
 impl Actuator {
     /// Changes under `root` (read-only unless it is live), journalled in
     /// `journal`; cgroups are found in `mounts` and named after
-    /// `cgroup_name`; `confine` is the cgroup that owns the tasks, if
-    /// another manager does.
+    /// `cgroup_name`; `stay` keeps every task within the cpuset it is in.
     pub(super) fn new(
         root: FsRoot,
         journal: Journal,
         mounts: MountTable,
         cgroup_name: String,
-        confine: Option<PathBuf>,
+        stay: bool,
     ) -> Self {
         Actuator {
             root,
@@ -64,8 +68,10 @@ impl Actuator {
             mounts,
             cgroup_name,
             cpuset: None,
-            confine,
+            stay,
+            own: None,
             confined_cpus: None,
+            foreign: false,
             touched: Touched::default(),
         }
     }
@@ -86,9 +92,9 @@ impl Actuator {
         }
     }
 
-    /// Whether the tasks belong to another manager's cgroup.
+    /// Whether some task belongs to another manager's cpuset.
     pub(super) fn confined(&self) -> bool {
-        self.confine.is_some()
+        self.foreign
     }
 
     /// Records the journal holds.
@@ -129,17 +135,23 @@ impl Actuator {
     }
 
     /// Confine `tasks` (and every task found later) to `cpus`: the run's
-    /// cpuset cgroup, made the first time, or affinity inside the owning
-    /// cgroup for confined tasks.
+    /// cpuset cgroup, made the first time, or, when tasks stay where they
+    /// are, see [`Actuator::set_cpus_in_place`].
     pub(super) fn set_managed_cpus(
         &mut self,
         cpus: &CpuSet,
         tasks: &[TaskId],
     ) -> Result<(), LinuxError> {
         self.check_writable()?;
-        if let Some(dir) = self.confine.clone() {
-            return self.set_confined_cpus(&dir, cpus, tasks);
+        if self.stay {
+            return self.set_cpus_in_place(cpus, tasks);
         }
+        self.set_run_cpuset(cpus, tasks)
+    }
+
+    /// The run's cpuset cgroup (made the first time) on `cpus`, with
+    /// `tasks` moved in.
+    fn set_run_cpuset(&mut self, cpus: &CpuSet, tasks: &[TaskId]) -> Result<(), LinuxError> {
         if self.cpuset.is_none() {
             let mount = CpusetMount::find(&self.mounts, &self.root)?;
             self.cpuset = Some(ManagedCpuset::create(
@@ -159,29 +171,70 @@ impl Actuator {
         self.attach_all(tasks)
     }
 
-    /// Managed CPUs for tasks another manager owns: each task's affinity
-    /// becomes `cpus` cut to the owning cgroup's CPUs, or all of those when
-    /// the two do not meet (the policy sees the whole machine, the job has
-    /// only its share). Affinity never leaves the cgroup's CPUs, so the
-    /// job's allocation is never widened, and it is journalled like any
-    /// affinity change.
-    fn set_confined_cpus(
-        &mut self,
-        dir: &Path,
-        cpus: &CpuSet,
-        tasks: &[TaskId],
-    ) -> Result<(), LinuxError> {
-        let owned = confine_cpus(&self.root, dir)?;
-        let cut = cpus.intersection(&owned);
-        let target = if cut.is_empty() { owned } else { cut };
+    /// Managed CPUs for tasks that stay in their cpuset (a daemon's
+    /// groups: a Slurm job's, a systemd slice's or a container's tasks).
+    /// A task in ecosched's own cpuset moves into the run's cpuset, a
+    /// child of it, as in a run. A task in any other cpuset is never moved
+    /// out of it — another manager's limits (and, on cgroup v2, its memory
+    /// and I/O limits too) hold it there — and its affinity becomes `cpus`
+    /// cut to that cpuset's effective CPUs, or all of those when the two
+    /// do not meet (the policy sees the whole machine, the job only its
+    /// share). Its CPUs are never widened beyond its cpuset, and the
+    /// affinity is journalled like any other.
+    fn set_cpus_in_place(&mut self, cpus: &CpuSet, tasks: &[TaskId]) -> Result<(), LinuxError> {
+        let mut home = Vec::new();
         for &task in tasks {
-            match self.set_affinity(task, &target) {
-                Ok(()) | Err(LinuxError::Gone { .. }) => {}
-                Err(e) => return Err(e),
+            match self.cpuset_of(task)? {
+                None => {}
+                Some(Place::Own) => home.push(task),
+                Some(Place::Other(dir)) => match self.confine_within(task, &dir, cpus) {
+                    Ok(()) | Err(LinuxError::Gone { .. }) => {}
+                    Err(e) => return Err(e),
+                },
             }
         }
-        self.confined_cpus = Some(target);
-        Ok(())
+        self.confined_cpus = Some(cpus.clone());
+        if home.is_empty() && self.cpuset.is_none() {
+            return Ok(());
+        }
+        self.set_run_cpuset(cpus, &home)
+    }
+
+    /// Set `task`'s affinity to `cpus` cut to the CPUs of cpuset `dir`
+    /// (relative to the root), where it stays.
+    fn confine_within(&mut self, task: TaskId, dir: &str, cpus: &CpuSet) -> Result<(), LinuxError> {
+        let owned = cpuset_cpus(&self.root, dir)?;
+        let cut = cpus.intersection(&owned);
+        let target = if cut.is_empty() { owned } else { cut };
+        self.set_affinity(task, &target)
+    }
+
+    /// Where `task` is: in ecosched's own cpuset (or the run's), or in
+    /// another; `None` once it is gone. A task in another cpuset marks
+    /// the run as confined. Without a cpuset controller there is no
+    /// cpuset to stay in: every task counts as in ecosched's own, and
+    /// making the run's cpuset fails as in a run.
+    fn cpuset_of(&mut self, task: TaskId) -> Result<Option<Place>, LinuxError> {
+        let Ok(mount) = CpusetMount::find(&self.mounts, &self.root) else {
+            return Ok(Some(Place::Own));
+        };
+        if self.own.is_none() {
+            self.own = Some(mount.cgroup_of(&self.root, "self")?);
+        }
+        let dir = match mount.cgroup_of(&self.root, &task.pid.to_string()) {
+            Ok(d) => d,
+            Err(LinuxError::Absent { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let in_run = self
+            .cpuset
+            .as_ref()
+            .is_some_and(|c| dir == c.dir() || dir.starts_with(&format!("{}/", c.dir())));
+        if in_run || self.own.as_deref() == Some(dir.as_str()) {
+            return Ok(Some(Place::Own));
+        }
+        self.foreign = true;
+        Ok(Some(Place::Other(dir)))
     }
 
     fn attach_all(&mut self, tasks: &[TaskId]) -> Result<(), LinuxError> {
@@ -221,18 +274,37 @@ impl Actuator {
                 Err(e) => notices.push(format!("task {id} could not leave its gang's cgroup: {e}")),
             }
         }
-        if let Some(cpuset) = &self.cpuset {
-            match cpuset.attach(&mut self.journal, id) {
-                Ok(()) | Err(LinuxError::Gone { .. }) => {}
-                Err(e) => notices.push(format!("task {id} could not join the managed cpuset: {e}")),
+        let place = if self.stay {
+            match self.cpuset_of(id) {
+                Ok(p) => p,
+                Err(e) => {
+                    notices.push(format!("task {id}: its cpuset cannot be read: {e}"));
+                    return notices;
+                }
             }
-        }
-        if let Some(cpus) = self.confined_cpus.clone() {
-            match self.set_affinity(id, &cpus) {
-                Ok(()) | Err(LinuxError::Gone { .. }) => {}
-                Err(e) => notices.push(format!(
-                    "task {id} could not be confined to CPUs {cpus}: {e}"
-                )),
+        } else {
+            Some(Place::Own)
+        };
+        match place {
+            None => {}
+            Some(Place::Own) => {
+                if let Some(cpuset) = &self.cpuset {
+                    match cpuset.attach(&mut self.journal, id) {
+                        Ok(()) | Err(LinuxError::Gone { .. }) => {}
+                        Err(e) => notices
+                            .push(format!("task {id} could not join the managed cpuset: {e}")),
+                    }
+                }
+            }
+            Some(Place::Other(dir)) => {
+                if let Some(cpus) = self.confined_cpus.clone() {
+                    match self.confine_within(id, &dir, &cpus) {
+                        Ok(()) | Err(LinuxError::Gone { .. }) => {}
+                        Err(e) => notices.push(format!(
+                            "task {id} could not be confined to CPUs {cpus} within its cpuset {dir}: {e}"
+                        )),
+                    }
+                }
             }
         }
         notices
@@ -409,26 +481,44 @@ impl Actuator {
     }
 }
 
-/// The CPUs of the cpuset cgroup `dir` (absolute): v1's
+/// Where a task is, for a run whose tasks stay in their cpusets.
+enum Place {
+    /// In ecosched's own cpuset, or in the run's.
+    Own,
+    /// In another cpuset (relative to the root).
+    Other(String),
+}
+
+/// The CPUs of the cpuset cgroup `dir` (relative to the root): v1's
 /// `cpuset.effective_cpus` or `cpuset.cpus` (or `cpus` when mounted
-/// `noprefix`), v2's `cpuset.cpus.effective`; the first that is set.
-fn confine_cpus(root: &FsRoot, dir: &Path) -> Result<CpuSet, LinuxError> {
-    let rel = dir.to_string_lossy().trim_start_matches('/').to_string();
-    for file in [
-        "cpuset.effective_cpus",
-        "cpuset.cpus.effective",
-        "cpuset.cpus",
-        "cpus",
-    ] {
-        if let Some(set) = root.read_cpulist_opt(&format!("{rel}/{file}"))? {
-            if !set.is_empty() {
-                return Ok(set);
+/// `noprefix`), v2's `cpuset.cpus.effective`; the first that is set. A
+/// v2 cgroup without the cpuset controller has none of these files and
+/// has its nearest ancestor's CPUs.
+fn cpuset_cpus(root: &FsRoot, dir: &str) -> Result<CpuSet, LinuxError> {
+    let mut at = dir.trim_matches('/');
+    loop {
+        let mut present = false;
+        for file in [
+            "cpuset.effective_cpus",
+            "cpuset.cpus.effective",
+            "cpuset.cpus",
+            "cpus",
+        ] {
+            if let Some(set) = root.read_cpulist_opt(&format!("{at}/{file}"))? {
+                present = true;
+                if !set.is_empty() {
+                    return Ok(set);
+                }
             }
+        }
+        match at.rsplit_once('/') {
+            Some((parent, _)) if !present => at = parent,
+            _ => break,
         }
     }
     Err(LinuxError::Absent {
-        path: dir.to_path_buf(),
-        what: "the CPUs of the cpuset cgroup that owns the tasks".into(),
+        path: root.path(dir),
+        what: "the CPUs of the cpuset cgroup that holds the tasks".into(),
     })
 }
 
@@ -470,19 +560,34 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_confining_cgroups_cpus_are_read_from_its_cpuset() {
+    fn a_cpusets_cpus_are_read_from_it_or_its_nearest_ancestor() {
         let dir = tempfile::tempdir().unwrap();
         let job = dir.path().join("sys/fs/cgroup/cpuset/slurm_n1/uid_0/job_7");
         std::fs::create_dir_all(&job).unwrap();
         let root = FsRoot::recorded(dir.path());
-        let at = Path::new("/sys/fs/cgroup/cpuset/slurm_n1/uid_0/job_7");
-        // Not yet written by Slurm: a clear error naming the cgroup.
-        let e = confine_cpus(&root, at).unwrap_err().to_string();
+        let at = "sys/fs/cgroup/cpuset/slurm_n1/uid_0/job_7";
+        // Nothing written anywhere: a clear error naming the cgroup.
+        let e = cpuset_cpus(&root, at).unwrap_err().to_string();
         assert!(e.contains("job_7"), "{e}");
+        // Written but empty (a v1 cpuset before Slurm fills it): never
+        // its parent's wider CPUs.
+        std::fs::write(job.join("cpuset.cpus"), "\n").unwrap();
+        std::fs::write(job.join("../cpuset.cpus"), "0-7\n").unwrap();
+        assert!(cpuset_cpus(&root, at).is_err());
         std::fs::write(job.join("cpuset.cpus"), "2-3\n").unwrap();
-        assert_eq!(confine_cpus(&root, at).unwrap().to_list(), "2-3");
+        assert_eq!(cpuset_cpus(&root, at).unwrap().to_list(), "2-3");
         // The effective CPUs win when the kernel offers them.
         std::fs::write(job.join("cpuset.effective_cpus"), "3\n").unwrap();
-        assert_eq!(confine_cpus(&root, at).unwrap().to_list(), "3");
+        assert_eq!(cpuset_cpus(&root, at).unwrap().to_list(), "3");
+        // A v2 cgroup without the controller: its nearest ancestor's.
+        let scope = dir.path().join("sys/fs/cgroup/user.slice/session-2.scope");
+        std::fs::create_dir_all(&scope).unwrap();
+        std::fs::write(
+            dir.path().join("sys/fs/cgroup/cpuset.cpus.effective"),
+            "0-3\n",
+        )
+        .unwrap();
+        let at = "sys/fs/cgroup/user.slice/session-2.scope";
+        assert_eq!(cpuset_cpus(&root, at).unwrap().to_list(), "0-3");
     }
 }

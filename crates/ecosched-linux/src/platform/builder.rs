@@ -32,11 +32,13 @@ pub struct LinuxOptions {
     pub cgroup_name: String,
     /// The program's parallelism, when the user knows it (a hint).
     pub parallelism: Option<u32>,
-    /// A cpuset cgroup that owns the tasks (a Slurm job's, absolute path):
-    /// another manager tracks the tasks by their cgroups, so none is moved,
-    /// and a plan's managed CPUs become each task's affinity, cut to this
-    /// cgroup's CPUs — the job's CPUs are never widened.
-    pub confine: Option<PathBuf>,
+    /// Whether attached tasks stay in the cpuset they are in (the
+    /// daemon's groups): a task in ecosched's own cpuset joins the run's
+    /// cpuset, a child of it; a task in another (a Slurm job's, a systemd
+    /// slice's, a container's) is never moved out, and a plan's managed
+    /// CPUs become its affinity cut to that cpuset's CPUs — its allocation
+    /// is never widened.
+    pub stay_in_cpusets: bool,
 }
 
 impl Default for LinuxOptions {
@@ -45,7 +47,7 @@ impl Default for LinuxOptions {
             state_dir: PathBuf::from(journal::DEFAULT_STATE_DIR),
             cgroup_name: "ecosched".into(),
             parallelism: None,
-            confine: None,
+            stay_in_cpusets: false,
         }
     }
 }
@@ -224,7 +226,7 @@ impl LinuxPlatformBuilder {
             journal,
             mounts,
             options.cgroup_name,
-            options.confine,
+            options.stay_in_cpusets,
         );
         Ok(Parts {
             root,

@@ -518,7 +518,7 @@ impl LinuxPlatform {
         }
         if self.actuator.confined() && (!plan.gang.is_empty() || plan.gang_schedule.is_some()) {
             return Err(PlatformError::InvalidPlan(
-                "gang control moves tasks between freezer cgroups or stops them, and these tasks belong to another manager's cgroup; use a policy without gangs".into(),
+                "gang control moves tasks between freezer cgroups or stops them, and some of these tasks are in another manager's cpuset; use a policy without gangs".into(),
             ));
         }
         if !plan.is_empty() {

@@ -24,6 +24,7 @@
 //!   `restore` after a SIGKILL;
 //! - [`daemon`]: `daemon` and `ctl` with systemd's notify protocol, and a
 //!   real Prometheus scraping the exporter;
+//! - [`daemon_scope`]: the daemon's scope, refused changes and signals;
 //! - [`daemon_records`]: groups' CPU time of fork-heavy work against the
 //!   kernel's count, `job-end` totals and `ctl history`;
 //! - [`report_browser`]: the HTML reports in headless Chromium;
@@ -45,6 +46,7 @@ mod chaos;
 mod counters;
 mod daemon;
 mod daemon_records;
+mod daemon_scope;
 mod doctor;
 mod emit_machine;
 mod patel;
