@@ -281,12 +281,9 @@ impl RunSettings {
         if args.parallelism == Some(0) {
             return Err(usage("--parallelism must be at least 1"));
         }
-        if args.cgroup_name.is_empty()
-            || args.cgroup_name.contains('/')
-            || args.cgroup_name.starts_with('.')
-        {
+        if !args.cgroup_name.starts_with("ecosched") || args.cgroup_name.contains('/') {
             return Err(usage(format!(
-                "--cgroup-name {:?} must be a single directory name",
+                "--cgroup-name {:?} must be a single directory name starting with `ecosched` (how `ecosched restore` knows a run's cgroups from others)",
                 args.cgroup_name
             )));
         }
