@@ -115,7 +115,7 @@ impl JobGraphSpec {
         if !(self.helper_burst_ms.is_finite() && self.helper_burst_ms > 0.0) {
             return bad("helper_burst_ms", "must be a positive number of ms");
         }
-        Ok(())
+        crate::bounds::check_jobgraph(self)
     }
 }
 

@@ -631,6 +631,7 @@ impl Scenario {
                 ));
             }
         }
+        crate::bounds::check_scenario(&spec).map_err(|(k, m)| at(k, m))?;
         Ok(Scenario {
             spec,
             origin: origin.to_string(),
