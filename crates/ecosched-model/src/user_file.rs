@@ -85,6 +85,14 @@ impl UserFileError {
             | UserFileError::Symlink { path } => path,
         }
     }
+
+    /// What is wrong, without the path (for errors that name the file
+    /// themselves).
+    pub fn reason(&self) -> String {
+        let full = self.to_string();
+        let prefix = format!("{}: ", self.path().display());
+        full.strip_prefix(&prefix).unwrap_or(&full).to_string()
+    }
 }
 
 fn io(path: &Path, source: std::io::Error) -> UserFileError {

@@ -31,6 +31,7 @@ use crate::error::{Location, SimError};
 use crate::jobgraph::JobGraphSpec;
 use crate::machine::{Machine, MachineSpec};
 use crate::profile::Profile;
+use ecosched_model::user_file::{read_text, TEXT_MAX_BYTES};
 use ecosched_model::{Governor, Meter};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -345,10 +346,7 @@ impl Scenario {
         }
         let path = Path::new(name_or_path);
         if path.extension().is_some_and(|e| e == "toml") || path.exists() {
-            let text = std::fs::read_to_string(path).map_err(|source| SimError::Io {
-                path: name_or_path.to_string(),
-                source,
-            })?;
+            let text = read_text(path, TEXT_MAX_BYTES)?;
             return Scenario::from_toml(name_or_path, &text, path.parent());
         }
         Err(SimError::UnknownScenario {
@@ -428,10 +426,7 @@ impl Scenario {
                         ),
                     ));
                 }
-                let mtext = std::fs::read_to_string(&path).map_err(|source| SimError::Io {
-                    path: path.display().to_string(),
-                    source,
-                })?;
+                let mtext = read_text(&path, TEXT_MAX_BYTES)?;
                 Machine::build(parse_toml(&path.display().to_string(), &mtext)?)?
             }
         })

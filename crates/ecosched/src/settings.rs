@@ -261,8 +261,15 @@ struct RunConfigFile {
 
 /// The `[events]` table of the run configuration at `path`.
 fn run_events(path: &std::path::Path) -> Result<ecosched_linux::signals::EventOverrides> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| usage(format!("{}: cannot read it: {e}", path.display())))?;
+    let text =
+        ecosched_model::user_file::read_text(path, ecosched_model::user_file::TEXT_MAX_BYTES)
+            .map_err(|e| {
+                usage(format!(
+                    "{}: cannot read it: {}",
+                    path.display(),
+                    e.reason()
+                ))
+            })?;
     let file: RunConfigFile = toml::from_str(&text)
         .map_err(|e| usage(format!("{}: {}", path.display(), e.to_string().trim())))?;
     ecosched_linux::signals::EventOverrides::from_table(path, &file.events)
