@@ -30,6 +30,8 @@
 //!   machine.
 //! - [`doctor`]: `doctor`'s verdict for every policy matches what `run`
 //!   does with it here.
+//! - [`hostile_inputs`]: FIFOs and `/dev/zero` as input and hint files,
+//!   and a planted journal naming a cgroup ecosched never made.
 
 mod ab;
 mod av_sort;
@@ -38,6 +40,7 @@ mod daemon;
 mod daemon_records;
 mod doctor;
 mod emit_machine;
+mod hostile_inputs;
 mod patel;
 mod recommend;
 mod report_browser;
