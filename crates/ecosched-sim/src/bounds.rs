@@ -6,9 +6,6 @@
 //! finish its work within [`MAX_SIMULATED_S`]. The values are documented in
 //! `docs/researchers/scenario-files.md` and `machine-files.md`.
 
-use crate::jobgraph::JobGraphSpec;
-use crate::scenario::ScenarioSpec;
-
 /// Longest simulated time, s: a `duration_s`, an arrival, and one run of a
 /// task in a scenario without `duration_s` (one simulated day; the longest
 /// built-in runs 6,000 s).
@@ -56,25 +53,28 @@ fn refuse(key: &str, message: String) -> Result<(), Refusal> {
     Err((key.to_string(), message))
 }
 
-/// The serial work of a `[jobgraph]`, s at the highest frequency: every
-/// compile job and one link job per stage (at most one per job) at their
-/// longest, and `make`'s work per job.
-fn jobgraph_work_s(g: &JobGraphSpec) -> f64 {
-    let jobs = f64::from(g.jobs);
-    let stages = (jobs / f64::from(g.stage_width[0].max(1))).ceil();
-    (jobs * (g.work_ms[1] + g.make_ms) + stages * g.link_ms[1]) / 1000.0
+/// What of a `[jobgraph]` its bounds concern, ms.
+#[derive(Debug, Clone, Copy)]
+pub struct JobTimes {
+    /// The longest compile job.
+    pub work_max_ms: f64,
+    /// The longest link job.
+    pub link_max_ms: f64,
+    /// `make`'s work per job.
+    pub make_ms: f64,
+    /// The assembler's share of a CPU (0: none).
+    pub helper_share: f64,
+    /// One assembler burst.
+    pub helper_burst_ms: f64,
 }
 
 /// The `[jobgraph]` keys' bounds (after `JobGraphSpec::check`'s own).
-pub fn check_jobgraph(g: &JobGraphSpec) -> Result<(), Refusal> {
-    for (key, range) in [("work_ms", g.work_ms), ("link_ms", g.link_ms)] {
-        if range[1] > MAX_JOB_MS {
+pub fn check_jobgraph(g: JobTimes) -> Result<(), Refusal> {
+    for (key, max) in [("work_ms", g.work_max_ms), ("link_ms", g.link_max_ms)] {
+        if max > MAX_JOB_MS {
             return refuse(
                 key,
-                format!(
-                    "{:e} ms per job is more than the {MAX_JOB_MS:e} ms allowed",
-                    range[1]
-                ),
+                format!("{max:e} ms per job is more than the {MAX_JOB_MS:e} ms allowed"),
             );
         }
     }
@@ -99,10 +99,33 @@ pub fn check_jobgraph(g: &JobGraphSpec) -> Result<(), Refusal> {
     Ok(())
 }
 
+/// What of a `[[tasks]]` line its bounds concern.
+#[derive(Debug, Clone, Copy)]
+pub struct TaskLoad {
+    /// Instances.
+    pub count: u32,
+    /// Completions of each.
+    pub completions: u32,
+    /// One run's length in seconds, when given so.
+    pub length_s: Option<f64>,
+    /// One run's length in instructions, when given so.
+    pub instructions: Option<f64>,
+    /// Arrival of the first instance, s.
+    pub start_s: f64,
+    /// Delay between instances' arrivals, s.
+    pub stagger_s: f64,
+}
+
 /// The bounds of the scenario as a whole: per-task runs, wake-up rates,
-/// and the simulated time it can take.
-pub fn check_scenario(spec: &ScenarioSpec) -> Result<(), Refusal> {
-    if let Some(d) = spec.duration_s {
+/// and the simulated time it can take. `transients` is their `(period_ms,
+/// run_ms)`, `jobgraph_work_s` the serial work of a `[jobgraph]`.
+pub fn check_scenario(
+    duration_s: Option<f64>,
+    tasks: &[TaskLoad],
+    transients: Option<(f64, f64)>,
+    jobgraph_work_s: Option<f64>,
+) -> Result<(), Refusal> {
+    if let Some(d) = duration_s {
         if d > MAX_SIMULATED_S {
             return refuse(
                 "duration_s",
@@ -111,7 +134,7 @@ pub fn check_scenario(spec: &ScenarioSpec) -> Result<(), Refusal> {
         }
     }
     let mut work_s = 0.0;
-    for (i, t) in spec.tasks.iter().enumerate() {
+    for (i, t) in tasks.iter().enumerate() {
         let key = |k: &str| format!("tasks[{i}].{k}");
         if t.completions > MAX_COMPLETIONS {
             return refuse(
@@ -134,7 +157,7 @@ pub fn check_scenario(spec: &ScenarioSpec) -> Result<(), Refusal> {
             (None, Some(n)) => ("instructions", n / MIN_INSTRUCTIONS_PER_S),
             (None, None) => continue,
         };
-        if spec.duration_s.is_none() && run_s > MAX_SIMULATED_S {
+        if duration_s.is_none() && run_s > MAX_SIMULATED_S {
             return refuse(
                 &key(length_key),
                 format!(
@@ -156,8 +179,8 @@ pub fn check_scenario(spec: &ScenarioSpec) -> Result<(), Refusal> {
             );
         }
     }
-    if let Some(tr) = &spec.transients {
-        if tr.period_ms < MIN_PERIOD_MS || tr.run_ms < MIN_BURST_MS {
+    if let Some((period_ms, run_ms)) = transients {
+        if period_ms < MIN_PERIOD_MS || run_ms < MIN_BURST_MS {
             return refuse(
                 "transients",
                 format!(
@@ -167,11 +190,11 @@ pub fn check_scenario(spec: &ScenarioSpec) -> Result<(), Refusal> {
         }
     }
     let mut horizon_key = "tasks";
-    if let Some(g) = &spec.jobgraph {
-        work_s += jobgraph_work_s(g);
+    if let Some(w) = jobgraph_work_s {
+        work_s += w;
         horizon_key = "jobgraph";
     }
-    if spec.duration_s.is_none() && work_s > MAX_WORK_S {
+    if duration_s.is_none() && work_s > MAX_WORK_S {
         return refuse(
             horizon_key,
             format!(

@@ -27,6 +27,7 @@
 //! # parallelism_hint = 2     # what the application declares (Snapshot::parallelism_hint)
 //! ```
 
+use crate::bounds::TaskLoad;
 use crate::error::{Location, SimError};
 use crate::jobgraph::JobGraphSpec;
 use crate::machine::{Machine, MachineSpec};
@@ -626,7 +627,25 @@ impl Scenario {
                 ));
             }
         }
-        crate::bounds::check_scenario(&spec).map_err(|(k, m)| at(k, m))?;
+        let loads: Vec<TaskLoad> = spec
+            .tasks
+            .iter()
+            .map(|t| TaskLoad {
+                count: t.count,
+                completions: t.completions,
+                length_s: t.length_s,
+                instructions: t.instructions,
+                start_s: t.start_s,
+                stagger_s: t.stagger_s,
+            })
+            .collect();
+        crate::bounds::check_scenario(
+            spec.duration_s,
+            &loads,
+            spec.transients.as_ref().map(|t| (t.period_ms, t.run_ms)),
+            spec.jobgraph.as_ref().map(JobGraphSpec::work_s),
+        )
+        .map_err(|(k, m)| at(k, m))?;
         Ok(Scenario {
             spec,
             origin: origin.to_string(),

@@ -36,7 +36,12 @@ fn calibration_file() -> String {
 
 /// `base` with `cut` bytes from `at` replaced by `insert`.
 fn edit(base: &str, at: usize, cut: usize, insert: &str) -> String {
-    let bound = |i: usize| (0..=i.min(base.len())).rev().find(|&i| base.is_char_boundary(i)).unwrap_or(0);
+    let bound = |i: usize| {
+        (0..=i.min(base.len()))
+            .rev()
+            .find(|&i| base.is_char_boundary(i))
+            .unwrap_or(0)
+    };
     let (a, b) = (bound(at), bound(at.saturating_add(cut)));
     format!("{}{}{}", &base[..a], insert, &base[b..])
 }
@@ -114,6 +119,7 @@ fn the_fuzzed_bases_are_valid() {
     for text in SCENARIOS {
         Scenario::from_toml("base.toml", text, None).unwrap();
     }
-    Machine::build(parse_toml::<MachineSpec>("m.toml", &machine_with_inline_pmu()).unwrap()).unwrap();
+    Machine::build(parse_toml::<MachineSpec>("m.toml", &machine_with_inline_pmu()).unwrap())
+        .unwrap();
     parse_toml::<Calibration>("cal.toml", &calibration_file()).unwrap();
 }
