@@ -13,10 +13,16 @@
 //! writes the first value itself.
 
 use crate::error::LinuxError;
+use ecosched_model::user_file::UserFileError;
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 /// The environment variable that names the hint file.
 pub const HINT_ENV: &str = "ECOSCHED_HINT_FILE";
+
+/// The most of a hint file ecosched reads: one number and a newline fit in
+/// a few bytes; 4 KiB allows comments of editors and still bounds a read.
+pub const HINT_MAX_BYTES: u64 = 4096;
 
 /// Parse a hint file's contents: `Ok(None)` for empty.
 pub fn parse(text: &str) -> Result<Option<u32>, String> {
@@ -57,9 +63,18 @@ impl HintFile {
     }
 
     /// The current hint; a bad value is reported once (per distinct value)
-    /// through `warn` and treated as no hint.
+    /// through `warn` and treated as no hint. The program may replace the
+    /// file with anything (a FIFO, a link to `/dev/zero`): it is read
+    /// without blocking and at most [`HINT_MAX_BYTES`] of it, and anything
+    /// else is a bad value.
     pub fn read(&mut self, warn: &mut dyn FnMut(String)) -> Option<u32> {
-        let text = std::fs::read_to_string(&self.path).unwrap_or_default();
+        let text = match ecosched_model::user_file::read_text(&self.path, HINT_MAX_BYTES) {
+            Ok(text) => text,
+            Err(UserFileError::Io { source, .. }) if source.kind() == ErrorKind::NotFound => {
+                String::new()
+            }
+            Err(e) => format!("<{}>", e.reason()),
+        };
         match parse(&text) {
             Ok(v) => {
                 self.last_bad = None;
@@ -86,6 +101,29 @@ impl Drop for HintFile {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn a_hint_file_replaced_by_a_fifo_or_dev_zero_is_a_bad_value_not_a_hang() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut hint = HintFile::create(dir.path().join("hint"), Some(2)).unwrap();
+        std::fs::remove_file(hint.path()).unwrap();
+        nix::unistd::mkfifo(hint.path(), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let mut warnings = Vec::new();
+        assert_eq!(hint.read(&mut |w| warnings.push(w)), None);
+        std::fs::remove_file(hint.path()).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", hint.path()).unwrap();
+        assert_eq!(hint.read(&mut |w| warnings.push(w)), None);
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings[0].contains("FIFO"), "{warnings:?}");
+        assert!(warnings[1].contains("character device"), "{warnings:?}");
+        std::fs::remove_file(hint.path()).unwrap();
+        assert_eq!(
+            hint.read(&mut |w| warnings.push(w)),
+            None,
+            "a missing file is no hint"
+        );
+        assert_eq!(warnings.len(), 2);
+    }
 
     #[test]
     fn parses_numbers_and_refuses_the_rest() {

@@ -2,9 +2,10 @@
 //!
 //! The vocabulary every other ecosched crate speaks: CPU sets, topology,
 //! task identity, per-task and per-CPU samples, snapshots, plans, traces,
-//! capabilities and metrics. It never touches the operating system, so
-//! policies built on it run unchanged against a real machine or the
-//! simulator.
+//! capabilities and metrics. It never touches the operating system (but
+//! for [`user_file`], the one bounded way every crate reads and writes the
+//! files a user names), so policies built on it run unchanged against a
+//! real machine or the simulator.
 //!
 //! ```
 //! use ecosched_model::cpuset::CpuSet;
@@ -29,6 +30,7 @@ pub mod stats;
 pub mod task;
 pub mod topology;
 pub mod trace;
+pub mod user_file;
 
 pub use calibration::Calibration;
 pub use capability::{Capabilities, Need, Requirements, Shortfall, Verdict};

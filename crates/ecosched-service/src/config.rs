@@ -195,12 +195,14 @@ pub fn valid_group_name(name: &str) -> bool {
 
 /// Read and check the configuration file at `path`.
 pub fn load(path: &Path) -> Result<Config, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
-        file: path.to_path_buf(),
-        line: None,
-        column: None,
-        message: format!("cannot read it: {e}"),
-    })?;
+    let text =
+        ecosched_model::user_file::read_text(path, ecosched_model::user_file::TEXT_MAX_BYTES)
+            .map_err(|e| ConfigError {
+                file: path.to_path_buf(),
+                line: None,
+                column: None,
+                message: format!("cannot read it: {}", e.reason()),
+            })?;
     parse(path, &text)
 }
 

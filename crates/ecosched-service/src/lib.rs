@@ -26,6 +26,8 @@ pub mod daemon;
 pub mod group;
 pub mod group_cpu;
 pub mod history;
+#[cfg(test)]
+mod input_fuzz;
 pub mod labels;
 pub mod membership;
 pub mod metrics;

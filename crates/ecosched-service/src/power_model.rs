@@ -89,9 +89,10 @@ pub fn load(choice: &str) -> Result<Choice, String> {
         return Ok(Choice::Fixed(params));
     }
     let path = Path::new(choice);
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = ecosched_model::user_file::read_text(path, ecosched_model::user_file::TEXT_MAX_BYTES).map_err(|e| {
         format!(
-            "{choice}: neither `{AUTO}`, `{GENERIC}`, a built-in machine preset nor a readable file ({e})"
+            "{choice}: neither `{AUTO}`, `{GENERIC}`, a built-in machine preset nor a readable file ({})",
+            e.reason()
         )
     })?;
     let origin = path.display().to_string();

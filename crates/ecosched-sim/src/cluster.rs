@@ -31,6 +31,7 @@ use crate::scenario::{
     ScenarioSpec, TaskSpec, SCENARIOS,
 };
 use crate::Scenario;
+use ecosched_model::user_file::{read_text, TEXT_MAX_BYTES};
 use ecosched_model::{Governor, Meter};
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -163,10 +164,7 @@ impl Workload {
         let path = Path::new(name_or_path);
         let is_builtin = SCENARIOS.iter().any(|(n, _)| *n == name_or_path);
         if !is_builtin && path.is_file() {
-            let text = std::fs::read_to_string(path).map_err(|source| SimError::Io {
-                path: name_or_path.to_string(),
-                source,
-            })?;
+            let text = read_text(path, TEXT_MAX_BYTES)?;
             if has_nodes(&text) {
                 return Cluster::from_toml(name_or_path, &text, path.parent())
                     .map(|c| Workload::Cluster(Box::new(c)));

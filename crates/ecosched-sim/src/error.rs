@@ -59,6 +59,10 @@ pub enum SimError {
         /// Built-in names.
         valid: Vec<String>,
     },
+    /// A user-named file refused before parsing (not a regular file, or
+    /// over its size limit), or unreadable.
+    #[error("cannot read {}", .0)]
+    UserFile(#[from] ecosched_model::user_file::UserFileError),
     /// A file that could not be read.
     #[error("cannot read {path}: {source}")]
     Io {

@@ -115,7 +115,22 @@ impl JobGraphSpec {
         if !(self.helper_burst_ms.is_finite() && self.helper_burst_ms > 0.0) {
             return bad("helper_burst_ms", "must be a positive number of ms");
         }
-        Ok(())
+        crate::bounds::check_jobgraph(crate::bounds::JobTimes {
+            work_max_ms: self.work_ms[1],
+            link_max_ms: self.link_ms[1],
+            make_ms: self.make_ms,
+            helper_share: self.helper_share,
+            helper_burst_ms: self.helper_burst_ms,
+        })
+    }
+
+    /// The serial work of the build, s at the highest frequency: every
+    /// compile job and one link job per stage at their longest (at most one
+    /// stage per `stage_width[0]` jobs), and `make`'s work per job.
+    pub fn work_s(&self) -> f64 {
+        let jobs = f64::from(self.jobs);
+        let stages = (jobs / f64::from(self.stage_width[0].max(1))).ceil();
+        (jobs * (self.work_ms[1] + self.make_ms) + stages * self.link_ms[1]) / 1000.0
     }
 }
 

@@ -21,6 +21,7 @@
 //! assert!(snapshot.tasks[0].counters.instructions.unwrap() > 0);
 //! ```
 
+pub mod bounds;
 pub mod cluster;
 pub mod contention;
 pub mod coretypes;

@@ -471,6 +471,13 @@ impl Machine {
         {
             return Err(bad("packages, dies_per_package, cores_per_die and threads_per_core must all be at least 1 (zero cores)".into()));
         }
+        crate::bounds::check_cpus(
+            spec.packages,
+            spec.dies_per_package,
+            spec.cores_per_die,
+            spec.threads_per_core,
+        )
+        .map_err(bad)?;
         let f = &spec.frequency;
         check_pstates(&f.pstates).map_err(|e| bad(format!("frequency.{e}")))?;
         let layout = Layout::of(&Shape {

@@ -27,10 +27,12 @@
 //! # parallelism_hint = 2     # what the application declares (Snapshot::parallelism_hint)
 //! ```
 
+use crate::bounds::TaskLoad;
 use crate::error::{Location, SimError};
 use crate::jobgraph::JobGraphSpec;
 use crate::machine::{Machine, MachineSpec};
 use crate::profile::Profile;
+use ecosched_model::user_file::{read_text, TEXT_MAX_BYTES};
 use ecosched_model::{Governor, Meter};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -345,10 +347,7 @@ impl Scenario {
         }
         let path = Path::new(name_or_path);
         if path.extension().is_some_and(|e| e == "toml") || path.exists() {
-            let text = std::fs::read_to_string(path).map_err(|source| SimError::Io {
-                path: name_or_path.to_string(),
-                source,
-            })?;
+            let text = read_text(path, TEXT_MAX_BYTES)?;
             return Scenario::from_toml(name_or_path, &text, path.parent());
         }
         Err(SimError::UnknownScenario {
@@ -428,10 +427,7 @@ impl Scenario {
                         ),
                     ));
                 }
-                let mtext = std::fs::read_to_string(&path).map_err(|source| SimError::Io {
-                    path: path.display().to_string(),
-                    source,
-                })?;
+                let mtext = read_text(&path, TEXT_MAX_BYTES)?;
                 Machine::build(parse_toml(&path.display().to_string(), &mtext)?)?
             }
         })
@@ -631,6 +627,25 @@ impl Scenario {
                 ));
             }
         }
+        let loads: Vec<TaskLoad> = spec
+            .tasks
+            .iter()
+            .map(|t| TaskLoad {
+                count: t.count,
+                completions: t.completions,
+                length_s: t.length_s,
+                instructions: t.instructions,
+                start_s: t.start_s,
+                stagger_s: t.stagger_s,
+            })
+            .collect();
+        crate::bounds::check_scenario(
+            spec.duration_s,
+            &loads,
+            spec.transients.as_ref().map(|t| (t.period_ms, t.run_ms)),
+            spec.jobgraph.as_ref().map(JobGraphSpec::work_s),
+        )
+        .map_err(|(k, m)| at(k, m))?;
         Ok(Scenario {
             spec,
             origin: origin.to_string(),

@@ -212,7 +212,8 @@ pub struct RunArgs {
     /// Where the restore journal is kept.
     #[arg(long, value_name = "DIR", default_value = ecosched_linux::journal::DEFAULT_STATE_DIR)]
     pub state_dir: std::path::PathBuf,
-    /// Name of the cpuset cgroup ecosched creates its runs under.
+    /// Name of the cpuset cgroup ecosched creates its runs under; starts
+    /// with `ecosched`.
     #[arg(long, value_name = "NAME", default_value = "ecosched")]
     pub cgroup_name: String,
     /// Stream every control-loop step to FILE as JSON lines (first line:
@@ -298,7 +299,8 @@ pub struct AbArgs {
     /// Where each run's restore journal is kept.
     #[arg(long, value_name = "DIR", default_value = ecosched_linux::journal::DEFAULT_STATE_DIR)]
     pub state_dir: std::path::PathBuf,
-    /// Name of the cpuset cgroup the runs are made under.
+    /// Name of the cpuset cgroup the runs are made under; starts with
+    /// `ecosched`.
     #[arg(long, value_name = "NAME", default_value = "ecosched")]
     pub cgroup_name: String,
     /// Print the result as one JSON object.

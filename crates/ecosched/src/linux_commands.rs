@@ -205,12 +205,15 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
 /// Read a calibration file: typed TOML, unknown keys refused, errors
 /// located by file, line and key.
 fn load_calibration(path: &Path) -> Result<Calibration> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        UsageError(format!(
-            "--calibration {}: cannot read it: {e}",
-            path.display()
-        ))
-    })?;
+    let text =
+        ecosched_model::user_file::read_text(path, ecosched_model::user_file::TEXT_MAX_BYTES)
+            .map_err(|e| {
+                UsageError(format!(
+                    "--calibration {}: cannot read it: {}",
+                    path.display(),
+                    e.reason()
+                ))
+            })?;
     ecosched_sim::scenario::parse_toml::<Calibration>(&path.display().to_string(), &text)
         .map_err(|e| UsageError(format!("calibration file {e}")).into())
 }
@@ -459,7 +462,7 @@ pub fn store_activity(path: &Path, run: &ecosched_model::avcal::AvCalibrationRun
         run.machine, run.measured_on
     ));
     let text = toml::to_string(&calibration).context("serialising the calibration")?;
-    std::fs::write(path, text)
+    ecosched_model::user_file::write_output(path, text)
         .with_context(|| format!("--output {}: cannot write it", path.display()))
 }
 

@@ -530,14 +530,20 @@ fn emit_power(out: &mut String, root: &FsRoot, shape: &Shape, top_mhz: u64) {
 
 /// Write `text` to `path`; an existing file is refused unless `force`.
 pub fn write(path: &Path, text: &str, force: bool) -> Result<()> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true);
-    if force {
-        options.create(true).truncate(true);
+    // Never through a symlink: `create_new` refuses one like any existing
+    // file, and an overwrite opens with `O_NOFOLLOW`.
+    let opened = if force {
+        ecosched_model::user_file::create_output(path).map_err(|e| match e {
+            ecosched_model::user_file::UserFileError::Io { source, .. } => source,
+            other => std::io::Error::other(other.reason()),
+        })
     } else {
-        options.create_new(true);
-    }
-    let mut file = options.open(path).map_err(|e| {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+    };
+    let mut file = opened.map_err(|e| {
         if e.kind() == std::io::ErrorKind::AlreadyExists {
             anyhow::Error::new(UsageError(format!(
                 "--emit-machine {}: the file exists; give --force to overwrite it",

@@ -129,8 +129,9 @@ fn choose_machine(asked: Option<&str>, root: Option<&Path>) -> Result<ChosenMach
                 .join(", ")
         )));
     }
-    let text = std::fs::read_to_string(&path)
-        .with_context(|| format!("--machine {name}: cannot read {}", path.display()))?;
+    let text =
+        ecosched_model::user_file::read_text(&path, ecosched_model::user_file::TEXT_MAX_BYTES)
+            .with_context(|| format!("--machine {name}: cannot read {}", path.display()))?;
     let spec: MachineSpec = parse_toml(name, &text)?;
     let machine = Machine::build(spec)?;
     let label = std::path::absolute(&path)
@@ -249,8 +250,11 @@ fn workload_on(workload: &str, chosen: &ChosenMachine) -> Result<Scenario> {
                     "--workload {workload}: neither a built-in scenario (`ecosched scenarios` lists them) nor a file"
                 )));
             }
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("--workload {workload}: cannot read it"))?;
+            let text = ecosched_model::user_file::read_text(
+                path,
+                ecosched_model::user_file::TEXT_MAX_BYTES,
+            )
+            .with_context(|| format!("--workload {workload}: cannot read it"))?;
             (workload.to_string(), text)
         }
     };

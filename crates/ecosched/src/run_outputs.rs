@@ -32,7 +32,7 @@ impl Outputs {
     ) -> Result<Outputs> {
         let timeseries = match timeseries {
             Some(path) => {
-                let file = File::create(path).with_context(|| {
+                let file = ecosched_model::user_file::create_output(path).with_context(|| {
                     format!("cannot create the time-series file {}", path.display())
                 })?;
                 Some(TimeseriesSink::new(BufWriter::new(file)))

@@ -261,8 +261,15 @@ struct RunConfigFile {
 
 /// The `[events]` table of the run configuration at `path`.
 fn run_events(path: &std::path::Path) -> Result<ecosched_linux::signals::EventOverrides> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| usage(format!("{}: cannot read it: {e}", path.display())))?;
+    let text =
+        ecosched_model::user_file::read_text(path, ecosched_model::user_file::TEXT_MAX_BYTES)
+            .map_err(|e| {
+                usage(format!(
+                    "{}: cannot read it: {}",
+                    path.display(),
+                    e.reason()
+                ))
+            })?;
     let file: RunConfigFile = toml::from_str(&text)
         .map_err(|e| usage(format!("{}: {}", path.display(), e.to_string().trim())))?;
     ecosched_linux::signals::EventOverrides::from_table(path, &file.events)
@@ -281,12 +288,9 @@ impl RunSettings {
         if args.parallelism == Some(0) {
             return Err(usage("--parallelism must be at least 1"));
         }
-        if args.cgroup_name.is_empty()
-            || args.cgroup_name.contains('/')
-            || args.cgroup_name.starts_with('.')
-        {
+        if !args.cgroup_name.starts_with("ecosched") || args.cgroup_name.contains('/') {
             return Err(usage(format!(
-                "--cgroup-name {:?} must be a single directory name",
+                "--cgroup-name {:?} must be a single directory name starting with `ecosched` (how `ecosched restore` knows a run's cgroups from others)",
                 args.cgroup_name
             )));
         }

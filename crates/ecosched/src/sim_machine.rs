@@ -17,8 +17,11 @@ pub fn scenario_on(scenario: &str, machine: &str) -> Result<Scenario> {
         Some((name, text)) => (format!("built-in scenario {name}"), text.to_string(), None),
         None => {
             let path = Path::new(scenario);
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot load scenario {scenario:?}"))?;
+            let text = ecosched_model::user_file::read_text(
+                path,
+                ecosched_model::user_file::TEXT_MAX_BYTES,
+            )
+            .with_context(|| format!("cannot load scenario {scenario:?}"))?;
             (
                 scenario.to_string(),
                 text,

@@ -7,7 +7,6 @@
 use anyhow::{Context, Result};
 use ecosched_control::JsonLinesSink;
 use ecosched_model::trace::{NullSink, TraceSink};
-use std::fs::File;
 use std::io::BufWriter;
 use std::path::Path;
 
@@ -16,7 +15,7 @@ use std::path::Path;
 pub fn open(path: Option<&Path>) -> Result<Box<dyn TraceSink>> {
     Ok(match path {
         Some(path) => {
-            let file = File::create(path)
+            let file = ecosched_model::user_file::create_output(path)
                 .with_context(|| format!("cannot create the trace file {}", path.display()))?;
             let perfetto = path
                 .file_name()

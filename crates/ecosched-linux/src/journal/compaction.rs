@@ -81,7 +81,7 @@ mod tests {
             .unwrap();
             assert!(j.len() <= COMPACT_AT_LEAST, "{} records", j.len());
         }
-        let parsed = parse(&std::fs::read_to_string(j.path()).unwrap()).unwrap();
+        let parsed = parse(&std::fs::read(j.path()).unwrap()).unwrap();
         assert_eq!(parsed.changes.len(), j.len(), "the file is the journal");
         assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
         assert!(

@@ -118,16 +118,23 @@ pub struct ParsedJournal {
     pub warnings: Vec<String>,
 }
 
-/// Parse a journal's text. Never panics, whatever the text. A corrupt line
-/// in the middle is skipped with a warning (the records around it are
-/// still good, and each was written whole before its change was made); a
-/// last line without its newline was torn by a kill mid-write, so its
-/// change was never made, and it is reported as such. Only an unreadable
-/// header followed by records is an error: without it the owner cannot be
-/// checked.
-pub fn parse(text: &str) -> Result<ParsedJournal, String> {
-    let ends_whole = text.ends_with('\n');
-    let lines: Vec<&str> = text.lines().collect();
+/// Parse a journal's bytes. Never panics, whatever they hold. A corrupt
+/// line in the middle (bad JSON, or bytes that are not UTF-8) is skipped
+/// with a warning naming its line and why: the records around it are still
+/// good, and each was written whole before its change was made. A last
+/// line without its newline was torn by a kill mid-write, so its change was
+/// never made, and it is reported as such. Only an unreadable header
+/// followed by records is an error: without it the owner cannot be checked.
+pub fn parse(bytes: &[u8]) -> Result<ParsedJournal, String> {
+    let ends_whole = bytes.ends_with(b"\n");
+    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    let lines: Vec<&[u8]> = if bytes.is_empty() {
+        Vec::new()
+    } else {
+        body.split(|b| *b == b'\n')
+            .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+            .collect()
+    };
     let last = lines.len();
     let mut out = ParsedJournal {
         header: None,
@@ -137,7 +144,7 @@ pub fn parse(text: &str) -> Result<ParsedJournal, String> {
     let Some((first, rest)) = lines.split_first() else {
         return Ok(out);
     };
-    match serde_json::from_str::<Header>(first) {
+    match serde_json::from_slice::<Header>(first) {
         Ok(h) if h.version == VERSION => out.header = Some(h),
         Ok(h) => {
             return Err(format!(
@@ -156,7 +163,10 @@ pub fn parse(text: &str) -> Result<ParsedJournal, String> {
     }
     for (i, line) in rest.iter().enumerate() {
         let n = i + 2;
-        match serde_json::from_str::<Change>(line) {
+        let record = std::str::from_utf8(line)
+            .map_err(|e| format!("not UTF-8 (byte {})", e.valid_up_to()))
+            .and_then(|l| serde_json::from_str::<Change>(l).map_err(|e| e.to_string()));
+        match record {
             Ok(c) => out.changes.push((n, c)),
             Err(_) if n == last && !ends_whole => out.warnings.push(format!(
                 "line {n}: torn last record (killed while writing it; that change was never made)"
@@ -274,16 +284,16 @@ mod tests {
 
     #[test]
     fn a_torn_last_line_or_header_is_reported_not_refused() {
-        let p = parse("{\"version\":1,\"owner_pid\":7,\"owner_start_ticks\":5}\n{\"kind\":\"fi")
+        let p = parse(b"{\"version\":1,\"owner_pid\":7,\"owner_start_ticks\":5}\n{\"kind\":\"fi")
             .unwrap();
         assert_eq!(p.changes.len(), 0);
         assert!(p.warnings[0].contains("torn last record"), "{p:?}");
-        let p = parse("{\"version\":1,\"own").unwrap();
+        let p = parse(b"{\"version\":1,\"own").unwrap();
         assert_eq!(p.header, None);
         assert!(p.warnings[0].contains("torn header"), "{p:?}");
-        assert!(parse("garbage\n{}\n").unwrap_err().contains("line 1"));
+        assert!(parse(b"garbage\n{}\n").unwrap_err().contains("line 1"));
         assert!(
-            parse("{\"version\":9,\"owner_pid\":7,\"owner_start_ticks\":5}\n")
+            parse(b"{\"version\":9,\"owner_pid\":7,\"owner_start_ticks\":5}\n")
                 .unwrap_err()
                 .contains("version 9")
         );
@@ -292,7 +302,12 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn parsing_random_text_never_panics(text in "\\PC{0,400}") {
-            let _ = parse(&text);
+            let _ = parse(text.as_bytes());
+        }
+
+        #[test]
+        fn parsing_random_bytes_never_panics(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..400)) {
+            let _ = parse(&bytes);
         }
 
         #[test]
@@ -302,8 +317,7 @@ mod tests {
                 {\"kind\":\"stopped\",\"pid\":9,\"start_ticks\":3}\n";
             let mut bytes = good.as_bytes()[..cut.min(good.len())].to_vec();
             bytes.extend(noise);
-            let text = String::from_utf8_lossy(&bytes);
-            if let Ok(p) = parse(&text) {
+            if let Ok(p) = parse(&bytes) {
                 let mounts = AllowedPaths::from_mounts(&MountTable::parse("cgroup /sys/fs/cgroup/cpuset cgroup rw 0 0\n"));
                 for (_, c) in &p.changes {
                     let _ = mounts.check(c);

@@ -27,14 +27,16 @@
 //!
 //! `ecosched restore` usually runs as root, so a journal is untrusted input
 //! that could turn into a root file write. Hence (see [`trust`]):
-//! the state directory is made 0700 and refused when others may write to
-//! it; a journal not owned by root (or the user restoring) or writable by
-//! group or others is refused whole; every record must name a file under a
-//! cgroup mount or in cpufreq sysfs, with a known file name, and a task by
-//! PID and start time, or that record alone is skipped with a warning. A
-//! corrupt record in the middle is skipped with a warning and the rest
-//! restored; a torn last line (killed mid-write) was never acted on and is
-//! reported as such.
+//! the state directory is made 0700, and restore refuses one others may
+//! write to; a journal not owned by root (or the user restoring), writable
+//! by group or others, or over 64 MiB is refused whole; every record must
+//! name a file under a cgroup mount or in cpufreq sysfs, with a known file
+//! name, and a task by PID and start time, and (see [`ownership`]) act
+//! only within the cgroups the journal's own run created, or that record
+//! alone is skipped with a warning. A corrupt record in the middle (bad
+//! JSON or not UTF-8) is skipped with a warning naming its line and the
+//! rest restored; a torn last line (killed mid-write) was never acted on
+//! and is reported as such.
 //!
 //! ```text
 //! file        the record format and the file: create, append, rewrite
@@ -43,10 +45,12 @@
 //! undo        putting changes back, newest first
 //! restore     `ecosched restore`: dead runs' journals, hint files
 //! trust       what makes a journal safe to act on as root
+//! ownership   which cgroups a dead run's journal may act on: its own
 //! ```
 
 mod compaction;
 mod file;
+pub mod ownership;
 mod recorder;
 mod restore;
 #[cfg(test)]

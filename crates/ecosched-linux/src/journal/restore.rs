@@ -7,6 +7,7 @@ use crate::fsroot::FsRoot;
 use crate::identity::same_task;
 use crate::journal::compaction::still_in_place;
 use crate::journal::file::{io_err, parse, Header};
+use crate::journal::ownership::RunCgroups;
 use crate::journal::trust::{self, AllowedPaths};
 use crate::journal::undo::{undo_changes, UndoReport};
 use crate::mounts::MountTable;
@@ -61,8 +62,12 @@ fn owner_running(header: &Header) -> bool {
 }
 
 /// Undo every journal in `state_dir` whose owner is no longer running, and
-/// remove the hint files such runs left.
+/// remove the hint files such runs left. Refused whole when `state_dir` is
+/// not this user's alone (see [`trust::check_restore_dir`]); within a
+/// journal, every record that is valid and the run's own is undone and
+/// every other one reported with its line and why.
 pub fn restore(state_dir: &Path, root: &FsRoot) -> Result<Vec<RestoreOutcome>, LinuxError> {
+    trust::check_restore_dir(state_dir)?;
     let allowed = AllowedPaths::from_mounts(&MountTable::read(root)?);
     let mut out = Vec::new();
     for path in journal_paths(state_dir)? {
@@ -104,9 +109,17 @@ pub fn restore(state_dir: &Path, root: &FsRoot) -> Result<Vec<RestoreOutcome>, L
             continue;
         }
         let mut warnings = parsed.warnings;
-        let mut changes = Vec::new();
+        let mut valid = Vec::new();
         for (n, change) in parsed.changes {
             match allowed.check(&change) {
+                Ok(()) => valid.push((n, change)),
+                Err(why) => warnings.push(format!("line {n}: record refused: {why}")),
+            }
+        }
+        let run = RunCgroups::of(header.owner_pid, valid.iter().map(|(_, c)| c));
+        let mut changes = Vec::new();
+        for (n, change) in valid {
+            match run.check(root, &allowed, &change) {
                 Ok(()) => changes.push(change),
                 Err(why) => warnings.push(format!("line {n}: record refused: {why}")),
             }
@@ -184,7 +197,7 @@ pub fn stale_notices(state_dir: &Path, root: &FsRoot) -> Vec<String> {
     };
     let mut notices = Vec::new();
     for path in paths {
-        let Ok(text) = std::fs::read_to_string(&path) else {
+        let Ok(text) = trust::read_trusted(&path) else {
             continue;
         };
         let parsed = match parse(&text) {
@@ -335,6 +348,95 @@ mod tests {
             "the planted record wrote nothing"
         );
         assert!(!state.path().join("hint-4194311").exists(), "hint removed");
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_is_skipped_and_every_good_record_restored() {
+        let (dir, root) = fixture();
+        let state = tempfile::tempdir().unwrap();
+        let govs: Vec<String> = (0..3)
+            .map(|i| format!("sys/devices/system/cpu/cpufreq/policy{i}/scaling_governor"))
+            .collect();
+        let mut text = b"{\"version\":1,\"owner_pid\":4194311,\"owner_start_ticks\":5}\n".to_vec();
+        for (i, gov) in govs.iter().enumerate() {
+            std::fs::create_dir_all(dir.path().join(gov).parent().unwrap()).unwrap();
+            std::fs::write(dir.path().join(gov), "performance\n").unwrap();
+            text.extend(
+                format!("{{\"kind\":\"file\",\"path\":\"{gov}\",\"before\":\"ondemand\"}}\n")
+                    .bytes(),
+            );
+            if i == 0 {
+                text.extend(b"{\"kind\":\"file\",\"path\":\"x\xff\xfe\"}\n");
+            }
+        }
+        std::fs::write(state.path().join("journal-4194311.jsonl"), text).unwrap();
+        let outcomes = restore(state.path(), &root).unwrap();
+        let [RestoreOutcome::Restored(r)] = &outcomes[..] else {
+            panic!("{outcomes:?}")
+        };
+        assert_eq!((r.undone, r.failed.len()), (3, 0), "{r:?}");
+        assert!(
+            r.warnings.len() == 1
+                && r.warnings[0].contains("line 3")
+                && r.warnings[0].contains("not UTF-8"),
+            "{r:?}"
+        );
+        for gov in &govs {
+            assert_eq!(root.read(gov, "").unwrap(), "ondemand", "{gov}");
+        }
+    }
+
+    #[test]
+    fn a_planted_record_naming_an_unrelated_cgroup_is_refused_with_its_reason() {
+        let (dir, root) = fixture();
+        let state = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("proc")).unwrap();
+        std::fs::write(
+            dir.path().join("proc/mounts"),
+            "cgroup2 /sys/fs/cgroup cgroup2 rw 0 0\n",
+        )
+        .unwrap();
+        let victim = dir.path().join("sys/fs/cgroup/system.slice/db.service");
+        std::fs::create_dir_all(&victim).unwrap();
+        std::fs::write(victim.join("cgroup.freeze"), "0\n").unwrap();
+        std::fs::write(victim.join("cgroup.procs"), "4100\n").unwrap();
+        let text = "{\"version\":1,\"owner_pid\":4194311,\"owner_start_ticks\":5}\n\
+             {\"kind\":\"cgroup_created\",\"dir\":\"sys/fs/cgroup/system.slice/db.service\",\"parent\":\"sys/fs/cgroup\",\"members\":\"cgroup.procs\"}\n\
+             {\"kind\":\"file\",\"path\":\"sys/fs/cgroup/system.slice/db.service/cgroup.freeze\",\"before\":\"1\"}\n\
+             {\"kind\":\"cgroup_moved\",\"tid\":1,\"start_ticks\":0,\"back_to\":\"sys/fs/cgroup/cgroup.procs\"}\n";
+        std::fs::write(state.path().join("journal-4194311.jsonl"), text).unwrap();
+        let outcomes = restore(state.path(), &root).unwrap();
+        let [RestoreOutcome::Restored(r)] = &outcomes[..] else {
+            panic!("{outcomes:?}")
+        };
+        assert_eq!((r.undone, r.failed.len()), (0, 0), "{r:?}");
+        assert_eq!(r.warnings.len(), 3, "{r:?}");
+        assert!(
+            r.warnings[0].starts_with("line 2: record refused")
+                && r.warnings[0].contains("db.service"),
+            "{r:?}"
+        );
+        assert!(r.warnings[1].starts_with("line 3: record refused"), "{r:?}");
+        assert!(
+            r.warnings[2].starts_with("line 4: record refused") && r.warnings[2].contains("task 1"),
+            "{r:?}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(victim.join("cgroup.freeze")).unwrap(),
+            "0\n",
+            "not frozen"
+        );
+        assert!(victim.exists(), "not removed");
+    }
+
+    #[test]
+    fn a_state_dir_others_may_write_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let (_d, root) = fixture();
+        let state = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(state.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+        let err = restore(state.path(), &root).unwrap_err().to_string();
+        assert!(err.contains("writable by group or others"), "{err}");
     }
 
     #[test]

@@ -110,11 +110,17 @@ fn check_state_dir(dir: &Path, meta: &std::fs::Metadata) -> Result<(), LinuxErro
     Ok(())
 }
 
-/// The text of journal `path`, or why it is not to be trusted. The checks
-/// are made on the opened file (no symlink followed), so the file read is
-/// the file checked.
-pub fn read_trusted(path: &Path) -> Result<String, String> {
-    let mut file = std::fs::OpenOptions::new()
+/// The most a journal is read: a compacted journal holds one record per
+/// change still in place (about 100 bytes each), so 64 MiB is far beyond
+/// any real one and still bounds what `ecosched restore` holds in memory.
+pub const JOURNAL_MAX_BYTES: u64 = 64 << 20;
+
+/// The bytes of journal `path`, or why it is not to be trusted. The checks
+/// are made on the opened file (no symlink followed, never blocking on a
+/// FIFO), so the file read is the file checked; at most
+/// [`JOURNAL_MAX_BYTES`] are read.
+pub fn read_trusted(path: &Path) -> Result<Vec<u8>, String> {
+    let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
         .open(path)
@@ -123,10 +129,32 @@ pub fn read_trusted(path: &Path) -> Result<String, String> {
         .metadata()
         .map_err(|e| format!("cannot inspect it: {e}"))?;
     check_journal_meta(meta.is_file(), meta.uid(), meta.mode())?;
-    let mut text = String::new();
-    file.read_to_string(&mut text)
+    let mut bytes = Vec::new();
+    file.take(JOURNAL_MAX_BYTES + 1)
+        .read_to_end(&mut bytes)
         .map_err(|e| format!("cannot read it: {e}"))?;
-    Ok(text)
+    if bytes.len() as u64 > JOURNAL_MAX_BYTES {
+        return Err(format!(
+            "larger than the limit of {JOURNAL_MAX_BYTES} bytes for a journal: refused"
+        ));
+    }
+    Ok(bytes)
+}
+
+/// Refuse to restore from `dir` unless it could only have been written by
+/// this user: a directory owned by it that group and others cannot write
+/// (the state directory `run` makes is 0700). A journal in a directory
+/// someone else may write could have been planted or swapped.
+pub fn check_restore_dir(dir: &Path) -> Result<(), LinuxError> {
+    match std::fs::symlink_metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(LinuxError::from_io(
+            dir,
+            e,
+            "root (to read the restore journal)",
+        )),
+        Ok(meta) => check_state_dir(dir, &meta),
+    }
 }
 
 /// The ownership rule on its own, for tests: a regular file owned by root
@@ -184,6 +212,18 @@ impl AllowedPaths {
             .filter(|p| !p.is_empty() && components(p).is_ok())
             .collect();
         AllowedPaths { cgroup_mounts }
+    }
+
+    /// The cgroup mount point `rel` lies in.
+    pub fn mount_of(&self, rel: &str) -> Option<&str> {
+        let parts = components(rel).ok()?;
+        self.cgroup_mounts
+            .iter()
+            .find(|m| {
+                let depth = m.split('/').count();
+                parts.len() >= depth && parts[..depth].join("/") == **m
+            })
+            .map(String::as_str)
     }
 
     /// The cgroup mount `rel` lies in, and the components below it.

@@ -4,6 +4,9 @@
 //!
 //! - `builtin_lists`: every machine and scenario file is a built-in, and
 //!   every built-in is its file.
+//! - `input_fuzz`: arbitrary and edited scenario, machine (PMU table
+//!   inline) and calibration files never panic a loader, and are loaded or
+//!   refused naming the file.
 //! - `jobgraph`: the `make -jN` build (`-jN` respected, every job once,
 //!   `make` exits last, the declared parallelism in every snapshot).
 //! - `modern_presets`: the presets of current machines against their
@@ -17,12 +20,14 @@
 //!   resctrl's monitoring, bounded by its monitoring IDs.
 //! - `scenarios`: scenario and machine input (every built-in loads; a
 //!   machine's PMU is a table's name or inline; every bad file is refused
-//!   with its file, place and key; fuzzed input never panics).
+//!   with its file, place and key; fuzzed input never panics; inputs that
+//!   would run unboundedly are refused at load).
 //! - `support`: paths of the crate's files and test data.
 
 #![allow(clippy::unwrap_used)]
 
 mod builtin_lists;
+mod input_fuzz;
 mod jobgraph;
 mod modern_presets;
 mod platform;

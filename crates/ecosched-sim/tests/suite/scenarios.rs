@@ -188,3 +188,64 @@ proptest! {
         }
     }
 }
+
+/// Every input that would make a simulation run for an unbounded time (or
+/// hold unbounded memory) is refused when the scenario loads, with the
+/// key that is too large.
+#[test]
+fn inputs_that_would_run_unboundedly_are_refused_at_load_naming_the_key() {
+    let head = "name = \"huge\"\ndescription = \"d\"\nmachine = \"q6600\"\n";
+    let graph = |extra: &str| format!("{head}[jobgraph]\njobs = 40\nparallelism = 2\n{extra}\n");
+    let task = |extra: &str| format!("{head}[[tasks]]\nprofile = \"stream\"\n{extra}\n");
+    let cases = [
+        (graph("work_ms = [1e9, 1e9]"), "jobgraph.work_ms"),
+        (graph("work_ms = [50, 1e9]"), "jobgraph.work_ms"),
+        (graph("link_ms = [1e9, 1e9]"), "jobgraph.link_ms"),
+        (graph("link_ms = [50, 1e9]"), "jobgraph.link_ms"),
+        (graph("make_ms = 1e9"), "jobgraph.make_ms"),
+        (
+            graph("helper_share = 0.5\nhelper_burst_ms = 1e-9"),
+            "jobgraph.helper_burst_ms",
+        ),
+        (
+            format!("{head}[jobgraph]\njobs = 100000\nparallelism = 1\nwork_ms = [3e5, 3e5]\n"),
+            "jobgraph",
+        ),
+        (
+            task("length_s = 1\ncompletions = 100000000"),
+            "tasks[0].completions",
+        ),
+        (
+            task("length_s = 1e-6\ncount = 10000\ncompletions = 10000"),
+            "tasks[0].completions",
+        ),
+        (task("length_s = 1e8"), "tasks[0].length_s"),
+        (task("instructions = 1e18"), "tasks[0].instructions"),
+        (
+            format!("{head}duration_s = 1e8\n[[tasks]]\nprofile = \"stream\"\nlength_s = 1\n"),
+            "duration_s",
+        ),
+        (
+            format!(
+                "{}[transients]\ncount = 1000\nperiod_ms = 1e-6\nrun_ms = 1e-7\n",
+                task("length_s = 1")
+            ),
+            "transients",
+        ),
+    ];
+    for (text, key) in &cases {
+        let started = std::time::Instant::now();
+        let e = match Scenario::from_toml("huge.toml", text, None) {
+            Ok(_) => panic!("accepted:\n{text}"),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            e.contains(&format!("`{key}`")) && e.contains("huge.toml"),
+            "{key}: {e}\n{text}"
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(2),
+            "{key}"
+        );
+    }
+}

@@ -315,14 +315,14 @@ pub fn run_html(r: &RunReport, params: &str, summary: &str, series: &Series) -> 
 
 /// Check that `path` can be written before a long run starts.
 pub fn check_writable(path: &Path) -> Result<()> {
-    std::fs::File::create(path)
+    ecosched_model::user_file::create_output(path)
         .map(drop)
         .with_context(|| format!("cannot create the report file {}", path.display()))
 }
 
 /// Write the page.
 pub fn write(path: &Path, html: &str) -> Result<()> {
-    std::fs::write(path, html)
+    ecosched_model::user_file::write_output(path, html)
         .with_context(|| format!("cannot write the report file {}", path.display()))
 }
 

@@ -1,6 +1,7 @@
 //! The command line's shape: the listings of scenarios and policies (as
 //! JSON with every family's parameters, and as tables), and the usage
-//! error for a missing subcommand or option.
+//! error for a missing subcommand or option, and for a cgroup name
+//! `restore` could not tell from others.
 
 use crate::support::{ecosched, has_keys, json};
 use predicates::prelude::*;
@@ -61,4 +62,29 @@ fn missing_subcommand_is_a_usage_error() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("--scenario"));
+}
+
+/// `restore` tells a run's cgroups from others by their `ecosched` prefix,
+/// so a run may not name them otherwise.
+#[test]
+fn a_cgroup_name_without_the_ecosched_prefix_is_a_usage_error() {
+    let state = tempfile::tempdir().unwrap();
+    ecosched()
+        .args([
+            "run",
+            "--policy",
+            "static",
+            "--param",
+            "cpus=0",
+            "--cgroup-name",
+            "db",
+            "--state-dir",
+        ])
+        .arg(state.path())
+        .args(["--", "true"])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("--cgroup-name").and(predicate::str::contains("ecosched")),
+        );
 }

@@ -39,6 +39,8 @@
 //!   every policy that runs here, then `restore` puts everything back.
 //! - [`slurm_hooks`]: the Slurm Prolog and Epilog exit 0 and run nothing
 //!   from a hostile settings file, alone or with the daemon down.
+//! - [`hostile_inputs`]: FIFOs and `/dev/zero` as input and hint files,
+//!   and a planted journal naming a cgroup ecosched never made.
 
 mod ab;
 mod av_sort;
@@ -49,6 +51,7 @@ mod daemon_records;
 mod daemon_scope;
 mod doctor;
 mod emit_machine;
+mod hostile_inputs;
 mod patel;
 mod recommend;
 mod report_browser;
