@@ -20,6 +20,8 @@
 //!   `restore` after a SIGKILL;
 //! - [`daemon`]: `daemon` and `ctl` with systemd's notify protocol, and a
 //!   real Prometheus scraping the exporter;
+//! - [`metrics_flood`]: the daemon's exporter and control socket under
+//!   a flood from an unprivileged user, and a huge control line;
 //! - [`daemon_records`]: groups' CPU time of fork-heavy work against the
 //!   kernel's count, `job-end` totals and `ctl history`;
 //! - [`report_browser`]: the HTML reports in headless Chromium;
@@ -38,6 +40,7 @@ mod daemon;
 mod daemon_records;
 mod doctor;
 mod emit_machine;
+mod metrics_flood;
 mod patel;
 mod recommend;
 mod report_browser;
