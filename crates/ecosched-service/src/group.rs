@@ -53,7 +53,8 @@ pub enum WorkerState {
 pub struct Worker {
     stop: Arc<AtomicBool>,
     state: Arc<Mutex<WorkerState>>,
-    thread: Option<JoinHandle<()>>,
+    /// Its thread, which ends with what it could not undo.
+    thread: Option<JoinHandle<Vec<String>>>,
 }
 
 /// Turn a group name into a file and cgroup name part (`slurm/job_7` →
@@ -95,8 +96,17 @@ impl Worker {
         let thread = std::thread::Builder::new()
             .name(format!("group {name}"))
             .spawn(move || {
+                let mut unrestored = Vec::new();
                 let result = manage(
-                    &name, source, &policy, &ctx, confine, totals, stop_w, &state_w,
+                    &name,
+                    source,
+                    &policy,
+                    &ctx,
+                    confine,
+                    totals,
+                    stop_w,
+                    &state_w,
+                    &mut unrestored,
                 );
                 if let Err(e) = result {
                     eprintln!("ecosched: group {name}: {e}");
@@ -104,6 +114,7 @@ impl Worker {
                         *s = WorkerState::Failed(e);
                     }
                 }
+                unrestored
             });
         let thread = match thread {
             Ok(t) => Some(t),
@@ -129,11 +140,14 @@ impl Worker {
         }
     }
 
-    /// Stop managing and wait until its changes are undone.
-    pub fn stop(mut self) {
+    /// Stop managing and wait until its changes are undone; what could
+    /// not be undone (its journal is kept), one line per change.
+    pub fn stop(mut self) -> Vec<String> {
         self.stop.store(true, Ordering::SeqCst);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
+        match self.thread.take().map(JoinHandle::join) {
+            Some(Ok(unrestored)) => unrestored,
+            Some(Err(_)) => vec!["its thread panicked; its journal is kept".into()],
+            None => Vec::new(),
         }
     }
 }
@@ -148,6 +162,7 @@ fn manage(
     totals: SharedTotals,
     stop: Arc<AtomicBool>,
     state: &Mutex<WorkerState>,
+    unrestored: &mut Vec<String>,
 ) -> Result<(), String> {
     let mut policy = choice.build().map_err(|e| e.to_string())?;
     let tag = tag_of(name);
@@ -192,6 +207,7 @@ fn manage(
             "ecosched: group {name}: could not restore: {f} (journal {} kept; run `ecosched restore`)",
             undo.journal.display()
         );
+        unrestored.push(format!("{f} (journal {})", undo.journal.display()));
     }
     eprintln!(
         "ecosched: group {name}: stopped managing, {} changes undone",
