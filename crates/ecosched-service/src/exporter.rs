@@ -16,11 +16,11 @@
 
 use crate::admission::{Admission, Descriptors, Limits, Slot};
 use crate::metrics::Metrics;
-use crate::peer::tcp_peer;
+use crate::peer::PeerLookup;
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, AsRawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -63,7 +63,7 @@ pub struct Exporter {
 impl Exporter {
     /// Listen on `addr` and serve `metrics`.
     pub fn start(addr: SocketAddr, metrics: Metrics) -> Result<Self, String> {
-        let listener = TcpListener::bind(addr)
+        let listener = listen_tcp(addr)
             .map_err(|e| format!("cannot listen on {addr} for the metrics exporter: {e}"))?;
         listener
             .set_nonblocking(true)
@@ -98,6 +98,27 @@ impl Drop for Exporter {
     }
 }
 
+/// A listening socket on `addr` whose queue of connections waiting to be
+/// accepted is as long as the kernel allows (`net.core.somaxconn`), not
+/// the 128 of `TcpListener::bind`: a flood of connections the exporter
+/// refuses one by one must not fill the queue between two accepts, or the
+/// kernel drops a scraper's SYN and its connect waits a second to retry.
+fn listen_tcp(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    use nix::sys::socket::{
+        bind, listen, setsockopt, socket, sockopt, AddressFamily, Backlog, SockFlag, SockType,
+        SockaddrStorage,
+    };
+    let family = match addr {
+        SocketAddr::V4(_) => AddressFamily::Inet,
+        SocketAddr::V6(_) => AddressFamily::Inet6,
+    };
+    let fd = socket(family, SockType::Stream, SockFlag::SOCK_CLOEXEC, None)?;
+    setsockopt(&fd, sockopt::ReuseAddr, &true)?;
+    bind(fd.as_raw_fd(), &SockaddrStorage::from(addr))?;
+    listen(&fd, Backlog::MAXCONN)?;
+    Ok(TcpListener::from(fd))
+}
+
 /// Wait up to [`STOP_CHECK`] ms for `fd` to be readable (a connection to
 /// accept, a request to read).
 pub(crate) fn readable(fd: impl AsFd) -> bool {
@@ -106,6 +127,7 @@ pub(crate) fn readable(fd: impl AsFd) -> bool {
 }
 
 fn listen(listener: &TcpListener, admission: &Admission, metrics: &Metrics, stop: &AtomicBool) {
+    let mut peers = PeerLookup::default();
     while !stop.load(Ordering::SeqCst) {
         if !readable(listener) {
             continue;
@@ -121,7 +143,7 @@ fn listen(listener: &TcpListener, admission: &Admission, metrics: &Metrics, stop
                 continue;
             }
         };
-        match admission.admit(tcp_peer(&stream), Descriptors::own) {
+        match admission.admit(peers.tcp_peer(&stream), Descriptors::own) {
             Ok(slot) => {
                 let metrics = metrics.clone();
                 let spawned = std::thread::Builder::new()
@@ -267,7 +289,8 @@ mod tests {
     fn get(addr: SocketAddr, accept: &str) -> String {
         let mut s = TcpStream::connect(addr).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
-        write!(s, "GET /metrics HTTP/1.1\r\nHost: t\r\n{accept}\r\n").unwrap();
+        // A refused connection may be closed before the request is sent.
+        let _ = write!(s, "GET /metrics HTTP/1.1\r\nHost: t\r\n{accept}\r\n");
         // Up to the end, or a reset when the server closed a connection
         // whose request it did not read (a refused one).
         let mut bytes = Vec::new();

@@ -17,7 +17,7 @@ use nix::sys::socket::{
     SockProtocol, SockType,
 };
 use std::net::{IpAddr, SocketAddr, TcpStream};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 
 /// Who a connection comes from.
@@ -46,15 +46,50 @@ pub fn unix_peer(stream: &UnixStream) -> Option<Peer> {
         .map(|c| Peer::Uid(c.uid()))
 }
 
-/// The peer of an accepted TCP connection: the owner of its socket when
-/// that socket is on this machine, else its address.
-pub fn tcp_peer(stream: &TcpStream) -> Option<Peer> {
-    let peer = unmapped(stream.peer_addr().ok()?);
-    let local = unmapped(stream.local_addr().ok()?);
-    Some(match local_owner(peer, local) {
-        Some(uid) => Peer::Uid(uid),
-        None => Peer::Ip(peer.ip()),
-    })
+/// Asks the kernel who owns local TCP sockets, through one netlink socket
+/// kept for the listener's life (opened at the first question).
+#[derive(Debug, Default)]
+pub struct PeerLookup {
+    diag: Option<OwnedFd>,
+    sequence: u32,
+}
+
+impl PeerLookup {
+    /// The peer of an accepted TCP connection: the owner of its socket
+    /// when that socket is on this machine, else its address.
+    pub fn tcp_peer(&mut self, stream: &TcpStream) -> Option<Peer> {
+        let peer = unmapped(stream.peer_addr().ok()?);
+        let local = unmapped(stream.local_addr().ok()?);
+        Some(match self.local_owner(peer, local) {
+            Some(uid) => Peer::Uid(uid),
+            None => Peer::Ip(peer.ip()),
+        })
+    }
+
+    /// The uid owning the TCP socket of this namespace whose own address
+    /// is `at` and whose peer is `to`, if there is one.
+    fn local_owner(&mut self, at: SocketAddr, to: SocketAddr) -> Option<u32> {
+        if self.diag.is_none() {
+            self.diag = socket(
+                AddressFamily::Netlink,
+                SockType::Datagram,
+                SockFlag::SOCK_CLOEXEC,
+                SockProtocol::NetlinkSockDiag,
+            )
+            .ok();
+        }
+        let fd = self.diag.as_ref()?.as_raw_fd();
+        let mut answer = [0u8; 1024];
+        // Nothing earlier may be taken for this answer.
+        while recv(fd, &mut answer, MsgFlags::MSG_DONTWAIT).is_ok_and(|n| n > 0) {}
+        self.sequence = self.sequence.wrapping_add(1);
+        let request = diag_request(at, to, self.sequence)?;
+        sendto(fd, &request, &NetlinkAddr::new(0, 0), MsgFlags::empty()).ok()?;
+        // The kernel answers a single-socket request before `sendto`
+        // returns.
+        let n = recv(fd, &mut answer, MsgFlags::MSG_DONTWAIT).ok()?;
+        diag_uid(answer.get(..n)?, self.sequence)
+    }
 }
 
 /// An IPv4 peer of a dual-stack listener has an IPv4 socket of its own.
@@ -66,29 +101,6 @@ fn unmapped(a: SocketAddr) -> SocketAddr {
         },
         SocketAddr::V4(_) => a,
     }
-}
-
-/// The uid owning the TCP socket of this namespace whose own address is
-/// `at` and whose peer is `to`, if there is one.
-fn local_owner(at: SocketAddr, to: SocketAddr) -> Option<u32> {
-    let fd = socket(
-        AddressFamily::Netlink,
-        SockType::Datagram,
-        SockFlag::SOCK_CLOEXEC,
-        SockProtocol::NetlinkSockDiag,
-    )
-    .ok()?;
-    let request = diag_request(at, to)?;
-    sendto(
-        fd.as_raw_fd(),
-        &request,
-        &NetlinkAddr::new(0, 0),
-        MsgFlags::empty(),
-    )
-    .ok()?;
-    let mut answer = [0u8; 1024];
-    let n = recv(fd.as_raw_fd(), &mut answer, MsgFlags::MSG_DONTWAIT).ok()?;
-    diag_uid(answer.get(..n)?)
 }
 
 const NLMSG_HDR: usize = 16;
@@ -105,7 +117,7 @@ const UID_AT: usize = 4 + 48 + 12;
 
 /// The netlink message that asks for the one socket with own address `at`
 /// and peer `to`; `None` when the two are not of one family.
-fn diag_request(at: SocketAddr, to: SocketAddr) -> Option<Vec<u8>> {
+fn diag_request(at: SocketAddr, to: SocketAddr, sequence: u32) -> Option<Vec<u8>> {
     let (family, src, dst): (u8, Vec<u8>, Vec<u8>) = match (at.ip(), to.ip()) {
         (IpAddr::V4(a), IpAddr::V4(b)) => (2, a.octets().to_vec(), b.octets().to_vec()),
         (IpAddr::V6(a), IpAddr::V6(b)) => (10, a.octets().to_vec(), b.octets().to_vec()),
@@ -116,7 +128,7 @@ fn diag_request(at: SocketAddr, to: SocketAddr) -> Option<Vec<u8>> {
     m.extend_from_slice(&u32::try_from(len).ok()?.to_ne_bytes());
     m.extend_from_slice(&SOCK_DIAG_BY_FAMILY.to_ne_bytes());
     m.extend_from_slice(&NLM_F_REQUEST.to_ne_bytes());
-    m.extend_from_slice(&1u32.to_ne_bytes()); // sequence
+    m.extend_from_slice(&sequence.to_ne_bytes());
     m.extend_from_slice(&0u32.to_ne_bytes()); // port id: the kernel's
     m.extend_from_slice(&[family, IPPROTO_TCP, 0, 0]);
     m.extend_from_slice(&u32::MAX.to_ne_bytes()); // every state
@@ -134,11 +146,13 @@ fn diag_request(at: SocketAddr, to: SocketAddr) -> Option<Vec<u8>> {
     Some(m)
 }
 
-/// The owner in a `SOCK_DIAG_BY_FAMILY` answer; `None` for an error
-/// message (no such socket) or a short one.
-fn diag_uid(answer: &[u8]) -> Option<u32> {
+/// The owner in the `SOCK_DIAG_BY_FAMILY` answer to request `sequence`;
+/// `None` for an error message (no such socket), another request's
+/// answer or a short one.
+fn diag_uid(answer: &[u8], sequence: u32) -> Option<u32> {
     let kind = u16::from_ne_bytes(answer.get(4..6)?.try_into().ok()?);
-    if kind != SOCK_DIAG_BY_FAMILY {
+    let seq = u32::from_ne_bytes(answer.get(8..12)?.try_into().ok()?);
+    if kind != SOCK_DIAG_BY_FAMILY || seq != sequence {
         return None;
     }
     let at = NLMSG_HDR + UID_AT;
@@ -157,7 +171,10 @@ mod tests {
         let _client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (accepted, _) = listener.accept().unwrap();
         let me = nix::unistd::geteuid().as_raw();
-        assert_eq!(tcp_peer(&accepted), Some(Peer::Uid(me)));
+        let mut peers = PeerLookup::default();
+        assert_eq!(peers.tcp_peer(&accepted), Some(Peer::Uid(me)));
+        // The netlink socket is kept and asked again.
+        assert_eq!(peers.tcp_peer(&accepted), Some(Peer::Uid(me)));
         let (a, _b) = UnixStream::pair().unwrap();
         assert_eq!(unix_peer(&a), Some(Peer::Uid(me)));
     }
@@ -166,14 +183,15 @@ mod tests {
     fn a_peer_with_no_socket_here_is_its_address() {
         let nobody: SocketAddr = "192.0.2.7:40000".parse().unwrap();
         let us: SocketAddr = "192.0.2.1:9864".parse().unwrap();
-        assert_eq!(local_owner(nobody, us), None);
+        assert_eq!(PeerLookup::default().local_owner(nobody, us), None);
     }
 
     #[test]
     fn the_request_asks_for_one_socket_by_its_addresses() {
         let at: SocketAddr = "127.0.0.1:40000".parse().unwrap();
         let to: SocketAddr = "127.0.0.2:9864".parse().unwrap();
-        let m = diag_request(at, to).unwrap();
+        let m = diag_request(at, to, 7).unwrap();
+        assert_eq!(&m[8..12], &7u32.to_ne_bytes());
         assert_eq!(m.len(), 72);
         assert_eq!(&m[16..18], &[2, 6]);
         assert_eq!(&m[24..26], &40000u16.to_be_bytes());
@@ -181,7 +199,7 @@ mod tests {
         assert_eq!(&m[28..32], &[127, 0, 0, 1]);
         assert_eq!(&m[44..48], &[127, 0, 0, 2]);
         let v6: SocketAddr = "[::1]:1".parse().unwrap();
-        assert!(diag_request(at, v6).is_none());
+        assert!(diag_request(at, v6, 1).is_none());
         assert_eq!(
             unmapped("[::ffff:127.0.0.1]:5".parse().unwrap()),
             "127.0.0.1:5".parse::<SocketAddr>().unwrap()
@@ -192,10 +210,12 @@ mod tests {
     fn an_error_answer_names_no_owner() {
         let mut error = vec![0u8; 36];
         error[4..6].copy_from_slice(&2u16.to_ne_bytes());
-        assert_eq!(diag_uid(&error), None);
+        assert_eq!(diag_uid(&error, 0), None);
         let mut found = vec![0u8; 88];
         found[4..6].copy_from_slice(&SOCK_DIAG_BY_FAMILY.to_ne_bytes());
+        found[8..12].copy_from_slice(&3u32.to_ne_bytes());
         found[80..84].copy_from_slice(&65534u32.to_ne_bytes());
-        assert_eq!(diag_uid(&found), Some(65534));
+        assert_eq!(diag_uid(&found, 3), Some(65534));
+        assert_eq!(diag_uid(&found, 2), None);
     }
 }
