@@ -467,6 +467,23 @@ mod tests {
         BufReader::new(&s).read_line(&mut line).unwrap();
         let r: Response = serde_json::from_str(&line).unwrap();
         assert!(!r.ok && r.error.unwrap().contains("bad request"));
+        // One user holds at most its share of connections; the next is
+        // told why and closed.
+        let held: Vec<UnixStream> = (0..LIMITS.per_peer)
+            .map(|_| UnixStream::connect(&path).unwrap())
+            .collect();
+        std::thread::sleep(Duration::from_millis(300));
+        let extra = UnixStream::connect(&path).unwrap();
+        let mut line = String::new();
+        BufReader::new(&extra).read_line(&mut line).unwrap();
+        let r: Response = serde_json::from_str(&line).unwrap();
+        assert!(r
+            .error
+            .unwrap()
+            .contains("already holds 32 connections, its limit"));
+        // Their places are given back when they close.
+        drop(held);
+        std::thread::sleep(Duration::from_millis(300));
         // A line past the bound: an error, then the connection closes.
         let mut s = UnixStream::connect(&path).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();

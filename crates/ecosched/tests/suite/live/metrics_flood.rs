@@ -269,6 +269,9 @@ fn a_huge_control_line_is_refused_in_bounded_memory() {
         answer
     );
     let peak_after = status_kb(daemon.0.id(), "VmHWM:");
+    eprintln!(
+        "the daemon's peak RSS: {peak_before} kB before a 64 MiB line, {peak_after} kB after"
+    );
     assert!(
         peak_after < peak_before + 16 * 1024,
         "the daemon's peak memory went from {peak_before} kB to {peak_after} kB"
