@@ -12,10 +12,20 @@
 //! Every step has a timeout: the client waits [`TIMEOUT`] for the answer,
 //! the server waits as long for a request line and for the daemon's loop
 //! to answer it, so a stuck peer costs a clear error, never a hang.
+//!
+//! What a client may hold is bounded: a request line is at most
+//! [`LINE_MAX`] bytes (a longer one is answered with an error and the
+//! connection closed, having read no more than the bound), and the socket
+//! holds at most [`LIMITS`] connections, per user (`SO_PEERCRED`) and in
+//! all, and none once the daemon's descriptors are down to its reserve
+//! ([`crate::admission`]); a refused connection is answered with the reason
+//! and closed.
 
+use crate::admission::{Admission, Descriptors, Limits, Slot};
+use crate::peer::unix_peer;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
@@ -26,6 +36,15 @@ use std::time::Duration;
 
 /// How long either side waits for the other.
 pub const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The longest request line read, in bytes.
+pub const LINE_MAX: usize = 64 * 1024;
+
+/// Connections the control socket holds: per user, and in all.
+pub const LIMITS: Limits = Limits {
+    per_peer: 32,
+    total: 64,
+};
 
 /// One request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -231,22 +250,29 @@ impl Server {
             .map_err(|e| format!("{}: {e}", path.display()))?;
         let stop = Arc::new(AtomicBool::new(false));
         let stop_t = Arc::clone(&stop);
+        let admission = Admission::new("control socket", LIMITS);
         let thread = std::thread::Builder::new()
             .name("ctl".into())
             .spawn(move || {
                 while !stop_t.load(Ordering::SeqCst) {
+                    if !crate::exporter::readable(&listener) {
+                        continue;
+                    }
                     match listener.accept() {
                         Ok((stream, _)) => {
-                            let tx = to_daemon.clone();
-                            // One thread per client: a slow one cannot hold up
-                            // another past its own timeout.
-                            let _ = std::thread::Builder::new()
-                                .name("ctl client".into())
-                                .spawn(move || serve(stream, &tx));
+                            match admission.admit(unix_peer(&stream), Descriptors::own) {
+                                Ok(slot) => {
+                                    let tx = to_daemon.clone();
+                                    // One thread per client: a slow one cannot hold up
+                                    // another past its own timeout.
+                                    let _ = std::thread::Builder::new()
+                                        .name("ctl client".into())
+                                        .spawn(move || serve(stream, &tx, slot));
+                                }
+                                Err(why) => refuse(&stream, &format!("connection refused: {why}")),
+                            }
                         }
-                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                            std::thread::sleep(Duration::from_millis(50));
-                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
                         Err(e) => {
                             eprintln!("ecosched: control socket: {e}");
                             std::thread::sleep(Duration::from_millis(50));
@@ -273,7 +299,46 @@ impl Drop for Server {
     }
 }
 
-fn serve(stream: UnixStream, to_daemon: &mpsc::Sender<Envelope>) {
+/// Answer `why` if the client's buffer takes it at once, and close.
+fn refuse(stream: &UnixStream, why: &str) {
+    if stream.set_nonblocking(true).is_ok() {
+        if let Ok(text) = serde_json::to_string(&Response::err(why)) {
+            let mut out = stream;
+            let _ = out.write(format!("{text}\n").as_bytes());
+        }
+    }
+}
+
+/// One request line, at most [`LINE_MAX`] bytes.
+#[derive(Debug, PartialEq)]
+enum Line {
+    /// A line (without its end).
+    Text(String),
+    /// Longer than the bound: the rest is left unread.
+    TooLong,
+    /// Not UTF-8.
+    NotText,
+    /// Hung up, timed out or failed.
+    Gone,
+}
+
+/// Read one line, never more than [`LINE_MAX`] bytes and its end.
+fn read_line(input: &mut impl BufRead) -> Line {
+    let mut buf = Vec::new();
+    let bound = LINE_MAX as u64 + 1;
+    match input.take(bound).read_until(b'\n', &mut buf) {
+        Ok(0) | Err(_) => Line::Gone,
+        Ok(_) if buf.last() == Some(&b'\n') => {
+            buf.pop();
+            String::from_utf8(buf).map_or(Line::NotText, Line::Text)
+        }
+        Ok(n) if n as u64 >= bound => Line::TooLong,
+        // The client ended the stream within a line.
+        Ok(_) => String::from_utf8(buf).map_or(Line::NotText, Line::Text),
+    }
+}
+
+fn serve(stream: UnixStream, to_daemon: &mpsc::Sender<Envelope>, slot: Slot) {
     if stream.set_nonblocking(false).is_err()
         || stream.set_read_timeout(Some(TIMEOUT)).is_err()
         || stream.set_write_timeout(Some(TIMEOUT)).is_err()
@@ -284,36 +349,48 @@ fn serve(stream: UnixStream, to_daemon: &mpsc::Sender<Envelope>) {
         return;
     };
     let mut out = write_half;
-    for line in BufReader::new(stream).lines() {
-        let Ok(line) = line else {
+    let mut input = BufReader::new(stream);
+    loop {
+        let (response, last) = match read_line(&mut input) {
             // Timed out or hung up: the client is gone.
-            return;
-        };
-        if line.trim().is_empty() {
-            continue;
-        }
-        let response = match serde_json::from_str::<Request>(&line) {
-            Err(e) => Response::err(format!(
-                "bad request {line:?}: {e} (expected e.g. {{\"cmd\":\"status\"}}; commands: status, groups, set-policy, pause, resume, job-start, job-end)"
-            )),
-            Ok(request) => {
-                let (tx, rx) = mpsc::channel();
-                match to_daemon.send((request, tx)) {
-                    Err(_) => Response::err("the daemon is stopping"),
-                    Ok(()) => rx.recv_timeout(TIMEOUT).unwrap_or_else(|_| {
-                        Response::err(format!(
-                            "the daemon did not answer within {} s",
-                            TIMEOUT.as_secs()
-                        ))
-                    }),
-                }
-            }
+            Line::Gone => break,
+            Line::TooLong => (
+                Response::err(format!(
+                    "request line longer than {LINE_MAX} bytes; closing the connection"
+                )),
+                true,
+            ),
+            Line::NotText => (Response::err("the request line is not UTF-8"), false),
+            Line::Text(line) if line.trim().is_empty() => continue,
+            Line::Text(line) => (answer(&line, to_daemon), false),
         };
         let Ok(text) = serde_json::to_string(&response) else {
-            return;
+            break;
         };
-        if writeln!(out, "{text}").is_err() {
-            return;
+        if writeln!(out, "{text}").is_err() || last {
+            break;
+        }
+    }
+    drop(slot);
+}
+
+/// The daemon's answer to one request line.
+fn answer(line: &str, to_daemon: &mpsc::Sender<Envelope>) -> Response {
+    match serde_json::from_str::<Request>(line) {
+        Err(e) => Response::err(format!(
+            "bad request {line:?}: {e} (expected e.g. {{\"cmd\":\"status\"}}; commands: status, groups, set-policy, pause, resume, job-start, job-end)"
+        )),
+        Ok(request) => {
+            let (tx, rx) = mpsc::channel();
+            match to_daemon.send((request, tx)) {
+                Err(_) => Response::err("the daemon is stopping"),
+                Ok(()) => rx.recv_timeout(TIMEOUT).unwrap_or_else(|_| {
+                    Response::err(format!(
+                        "the daemon did not answer within {} s",
+                        TIMEOUT.as_secs()
+                    ))
+                }),
+            }
         }
     }
 }
@@ -345,6 +422,26 @@ mod tests {
     }
 
     #[test]
+    fn lines_are_read_up_to_the_bound() {
+        let read = |bytes: &[u8]| read_line(&mut std::io::Cursor::new(bytes.to_vec()));
+        assert_eq!(
+            read(b"{\"cmd\":\"status\"}\nmore"),
+            Line::Text("{\"cmd\":\"status\"}".into())
+        );
+        assert_eq!(read(b"last"), Line::Text("last".into()));
+        assert_eq!(read(b""), Line::Gone);
+        assert_eq!(read(b"\xff\n"), Line::NotText);
+        let mut exact = vec![b'x'; LINE_MAX];
+        exact.push(b'\n');
+        assert!(matches!(read(&exact), Line::Text(t) if t.len() == LINE_MAX));
+        assert_eq!(read(&vec![b'x'; LINE_MAX + 1]), Line::TooLong);
+        // Only the bound is taken from the stream.
+        let mut input = std::io::Cursor::new(vec![b'y'; 3 * LINE_MAX]);
+        assert_eq!(read_line(&mut input), Line::TooLong);
+        assert_eq!(input.position(), LINE_MAX as u64 + 1);
+    }
+
+    #[test]
     fn a_round_trip_a_bad_line_and_a_silent_daemon() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("ctl.sock");
@@ -370,6 +467,38 @@ mod tests {
         BufReader::new(&s).read_line(&mut line).unwrap();
         let r: Response = serde_json::from_str(&line).unwrap();
         assert!(!r.ok && r.error.unwrap().contains("bad request"));
+        // One user holds at most its share of connections; the next is
+        // told why and closed.
+        let held: Vec<UnixStream> = (0..LIMITS.per_peer)
+            .map(|_| UnixStream::connect(&path).unwrap())
+            .collect();
+        std::thread::sleep(Duration::from_millis(300));
+        let extra = UnixStream::connect(&path).unwrap();
+        let mut line = String::new();
+        BufReader::new(&extra).read_line(&mut line).unwrap();
+        let r: Response = serde_json::from_str(&line).unwrap();
+        assert!(r
+            .error
+            .unwrap()
+            .contains("already holds 32 connections, its limit"));
+        // Their places are given back when they close.
+        drop(held);
+        std::thread::sleep(Duration::from_millis(300));
+        // A line past the bound: an error, then the connection closes.
+        let mut s = UnixStream::connect(&path).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut w = s.try_clone().unwrap();
+        let sender = std::thread::spawn(move || {
+            let _ = w.write_all(&vec![b'x'; 4 * LINE_MAX]);
+        });
+        let mut text = String::new();
+        // The answer, then the end (or a reset: the rest went unread).
+        BufReader::new(&s).read_line(&mut text).unwrap();
+        let mut rest = [0u8; 16];
+        assert!(!matches!(s.read(&mut rest), Ok(n) if n > 0));
+        sender.join().unwrap();
+        let r: Response = serde_json::from_str(text.trim()).unwrap();
+        assert!(r.error.unwrap().contains("longer than 65536 bytes"));
         drop(server);
         assert!(!path.exists());
         assert!(matches!(

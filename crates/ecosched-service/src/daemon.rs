@@ -28,10 +28,11 @@
 
 use crate::config::{self, Config, PolicyChoice, Source};
 use crate::ctl::{self, Envelope, Request, Response};
+use crate::exporter::Exporter;
 use crate::group::{Worker, WorkerContext, WorkerState};
 use crate::history::{History, Record};
 use crate::membership;
-use crate::metrics::{Exporter, MachineSampler, Metrics};
+use crate::metrics::{MachineSampler, Metrics};
 use crate::notify;
 use crate::shutdown::Signals;
 use crate::totals::{GroupTotals, SharedTotals};
@@ -117,6 +118,8 @@ struct Daemon {
     started: Instant,
     power: String,
     exporter: Option<std::net::SocketAddr>,
+    /// Changes a stopped group could not undo: group, what.
+    unrestored: Vec<(String, String)>,
 }
 
 /// Run the daemon with the configuration at `config_path` until a signal
@@ -132,6 +135,16 @@ pub fn run(config_path: &Path) -> Result<(), String> {
         signals.describe().join("; ")
     );
 
+    // Clients' connections are bounded and stop short of a reserve of
+    // descriptors (crate::admission); the rest of the limit is the groups'.
+    match ecosched_linux::limits::raise_nofile() {
+        Ok(l) => eprintln!(
+            "ecosched: open-file limit {} ({} kept from clients)",
+            l.now,
+            crate::admission::reserve(l.now)
+        ),
+        Err(e) => eprintln!("ecosched: open-file limit left as it is: {e}"),
+    }
     restore_predecessors(&config.state_dir)?;
 
     let metrics = Metrics::new();
@@ -172,6 +185,7 @@ pub fn run(config_path: &Path) -> Result<(), String> {
         started: Instant::now(),
         power: sampler.describe(),
         exporter: exporter.as_ref().map(Exporter::addr),
+        unrestored: Vec::new(),
     };
     d.open_history();
     d.reconcile();
@@ -227,8 +241,19 @@ pub fn run(config_path: &Path) -> Result<(), String> {
         d.stop(&name, Some("daemon stopped"));
     }
     drop(exporter);
-    eprintln!("ecosched: stopped; everything restored");
-    Ok(())
+    if d.unrestored.is_empty() {
+        eprintln!("ecosched: stopped; everything restored");
+        return Ok(());
+    }
+    for (group, what) in &d.unrestored {
+        eprintln!("ecosched:   group {group}: could not undo {what}");
+    }
+    Err(format!(
+        "stopped, but {} change(s) could not be undone (listed above); their journals are kept in {}: run `ecosched restore --state-dir {}`",
+        d.unrestored.len(),
+        d.config.state_dir.display(),
+        d.config.state_dir.display()
+    ))
 }
 
 /// Undo the journals of dead ecosched processes, saying so.
@@ -388,7 +413,9 @@ impl Daemon {
     /// answered.
     fn stop(&mut self, name: &str, end: Option<&str>) -> Option<Record> {
         if let Some(m) = self.managed.remove(name) {
-            m.worker.stop();
+            let failed = m.worker.stop();
+            self.unrestored
+                .extend(failed.into_iter().map(|f| (name.to_string(), f)));
         }
         let ended_by = end?;
         if let Some(policies) = self.series_policies.remove(name) {

@@ -60,7 +60,8 @@ pub enum WorkerState {
 pub struct Worker {
     stop: Arc<AtomicBool>,
     state: Arc<Mutex<WorkerState>>,
-    thread: Option<JoinHandle<()>>,
+    /// Its thread, which ends with what it could not undo.
+    thread: Option<JoinHandle<Vec<String>>>,
 }
 
 /// Turn a group name into a file and cgroup name part (`slurm/job_7` →
@@ -99,13 +100,24 @@ impl Worker {
         let thread = std::thread::Builder::new()
             .name(format!("group {name}"))
             .spawn(move || {
-                let result = manage(&name, source, &policy, &ctx, totals, stop_w, &state_w);
+                let mut unrestored = Vec::new();
+                let result = manage(
+                    &name,
+                    source,
+                    &policy,
+                    &ctx,
+                    totals,
+                    stop_w,
+                    &state_w,
+                    &mut unrestored,
+                );
                 if let Err(e) = result {
                     eprintln!("ecosched: group {name}: {e}");
                     if let Ok(mut s) = state_w.lock() {
                         *s = WorkerState::Failed(e);
                     }
                 }
+                unrestored
             });
         let thread = match thread {
             Ok(t) => Some(t),
@@ -131,11 +143,14 @@ impl Worker {
         }
     }
 
-    /// Stop managing and wait until its changes are undone.
-    pub fn stop(mut self) {
+    /// Stop managing and wait until its changes are undone; what could
+    /// not be undone (its journal is kept), one line per change.
+    pub fn stop(mut self) -> Vec<String> {
         self.stop.store(true, Ordering::SeqCst);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
+        match self.thread.take().map(JoinHandle::join) {
+            Some(Ok(unrestored)) => unrestored,
+            Some(Err(_)) => vec!["its thread panicked; its journal is kept".into()],
+            None => Vec::new(),
         }
     }
 }
@@ -148,6 +163,7 @@ fn manage(
     totals: SharedTotals,
     stop: Arc<AtomicBool>,
     state: &Mutex<WorkerState>,
+    unrestored: &mut Vec<String>,
 ) -> Result<(), String> {
     let mut policy = choice.build().map_err(|e| e.to_string())?;
     let tag = tag_of(name);
@@ -182,6 +198,7 @@ fn manage(
             "ecosched: group {name}: could not restore: {f} (journal {} kept; run `ecosched restore`)",
             undo.journal.display()
         );
+        unrestored.push(format!("{f} (journal {})", undo.journal.display()));
     }
     eprintln!(
         "ecosched: group {name}: stopped managing, {} changes undone",

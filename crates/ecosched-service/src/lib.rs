@@ -19,10 +19,12 @@
 //! group ends, is paused, changes policy, or the daemon stops; a daemon
 //! that was killed leaves journals the next one restores at start.
 
+pub mod admission;
 pub mod attribution;
 pub mod config;
 pub mod ctl;
 pub mod daemon;
+pub mod exporter;
 pub mod group;
 pub mod group_cpu;
 pub mod history;
@@ -32,6 +34,7 @@ pub mod labels;
 pub mod membership;
 pub mod metrics;
 pub mod notify;
+pub mod peer;
 pub mod policy_series;
 pub mod power_model;
 pub mod shutdown;

@@ -1,6 +1,6 @@
 //! The OpenMetrics exporter: every series the daemon publishes, declared
 //! once here with its help text, in base units (joules, watts, hertz,
-//! seconds), and served over HTTP (`GET /metrics`).
+//! seconds), and served over HTTP (`GET /metrics`) by [`crate::exporter`].
 //!
 //! | series | labels | from |
 //! |---|---|---|
@@ -38,7 +38,6 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -490,98 +489,6 @@ impl TraceSink for GroupSink {
             .policies
             .record(self.family, &self.group, &step.stats, &mut self.published);
         Ok(())
-    }
-}
-
-/// The HTTP side: `GET /metrics` (and `/`) answer the OpenMetrics text.
-pub struct Exporter {
-    server: Arc<tiny_http::Server>,
-    thread: Option<std::thread::JoinHandle<()>>,
-    addr: SocketAddr,
-}
-
-impl std::fmt::Debug for Exporter {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Exporter")
-            .field("addr", &self.addr)
-            .finish()
-    }
-}
-
-/// The content type of the OpenMetrics text format.
-pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
-
-/// The content type of Prometheus's classic text format.
-pub const CLASSIC_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
-
-impl Exporter {
-    /// Listen on `addr` and serve `metrics` from a thread of its own.
-    pub fn start(addr: SocketAddr, metrics: Metrics) -> Result<Self, String> {
-        let server = tiny_http::Server::http(addr)
-            .map(Arc::new)
-            .map_err(|e| format!("cannot listen on {addr} for the metrics exporter: {e}"))?;
-        let addr = server.server_addr().to_ip().unwrap_or(addr);
-        let serving = Arc::clone(&server);
-        let thread = std::thread::Builder::new()
-            .name("exporter".into())
-            .spawn(move || {
-                for request in serving.incoming_requests() {
-                    let path = request.url().split('?').next().unwrap_or("").to_string();
-                    // Content negotiation: OpenMetrics for whoever asks for
-                    // it (Prometheus does), the classic format otherwise.
-                    let openmetrics = request.headers().iter().any(|h| {
-                        h.field.equiv("Accept")
-                            && h.value.as_str().contains("application/openmetrics-text")
-                    });
-                    let (encoded, content_type) = if openmetrics {
-                        (metrics.encode(), CONTENT_TYPE)
-                    } else {
-                        (metrics.encode_classic(), CLASSIC_CONTENT_TYPE)
-                    };
-                    let response = match (request.method(), path.as_str()) {
-                        (tiny_http::Method::Get, "/metrics" | "/") => match encoded {
-                            Ok(text) => {
-                                let response = tiny_http::Response::from_string(text);
-                                match tiny_http::Header::from_bytes(
-                                    &b"Content-Type"[..],
-                                    content_type.as_bytes(),
-                                ) {
-                                    Ok(h) => response.with_header(h),
-                                    Err(()) => response,
-                                }
-                            }
-                            Err(e) => tiny_http::Response::from_string(format!(
-                                "cannot encode the metrics: {e}\n"
-                            ))
-                            .with_status_code(500),
-                        },
-                        _ => tiny_http::Response::from_string("only GET /metrics is served\n")
-                            .with_status_code(404),
-                    };
-                    // A scraper that hung up is not the daemon's problem.
-                    let _ = request.respond(response);
-                }
-            })
-            .map_err(|e| format!("cannot start the exporter thread: {e}"))?;
-        Ok(Exporter {
-            server,
-            thread: Some(thread),
-            addr,
-        })
-    }
-
-    /// The address it listens on.
-    pub fn addr(&self) -> SocketAddr {
-        self.addr
-    }
-}
-
-impl Drop for Exporter {
-    fn drop(&mut self) {
-        self.server.unblock();
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
     }
 }
 

@@ -25,6 +25,8 @@
 //! - [`daemon`]: `daemon` and `ctl` with systemd's notify protocol, and a
 //!   real Prometheus scraping the exporter;
 //! - [`daemon_scope`]: the daemon's scope, refused changes and signals;
+//! - [`metrics_flood`]: the daemon's exporter and control socket under
+//!   a flood from an unprivileged user, and a huge control line;
 //! - [`daemon_records`]: groups' CPU time of fork-heavy work against the
 //!   kernel's count, `job-end` totals and `ctl history`;
 //! - [`report_browser`]: the HTML reports in headless Chromium;
@@ -52,6 +54,7 @@ mod daemon_scope;
 mod doctor;
 mod emit_machine;
 mod hostile_inputs;
+mod metrics_flood;
 mod patel;
 mod recommend;
 mod report_browser;
