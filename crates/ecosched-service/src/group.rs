@@ -107,8 +107,10 @@ impl Worker {
                     &policy,
                     &ctx,
                     totals,
-                    stop_w,
-                    &state_w,
+                    Link {
+                        stop: stop_w,
+                        state: &state_w,
+                    },
                     &mut unrestored,
                 );
                 if let Err(e) = result {
@@ -155,16 +157,25 @@ impl Worker {
     }
 }
 
+/// A worker thread's link to its [`Worker`]: the flag that stops it and
+/// the state it reports.
+struct Link<'a> {
+    stop: Arc<AtomicBool>,
+    state: &'a Mutex<WorkerState>,
+}
+
+/// Manage the group until told to stop, adding to `unrestored` what its
+/// undo could not put back.
 fn manage(
     name: &str,
     source: Source,
     choice: &PolicyChoice,
     ctx: &WorkerContext,
     totals: SharedTotals,
-    stop: Arc<AtomicBool>,
-    state: &Mutex<WorkerState>,
+    link: Link<'_>,
     unrestored: &mut Vec<String>,
 ) -> Result<(), String> {
+    let Link { stop, state } = link;
     let mut policy = choice.build().map_err(|e| e.to_string())?;
     let tag = tag_of(name);
     // A cgroup group is its cgroup's processes, whose CPU time (where the

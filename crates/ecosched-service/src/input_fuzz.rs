@@ -5,23 +5,12 @@
 
 #![allow(clippy::unwrap_used)]
 
+use ecosched_testkit::fuzz::edit;
 use proptest::prelude::*;
 use std::path::Path;
 
 const CONFIG: &str = include_str!("../../../deploy/ecosched.toml");
 const MODEL: &str = "idle_w_per_core = 0.5\nbusy_static_w_per_core = 1.0\ndynamic_max_w_per_core = 3.0\nuncore_w_per_package = 60.0\nvoltage_slope = 0.3\n";
-
-/// `base` with `cut` bytes from `at` replaced by `insert`.
-fn edit(base: &str, at: usize, cut: usize, insert: &str) -> String {
-    let bound = |i: usize| {
-        (0..=i.min(base.len()))
-            .rev()
-            .find(|&i| base.is_char_boundary(i))
-            .unwrap_or(0)
-    };
-    let (a, b) = (bound(at), bound(at.saturating_add(cut)));
-    format!("{}{}{}", &base[..a], insert, &base[b..])
-}
 
 fn config_located(text: &str) -> Result<(), TestCaseError> {
     if let Err(e) = crate::config::parse(Path::new("fuzz.toml"), text) {

@@ -5,6 +5,7 @@
 //! - [`machines`]: hand-built topologies of the papers' machines and of
 //!   synthetic ones, for policy and platform tests;
 //! - [`snapshots`]: snapshots built task by task, for policy tests;
+//! - [`fuzz`]: mutations of valid input files, for property tests;
 //! - [`live`]: reading this machine's processes, affinity and cgroups, for
 //!   the live tier (tests that need root).
 //!
@@ -12,6 +13,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod fuzz;
 pub mod live;
 pub mod machines;
 pub mod snapshots;

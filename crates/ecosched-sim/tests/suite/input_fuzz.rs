@@ -8,6 +8,7 @@
 use ecosched_model::Calibration;
 use ecosched_sim::scenario::parse_toml;
 use ecosched_sim::{Machine, MachineSpec, Scenario};
+use ecosched_testkit::fuzz::edit;
 use proptest::prelude::*;
 
 const SCENARIOS: &[&str] = &[
@@ -32,18 +33,6 @@ fn calibration_file() -> String {
     Q6600[start..end]
         .replace("[calibration]\n", "")
         .replace("[calibration.activity]", "[activity]")
-}
-
-/// `base` with `cut` bytes from `at` replaced by `insert`.
-fn edit(base: &str, at: usize, cut: usize, insert: &str) -> String {
-    let bound = |i: usize| {
-        (0..=i.min(base.len()))
-            .rev()
-            .find(|&i| base.is_char_boundary(i))
-            .unwrap_or(0)
-    };
-    let (a, b) = (bound(at), bound(at.saturating_add(cut)));
-    format!("{}{}{}", &base[..a], insert, &base[b..])
 }
 
 /// An edit that TOML-shaped text is likely to meet: numbers huge and tiny,

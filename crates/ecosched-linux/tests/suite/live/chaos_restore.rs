@@ -97,7 +97,8 @@ fn observe(root: &Path, pids: &[u32]) -> Observed {
     }
 }
 
-/// cgroup directories a worker made (named `chaos-<pid>` or below).
+/// cgroup directories a worker made (named `ecosched-chaos-<pid>` or
+/// below: `restore` acts only within cgroups named `ecosched…-<pid>`).
 fn chaos_dirs() -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut stack = vec![PathBuf::from("/sys/fs/cgroup")];
@@ -111,7 +112,10 @@ fn chaos_dirs() -> Vec<PathBuf> {
                 continue;
             }
             let path = e.path();
-            if e.file_name().to_string_lossy().starts_with("chaos-") {
+            if e.file_name()
+                .to_string_lossy()
+                .starts_with("ecosched-chaos-")
+            {
                 found.push(path);
             } else {
                 stack.push(path);
@@ -300,9 +304,9 @@ pub fn worker() {
     let mounts = MountTable::read(&root).expect("mount table");
     let mount = CpusetMount::find(&mounts, &root).expect("cpuset mount");
     let v2 = mount.version == Version::V2;
-    let cpuset = ManagedCpuset::create(&mut journal, mount, "chaos").expect("cpuset");
+    let cpuset = ManagedCpuset::create(&mut journal, mount, "ecosched-chaos").expect("cpuset");
     let mut runner = GangRunner::default();
-    let base_name = format!("chaos-{}", std::process::id());
+    let base_name = format!("ecosched-chaos-{}", std::process::id());
     for round in 0u64.. {
         let cpu = cpus[(round as usize) % ncpus];
         for t in &tasks {

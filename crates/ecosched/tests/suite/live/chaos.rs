@@ -27,6 +27,7 @@ use crate::support::chaos::{
     cgroups_named, journal_records, not_undone, processes_with_arg, processes_with_env,
     task_not_back,
 };
+use crate::support::daemon::named;
 use crate::support::{ecosched_command, json, leftovers};
 use ecosched_testkit::live::{allowed_list, busy_turn, has_exited, wait_for, Reap};
 use rand::{RngExt, SeedableRng};
@@ -292,24 +293,6 @@ fn run_killed_at_random_moments_is_restored_every_time_for_every_policy_here() {
     tally.finish("run", 50);
 }
 
-/// A copy of `sleep` named `name` in `dir`, started: a process a daemon
-/// group matches by command name and no other test has.
-fn named_sleeper(dir: &Path, name: &str, token: &str) -> std::process::Child {
-    let exe = dir.join(name);
-    std::fs::copy("/bin/sleep", &exe).unwrap();
-    // Another thread forking while the copy was open for writing makes
-    // exec fail with ETXTBSY for a moment.
-    for _ in 0..50 {
-        match Command::new(&exe).arg(token).spawn() {
-            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
-                std::thread::sleep(Duration::from_millis(20))
-            }
-            other => return other.unwrap(),
-        }
-    }
-    panic!("{} stayed busy", exe.display())
-}
-
 #[test]
 #[ignore = "live: root (cgroups, other processes' affinity), two online CPUs"]
 fn a_daemon_killed_while_managing_a_group_is_restored_for_every_policy_here() {
@@ -324,7 +307,7 @@ fn a_daemon_killed_while_managing_a_group_is_restored_for_every_policy_here() {
     {
         let dir = tempfile::tempdir().unwrap();
         let token = format!("{}.{}", 800 + tally.kills, std::process::id());
-        let mut sleeper = named_sleeper(dir.path(), &name, &token);
+        let mut sleeper = named(dir.path(), "/bin/sleep", &name, &[token.as_str()]);
         let task = format!("{name}:{}", sleeper.id());
         let params: Vec<String> = params
             .iter()

@@ -5,45 +5,13 @@
 //! `scripts/prometheus-check`, a real Prometheus scraping it. Needs root
 //! (another process's affinity) and two online CPUs, as CI has.
 
+use crate::support::daemon::{ctl, sleeper};
 use crate::support::{ecosched_command, ecosched_path};
 use ecosched_testkit::live::{allowed_list, wait_for};
 use std::os::unix::net::UnixDatagram;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
-
-/// `ecosched ctl --socket SOCKET ARGS…`: success, stdout and stderr.
-fn ctl(socket: &Path, args: &[&str]) -> (bool, String, String) {
-    let out = ecosched_command()
-        .arg("ctl")
-        .arg("--socket")
-        .arg(socket)
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-/// A process named `name` (a copy of `sleep`), to be managed.
-fn demo(dir: &Path, name: &str) -> Child {
-    let exe = dir.join(name);
-    std::fs::copy("/bin/sleep", &exe).unwrap();
-    // Another test thread forking while the copy was open for writing
-    // makes exec fail with ETXTBSY for a moment.
-    for _ in 0..50 {
-        match Command::new(&exe).arg("300").spawn() {
-            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
-                std::thread::sleep(Duration::from_millis(20))
-            }
-            other => return other.unwrap(),
-        }
-    }
-    panic!("{} stayed busy", exe.display())
-}
 
 /// A daemon configuration under `dir` with one group, `demo`: the
 /// processes named `command`, confined by `static` to `cpus`.
@@ -61,7 +29,7 @@ fn config(dir: &Path, command: &str, cpus: &str) -> String {
 #[ignore = "live: root, two online CPUs"]
 fn notifies_systemd_and_restores_on_sigterm() {
     let dir = tempfile::tempdir().unwrap();
-    let mut sleeper = demo(dir.path(), "svc-t-notify");
+    let mut sleeper = sleeper(dir.path(), "svc-t-notify");
     let before = allowed_list(sleeper.id()).unwrap();
     std::fs::write(
         dir.path().join("c.toml"),
@@ -118,7 +86,7 @@ fn notifies_systemd_and_restores_on_sigterm() {
 #[ignore = "live: root, two online CPUs"]
 fn ctl_reload_and_a_dead_predecessor() {
     let dir = tempfile::tempdir().unwrap();
-    let mut sleeper = demo(dir.path(), "svc-t-ctl");
+    let mut sleeper = sleeper(dir.path(), "svc-t-ctl");
     let pid = sleeper.id();
     let before = allowed_list(pid).unwrap();
     let conf = dir.path().join("c.toml");

@@ -7,8 +7,10 @@
 //! groups ended, from the daemon and from the store's file. Needs root
 //! (cgroups), the v1 `cpuset` and `cpuacct` hierarchies and stress-ng.
 
+use crate::support::daemon::{self, signal, Daemon};
 use crate::support::ecosched_command;
 use ecosched_testkit::live::wait_for;
+use nix::sys::signal::Signal;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,20 +19,10 @@ use std::time::Duration;
 const CPUSET: &str = "/sys/fs/cgroup/cpuset";
 const CPUACCT: &str = "/sys/fs/cgroup/cpuacct";
 
+/// `ctl`'s output, the command asserted to succeed.
 fn ctl(socket: &Path, args: &[&str]) -> String {
-    let out = ecosched_command()
-        .arg("ctl")
-        .arg("--socket")
-        .arg(socket)
-        .args(args)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "ctl {args:?}: {stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (ok, stdout, stderr) = daemon::ctl(socket, args);
+    assert!(ok, "ctl {args:?}: {stdout}{stderr}");
     stdout
 }
 
@@ -77,39 +69,23 @@ impl Drop for Cgroups {
     }
 }
 
-/// A daemon started by a test, stopped with `SIGTERM` (restoring what it
-/// changed) when the test ends, a failed one included.
-struct Daemon(std::process::Child);
-
-impl Daemon {
-    fn start(conf: &Path, log: &Path) -> Self {
-        Daemon(
-            ecosched_command()
-                .args(["daemon", "--config"])
-                .arg(conf)
-                .stdout(std::process::Stdio::null())
-                .stderr(std::fs::File::create(log).unwrap())
-                .spawn()
-                .unwrap(),
-        )
-    }
-
-    /// Stop it; whether it exited cleanly.
-    fn stop(&mut self) -> bool {
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(self.0.id() as i32),
-            nix::sys::signal::Signal::SIGTERM,
-        );
-        self.0.wait().is_ok_and(|s| s.success())
-    }
+/// A daemon on `conf`, its log in `log`.
+fn start_daemon(conf: &Path, log: &Path) -> Daemon {
+    Daemon(
+        ecosched_command()
+            .args(["daemon", "--config"])
+            .arg(conf)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(log).unwrap())
+            .spawn()
+            .unwrap(),
+    )
 }
 
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        if matches!(self.0.try_wait(), Ok(None)) {
-            self.stop();
-        }
-    }
+/// Stop `daemon` with `SIGTERM`; whether it exited cleanly.
+fn stop(daemon: &mut Daemon) -> bool {
+    signal(&daemon.0, Signal::SIGTERM);
+    daemon.0.wait().is_ok_and(|s| s.success())
 }
 
 fn within_5_percent(what: &str, counted: f64, truth: f64) {
@@ -159,7 +135,7 @@ fn fork_heavy_groups_are_counted_and_their_records_outlive_them() {
     .unwrap();
     std::fs::create_dir(&state).unwrap();
     let log = dir.path().join("daemon.log");
-    let mut daemon = Daemon::start(&conf, &log);
+    let mut daemon = start_daemon(&conf, &log);
     wait_for("the control socket", Duration::from_secs(20), || {
         socket.exists()
     });
@@ -232,7 +208,7 @@ fn fork_heavy_groups_are_counted_and_their_records_outlive_them() {
 
     // Stopping the daemon ends the named group: its record is kept too,
     // and the store's file answers without a daemon.
-    assert!(daemon.stop());
+    assert!(stop(&mut daemon));
     let out = ecosched_command()
         .args(["ctl", "history", "--json", "--state-dir"])
         .arg(&state)
@@ -287,7 +263,7 @@ fn a_corrupt_store_is_named_and_runs_keep_their_records() {
     )
     .unwrap();
     let log = dir.path().join("daemon.log");
-    let mut daemon = Daemon::start(&conf, &log);
+    let mut daemon = start_daemon(&conf, &log);
     wait_for("the control socket", Duration::from_secs(20), || {
         socket.exists()
     });
@@ -302,7 +278,7 @@ fn a_corrupt_store_is_named_and_runs_keep_their_records() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{err}");
     assert!(err.contains(&state.display().to_string()), "{err}");
-    assert!(daemon.stop());
+    assert!(stop(&mut daemon));
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(
         text.contains(&format!(

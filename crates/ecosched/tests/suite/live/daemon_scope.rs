@@ -6,47 +6,15 @@
 //! it running. Needs root (cgroup v1 cpusets, another process's affinity)
 //! and two online CPUs, as CI has.
 
+use crate::support::daemon::{ctl, exited, named, signal};
 use crate::support::ecosched_command;
 use ecosched_testkit::live::{allowed_list, stat_fields, wait_for};
 use nix::sys::signal::Signal;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 const CPUSET: &str = "/sys/fs/cgroup/cpuset";
-
-/// `ecosched ctl --socket SOCKET ARGS…`: success, stdout and stderr.
-fn ctl(socket: &Path, args: &[&str]) -> (bool, String, String) {
-    let out = ecosched_command()
-        .arg("ctl")
-        .arg("--socket")
-        .arg(socket)
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-/// A copy of `program` named `name` in `dir`, started with `args`.
-fn named(dir: &Path, program: &str, name: &str, args: &[&str]) -> Child {
-    let exe = dir.join(name);
-    std::fs::copy(program, &exe).unwrap();
-    // Another test thread forking while the copy was open for writing
-    // makes exec fail with ETXTBSY for a moment.
-    for _ in 0..50 {
-        match Command::new(&exe).args(args).stdout(Stdio::null()).spawn() {
-            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
-                std::thread::sleep(Duration::from_millis(20))
-            }
-            other => return other.unwrap(),
-        }
-    }
-    panic!("{} stayed busy", exe.display())
-}
 
 /// The `[daemon]` table of a test daemon whose files are under `dir`.
 fn daemon_table(dir: &Path) -> String {
@@ -101,22 +69,6 @@ fn start_daemon(dir: &Path) -> Daemon {
 
 fn log_of(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("daemon.log")).unwrap_or_default()
-}
-
-fn signal(child: &Child, sig: Signal) {
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), sig).unwrap();
-}
-
-/// Wait up to 10 s for `child` to exit.
-fn exited(child: &mut Child) -> Option<std::process::ExitStatus> {
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(10) {
-        if let Some(s) = child.try_wait().unwrap() {
-            return Some(s);
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    None
 }
 
 /// The cpuset cgroup of `pid` (as `/proc/<pid>/cpuset` names it).

@@ -10,43 +10,16 @@
 //! memory following it. Needs root, python3 and util-linux's `setpriv`
 //! and `prlimit`.
 
+use crate::support::daemon::{signal, sleeper, Daemon};
 use crate::support::{ecosched_command, ecosched_path};
 use ecosched_testkit::live::{allowed_list, wait_for};
+use nix::sys::signal::Signal;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// A process named `name` (a copy of `sleep`), to be managed.
-fn demo(dir: &Path, name: &str) -> Child {
-    let exe = dir.join(name);
-    if !exe.exists() {
-        std::fs::copy("/bin/sleep", &exe).unwrap();
-    }
-    for _ in 0..50 {
-        match Command::new(&exe).arg("300").spawn() {
-            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
-                std::thread::sleep(Duration::from_millis(20))
-            }
-            other => return other.unwrap(),
-        }
-    }
-    panic!("{} stayed busy", exe.display())
-}
-
-/// A daemon that is stopped (`SIGTERM`) if a test fails while it runs.
-struct Daemon(Child);
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        if let Ok(None) = self.0.try_wait() {
-            sigterm(&self.0);
-            let _ = self.0.wait();
-        }
-    }
-}
 
 /// A daemon under `dir` managing the processes named `command` with
 /// `static` on CPU 0, its exporter on a port of the kernel's choosing.
@@ -118,14 +91,6 @@ fn scrape(addr: SocketAddr, deadline: Duration) -> Result<String, String> {
     Ok(text)
 }
 
-fn sigterm(p: &Child) {
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(p.id() as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    )
-    .unwrap();
-}
-
 /// A `/proc/PID/status` field in kB.
 fn status_kb(pid: u32, field: &str) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
@@ -141,7 +106,7 @@ fn status_kb(pid: u32, field: &str) -> u64 {
 fn a_flood_from_nobody_starves_neither_scrapes_nor_groups() {
     let dir = tempfile::tempdir().unwrap();
     let name = "svc-t-flood";
-    let first = demo(dir.path(), name);
+    let first = sleeper(dir.path(), name);
     let before = allowed_list(first.id()).unwrap();
     let mut daemon = start_daemon(dir.path(), name);
     wait_for("the group to be confined", Duration::from_secs(10), || {
@@ -189,7 +154,7 @@ fn a_flood_from_nobody_starves_neither_scrapes_nor_groups() {
         most_fds = most_fds.max(fds);
         // Halfway, a process joins the group: the daemon opens its files.
         if second.is_none() && start.elapsed() > Duration::from_secs(2) {
-            second = Some(demo(dir.path(), name));
+            second = Some(sleeper(dir.path(), name));
         }
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -219,7 +184,7 @@ fn a_flood_from_nobody_starves_neither_scrapes_nor_groups() {
     };
     assert!(ok && groups.contains("running"), "{groups}");
 
-    sigterm(&daemon.0);
+    signal(&daemon.0, Signal::SIGTERM);
     let status = daemon.0.wait().unwrap();
     let text = log(dir.path());
     assert!(status.success(), "{status}: {text}");
@@ -284,7 +249,7 @@ fn a_huge_control_line_is_refused_in_bounded_memory() {
         .output()
         .unwrap();
     assert!(out.status.success());
-    sigterm(&daemon.0);
+    signal(&daemon.0, Signal::SIGTERM);
     assert!(daemon.0.wait().unwrap().success());
 }
 
@@ -299,39 +264,31 @@ fn sigterm_names_what_it_could_not_undo() {
     assert!(cpuset.join("tasks").exists(), "needs cgroup v1's cpuset");
     let dir = tempfile::tempdir().unwrap();
     let name = "svc-t-left";
-    let mut sleeper = demo(dir.path(), name);
-    let home = cpuset.join(format!("ecosched-t-left-{}", std::process::id()));
-    std::fs::create_dir(&home).unwrap();
-    for file in ["cpuset.cpus", "cpuset.mems"] {
-        let parent = std::fs::read_to_string(cpuset.join(file)).unwrap();
-        std::fs::write(home.join(file), parent.trim()).unwrap();
-    }
-    std::fs::write(home.join("tasks"), sleeper.id().to_string()).unwrap();
+    let mut sleeper = sleeper(dir.path(), name);
     let mut daemon = start_daemon(dir.path(), name);
     wait_for("the group to be confined", Duration::from_secs(10), || {
         allowed_list(sleeper.id()).unwrap() == "0"
     });
-    wait_for(
-        "the process to leave its cgroup",
-        Duration::from_secs(5),
-        || {
-            std::fs::read_to_string(home.join("tasks"))
-                .unwrap()
-                .trim()
-                .is_empty()
-        },
-    );
-    std::fs::remove_dir(&home).unwrap();
-    sigterm(&daemon.0);
+    // The group's cpuset, which the daemon made and must remove at the
+    // end, gets a child cgroup the daemon knows nothing of: the removal
+    // fails (the kernel keeps a cgroup with children).
+    let own = std::fs::read_to_string(format!("/proc/{}/cpuset", sleeper.id())).unwrap();
+    let group = cpuset.join(own.trim().trim_start_matches('/'));
+    assert!(group != cpuset, "the group's process is in the root cpuset");
+    let child = group.join("not-ecosched");
+    std::fs::create_dir(&child).unwrap();
+    signal(&daemon.0, Signal::SIGTERM);
     let status = daemon.0.wait().unwrap();
     let text = log(dir.path());
     sleeper.kill().unwrap();
     let _ = sleeper.wait();
+    let _ = std::fs::remove_dir(&child);
+    let _ = std::fs::remove_dir(&group);
     assert!(!status.success(), "{text}");
     assert!(!text.contains("everything restored"), "{text}");
     assert!(text.contains("group demo: could not undo"), "{text}");
     assert!(
-        text.contains(&home.display().to_string()),
+        text.contains(&group.display().to_string()),
         "the change is named: {text}"
     );
     assert!(text.contains("ecosched restore --state-dir"), "{text}");

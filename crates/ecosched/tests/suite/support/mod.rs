@@ -8,6 +8,7 @@
 
 pub mod av_sort;
 pub mod chaos;
+pub mod daemon;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
