@@ -167,7 +167,7 @@ mod tests {
         assert!(e.contains("wca cannot run on this machine"), "{e}");
         let e = m.judge(&choice("patel1", &[])).unwrap_err();
         assert!(e.contains("patel1"), "{e}");
-        // With the counters it needs, wca passes.
+        // With the counters it needs, wca is accepted.
         let mut with = vm();
         with.capabilities.counters = [
             CounterKind::Instructions,

@@ -6,6 +6,7 @@
 //!   synthetic ones, for policy and platform tests;
 //! - [`snapshots`]: snapshots built task by task, for policy tests;
 //! - [`fuzz`]: mutations of valid input files, for property tests;
+//! - [`trees`]: writable copies of recorded machine trees;
 //! - [`live`]: reading this machine's processes, affinity and cgroups, for
 //!   the live tier (tests that need root).
 //!
@@ -17,3 +18,4 @@ pub mod fuzz;
 pub mod live;
 pub mod machines;
 pub mod snapshots;
+pub mod trees;

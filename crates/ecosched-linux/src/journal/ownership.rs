@@ -1,5 +1,5 @@
 //! Which cgroup records of a journal name what its own run made. A journal
-//! that passes [`crate::journal::trust`] (root's file, root's directory,
+//! that [`crate::journal::trust`] accepts (root's file, root's directory,
 //! known file names) could still have been planted by anyone who can make
 //! root write a file, and then freeze, move or remove any cgroup on the
 //! machine. So a dead run's journal is acted on only within the cgroups it

@@ -124,6 +124,7 @@ impl MeterInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ecosched_testkit::trees::copy_tree;
 
     fn thinkpad() -> std::path::PathBuf {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -156,19 +157,5 @@ mod tests {
         assert_eq!(e.system_j, Some(12.5));
         assert_eq!(e.package_j, Some(9.0));
         assert_eq!(e.dram_j, Some(0.0));
-    }
-
-    fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
-        for entry in std::fs::read_dir(from).unwrap() {
-            let entry = entry.unwrap();
-            let target = to.join(entry.file_name());
-            let kind = entry.file_type().unwrap();
-            if kind.is_dir() {
-                std::fs::create_dir_all(&target).unwrap();
-                copy_tree(&entry.path(), &target);
-            } else {
-                std::fs::copy(entry.path(), &target).unwrap();
-            }
-        }
     }
 }

@@ -145,7 +145,7 @@ pub fn ab(args: &AbArgs) -> Result<Outcome> {
 }
 
 /// A run ends by SIGINT or SIGTERM when `ab` was interrupted (a run
-/// passes the signal on to its command after undoing its changes): the
+/// hands the signal on to its command after undoing its changes): the
 /// sequence stops there rather than go on without the user.
 fn stop_if_interrupted(r: &runner::RunRecord) -> Result<()> {
     use nix::sys::signal::Signal;

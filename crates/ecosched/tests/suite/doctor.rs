@@ -6,6 +6,7 @@
 //! text output has each section.
 
 use crate::support::{ecosched, json};
+use ecosched_testkit::trees::copy_tree;
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -154,20 +155,6 @@ fn the_text_report_has_every_section() {
         .output()
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
-}
-
-/// Copy the tree `from` into `to`.
-fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 #[test]

@@ -9,21 +9,7 @@ use ecosched_linux::platform::apply_frequency;
 use ecosched_linux::FsRoot;
 use ecosched_model::FreqSetting;
 use ecosched_policy::Params;
-use std::path::Path;
-
-/// Copy the directory tree `from` into `to`.
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
-}
+use ecosched_testkit::trees::copy_tree;
 
 /// On Linux Patel's frequencies are set with the userspace governor or
 /// min=max pinning, journalled: `patel2`'s cpusets on the Xeon E5345 /

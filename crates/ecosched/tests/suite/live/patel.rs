@@ -302,7 +302,7 @@ fn patel2_moves_processes_of_different_nice_values_between_cpusets() {
     assert!(confine.is_some_and(|c| c.contains("NOT set")), "{notes:?}");
 
     // The end of the run (`stop`: SIGTERM to every process of the run,
-    // as `run` passes a signal on) ends every loop, and undoes everything.
+    // as `run` hands a signal on) ends every loop, and undoes everything.
     let end = platform.finish(true).unwrap();
     assert!(end.restore.failed.is_empty(), "{:?}", end.restore);
     for &p in history.keys() {

@@ -5,8 +5,8 @@
 //! (cgroups) and at least two online CPUs, as CI has.
 
 use crate::support::{
-    assert_left_nothing, ecosched_as_nobody, ecosched_command, leftovers, run_with_calibration,
-    MEASURE_ONLY,
+    assert_left_nothing, ecosched_as_nobody, ecosched_command, leftovers, measure_only_run,
+    run_with_calibration, MEASURE_ONLY,
 };
 use ecosched_testkit::live::{allowed_list, descendants, wait_for};
 use std::path::Path;
@@ -101,18 +101,8 @@ fn a_pinning_policy_confines_every_process_of_the_command_and_the_summary_follow
 #[ignore = "live: a real `ecosched run` on this machine"]
 fn run_exits_with_the_commands_status_and_json_uses_the_sim_field_names() {
     let state = tempfile::tempdir().unwrap();
-    let out = ecosched_command()
-        .args([
-            "run",
-            "--policy",
-            "placed",
-            "--param",
-            "map=ecosched-no-task@0",
-            "--json",
-            "--interval-ms",
-            "50",
-            "--state-dir",
-        ])
+    let out = measure_only_run()
+        .args(["--json", "--interval-ms", "50", "--state-dir"])
         .arg(state.path())
         .args(["--", "sh", "-c", "sleep 0.3; exit 7"])
         .output()
@@ -462,15 +452,8 @@ fn an_unknown_event_in_the_config_stops_the_run_before_it_starts() {
     let config = dir.path().join("run.toml");
     std::fs::write(&config, "[events]\nlines_in = \"L2_LINES_INN:ALL\"\n").unwrap();
     let marker = dir.path().join("started");
-    let out = ecosched_command()
-        .args([
-            "run",
-            "--policy",
-            "placed",
-            "--param",
-            "map=ecosched-no-task@0",
-            "--config",
-        ])
+    let out = measure_only_run()
+        .args(["--config"])
         .arg(&config)
         .arg("--state-dir")
         .arg(dir.path().join("state"))

@@ -2,7 +2,7 @@
 //! threads than the open-file limit covers, a dead run's journal met by a
 //! later run, and a state directory others could write. Real processes; root, as the other `run` tests.
 
-use crate::support::{ecosched_command, ecosched_path, leftovers, DEAD_JOURNAL};
+use crate::support::{ecosched_command, ecosched_path, leftovers, measure_only_run, DEAD_JOURNAL};
 use std::os::unix::fs::PermissionsExt;
 use std::process::Command;
 
@@ -47,15 +47,8 @@ fn threads_beyond_the_open_file_limit_are_counted_in_the_table() {
     assert!(line.contains("no longer observed"), "{line}");
 
     // With the default limits the same program is observed whole.
-    let out = ecosched_command()
-        .args([
-            "run",
-            "--policy",
-            "placed",
-            "--param",
-            "map=ecosched-no-task@0",
-            "--state-dir",
-        ])
+    let out = measure_only_run()
+        .args(["--state-dir"])
         .arg(state.path())
         .args(["--", "python3", "-c", &threads(400, 1.5)])
         .output()
@@ -75,15 +68,8 @@ fn a_later_run_warns_about_a_dead_runs_journal_and_restore_clears_it() {
     let state = tempfile::tempdir().unwrap();
     std::fs::write(state.path().join("journal-4194311.jsonl"), DEAD_JOURNAL).unwrap();
     std::fs::write(state.path().join("hint-4194311"), "3\n").unwrap();
-    let out = ecosched_command()
-        .args([
-            "run",
-            "--policy",
-            "placed",
-            "--param",
-            "map=ecosched-no-task@0",
-            "--state-dir",
-        ])
+    let out = measure_only_run()
+        .args(["--state-dir"])
         .arg(state.path())
         .args(["--", "true"])
         .output()
@@ -113,15 +99,8 @@ fn a_later_run_warns_about_a_dead_runs_journal_and_restore_clears_it() {
 fn run_makes_a_missing_state_dir_0700_and_refuses_a_world_writable_one() {
     let tmp = tempfile::tempdir().unwrap();
     let state = tmp.path().join("state");
-    let out = ecosched_command()
-        .args([
-            "run",
-            "--policy",
-            "placed",
-            "--param",
-            "map=ecosched-no-task@0",
-            "--state-dir",
-        ])
+    let out = measure_only_run()
+        .args(["--state-dir"])
         .arg(&state)
         .args(["--", "true"])
         .output()
@@ -134,15 +113,8 @@ fn run_makes_a_missing_state_dir_0700_and_refuses_a_world_writable_one() {
     let mode = std::fs::metadata(&state).unwrap().permissions().mode() & 0o7777;
     assert_eq!(mode, 0o700);
     std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o777)).unwrap();
-    let out = ecosched_command()
-        .args([
-            "run",
-            "--policy",
-            "placed",
-            "--param",
-            "map=ecosched-no-task@0",
-            "--state-dir",
-        ])
+    let out = measure_only_run()
+        .args(["--state-dir"])
         .arg(&state)
         .args(["--", "true"])
         .output()

@@ -4,7 +4,7 @@
 //! run that keeps forking all at once, so no process escapes it. Real
 //! processes; root (cgroups), as the other `run` tests.
 
-use crate::support::{ecosched_command, leftovers};
+use crate::support::{ecosched_command, leftovers, measure_only_run};
 use ecosched_testkit::live::{allowed_list, descendants, has_exited, wait_for};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -202,14 +202,10 @@ fn sigterm_ends_a_forking_chain_that_ignores_it_with_nothing_escaping() {
     for trial in 0..2 {
         let marker = format!("ECOSCHED_CHAIN={}-{trial}", std::process::id());
         let state = dir.path().join(format!("state-{trial}"));
-        let mut eco = ecosched_command()
-            .args(["run", "--state-dir"])
+        let mut eco = measure_only_run()
+            .arg("--state-dir")
             .arg(&state)
             .args([
-                "--policy",
-                "placed",
-                "--param",
-                "map=ecosched-no-task@0",
                 "--",
                 "bash",
                 "-c",

@@ -71,6 +71,14 @@ pub fn stderr(o: &Output) -> String {
 /// need cpufreq, which a VM often lacks.
 pub const MEASURE_ONLY: &[&str] = &["placed", "--param", "map=ecosched-no-task@0"];
 
+/// `ecosched run --policy` [`MEASURE_ONLY`], for the caller to add the
+/// rest of the command line.
+pub fn measure_only_run() -> Command {
+    let mut command = ecosched_command();
+    command.args(["run", "--policy"]).args(MEASURE_ONLY);
+    command
+}
+
 /// The hand-written recording of a dual Xeon E5345 with acpi-cpufreq,
 /// kept with `ecosched-linux`'s test data.
 pub fn e5345_tree() -> PathBuf {
