@@ -34,6 +34,7 @@ pub mod pmu;
 pub mod power;
 pub mod procfs;
 pub mod pstate;
+pub mod run_cost;
 pub mod runcgroup;
 pub mod signals;
 pub mod spawn;

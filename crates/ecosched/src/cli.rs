@@ -381,9 +381,28 @@ pub struct ObserveBenchArgs {
     /// policies' own is 1000).
     #[arg(long, value_name = "MS", default_value_t = 1000)]
     pub interval_ms: u64,
+    /// Policies whose whole `ecosched run` is measured watching --tasks
+    /// sleeping threads, each at its own interval: a row each (`static`
+    /// confines to every online CPU). `none` measures no run.
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "hilo,performance,static"
+    )]
+    pub policies: Vec<String>,
+    /// Length of each policy's measured window, s (after 3 s to settle).
+    #[arg(long, value_name = "S", default_value_t = 10)]
+    pub seconds: u64,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// Be the process a measured run watches: this many sleeping threads.
+    #[arg(long, value_name = "N", hide = true)]
+    pub hold_threads: Option<usize>,
+    /// How long --hold-threads sleeps, s.
+    #[arg(long, value_name = "S", hide = true, default_value_t = 60)]
+    pub hold_s: u64,
 }
 
 /// `ecosched policies`.

@@ -379,11 +379,16 @@ pub fn bench_observe(args: &ObserveBenchArgs) -> Result<Outcome> {
     if args.interval_ms == 0 {
         return Err(UsageError("--interval-ms must be at least 1".into()).into());
     }
+    if let Some(n) = args.hold_threads {
+        ecosched_linux::run_cost::hold_threads(n, std::time::Duration::from_secs(args.hold_s))?;
+        return Ok(Outcome::ok(String::new()));
+    }
     let interval = std::time::Duration::from_millis(args.interval_ms);
     let cost = ecosched_linux::bench::observe_cost(args.tasks, args.rounds, interval)
         .context("measuring the observation cost")?;
+    let policies = policy_costs(args)?;
     let stdout = if args.json {
-        output::json(&cost)?
+        output::json(&serde_json::json!({ "reads": cost, "policies": policies }))?
     } else {
         let mut t = Table::plain(&[Align::Left, Align::Right]);
         t.row(["tasks observed".to_string(), count(cost.tasks as u64)]);
@@ -422,9 +427,85 @@ pub fn bench_observe(args: &ObserveBenchArgs) -> Result<Outcome> {
             "perf software counters".to_string(),
             cost.software_counters.to_string(),
         ]);
-        t.render()
+        let mut out = t.render();
+        if !policies.is_empty() {
+            let mut p = Table::plain(&[Align::Left, Align::Right, Align::Right]);
+            p.row([
+                format!(
+                    "`ecosched run` watching {} sleeping threads, {} s",
+                    args.tasks, args.seconds
+                ),
+                "interval (ms)".to_string(),
+                "share of one core (%)".to_string(),
+            ]);
+            let mut refusals = String::new();
+            for row in &policies {
+                let share = match (&row.cpu_percent, &row.refused) {
+                    (Some(pct), _) => format!("{pct:.3}"),
+                    (None, why) => {
+                        refusals.push_str(&format!(
+                            "{}: cannot run here: {}\n",
+                            row.policy,
+                            why.as_deref().unwrap_or("?")
+                        ));
+                        "-".to_string()
+                    }
+                };
+                let name = std::iter::once(row.policy.clone())
+                    .chain(row.params.iter().cloned())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                p.row([name, num(row.interval_ms), share]);
+            }
+            out.push('\n');
+            out.push_str(&p.render());
+            out.push_str(&refusals);
+        }
+        out
     };
     Ok(Outcome::ok(stdout))
+}
+
+/// The rows of `bench observe --policies`: each policy's whole run
+/// measured at its own interval.
+fn policy_costs(args: &ObserveBenchArgs) -> Result<Vec<ecosched_linux::run_cost::PolicyCost>> {
+    let names: Vec<&String> = args.policies.iter().filter(|p| *p != "none").collect();
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    if args.seconds == 0 {
+        return Err(UsageError("--seconds must be at least 1".into()).into());
+    }
+    let exe = std::env::current_exe().context("finding this program to run it")?;
+    let online = FsRoot::live()
+        .read("sys/devices/system/cpu/online", "online CPUs")
+        .context("reading the online CPUs for `static`")?;
+    let state = std::env::temp_dir().join(format!("ecosched-bench-observe-{}", std::process::id()));
+    let mut rows = Vec::new();
+    for name in names {
+        let params: Vec<String> = if name == "static" {
+            vec![format!("cpus={online}")]
+        } else {
+            Vec::new()
+        };
+        let parsed = ecosched_policy::Params::parse(params.iter().map(String::as_str))?;
+        let interval = ecosched_policy::catalogue::build(name, &parsed)
+            .map_err(|e| UsageError(format!("--policies: {e}")))?
+            .interval();
+        let row = ecosched_linux::run_cost::policy_cost(
+            &exe,
+            name,
+            &params,
+            interval,
+            args.tasks,
+            std::time::Duration::from_secs(args.seconds),
+            &state,
+        )
+        .with_context(|| format!("measuring `ecosched run --policy {name}`"))?;
+        rows.push(row);
+    }
+    let _ = std::fs::remove_dir_all(&state);
+    Ok(rows)
 }
 
 /// `ecosched calibrate av` without `--machine`: this machine, measured

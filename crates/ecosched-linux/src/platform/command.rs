@@ -1,5 +1,6 @@
 //! The command a run manages: started inside the run's cgroups, watched
-//! for its exit, and at the end waited for (or, interrupted, ended with
+//! for its exit (through a pidfd, so that waiting for it is one sleeping
+//! `poll`, not a wake-up every few milliseconds), and at the end waited for (or, interrupted, ended with
 //! every process of the run) with its CPU time read from the run's
 //! accounting cgroup.
 
@@ -13,9 +14,11 @@ use crate::runcgroup::{self, CgroupCpu, RunCgroup};
 use crate::spawn;
 use crate::tasks::HostFacts;
 use nix::sys::signal::Signal;
+use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus};
+use std::time::Duration;
 
 /// What a finished run leaves: how the command ended and what undoing the
 /// journal did.
@@ -50,6 +53,10 @@ pub(super) type Accounting = Result<RunCgroup, String>;
 pub(super) struct ManagedCommand {
     child: Child,
     status: Option<ExitStatus>,
+    /// A pidfd of the command while it runs: readable once it has exited.
+    /// `None` where the kernel has no `pidfd_open` (before Linux 5.3) or
+    /// once the exit is seen.
+    exit_fd: Option<OwnedFd>,
     accounting: Accounting,
     /// Machine busy ticks when the command started.
     busy_ticks_start: Option<u64>,
@@ -75,9 +82,17 @@ impl ManagedCommand {
                 path: program.to_path_buf(),
                 source: std::io::Error::new(e.kind(), format!("cannot start the command: {e}")),
             })?;
+        // The child is not reaped before `poll` sees its exit, so its PID
+        // names it until then.
+        let exit_fd = rustix::process::pidfd_open(
+            rustix::process::Pid::from_child(&child),
+            rustix::process::PidfdFlags::empty(),
+        )
+        .ok();
         Ok(ManagedCommand {
             child,
             status: None,
+            exit_fd,
             accounting,
             busy_ticks_start,
         })
@@ -101,9 +116,39 @@ impl ManagedCommand {
         match self.child.try_wait() {
             Ok(Some(status)) => {
                 self.status = Some(status);
+                // Readable for good now: waiting on it would not sleep.
+                self.exit_fd = None;
                 true
             }
             _ => false,
+        }
+    }
+
+    /// Whether [`ManagedCommand::sleep_until_exit`] wakes at the command's
+    /// exit.
+    pub(super) fn exit_wakes(&self) -> bool {
+        self.exit_fd.is_some()
+    }
+
+    /// Sleep for `timeout`, or until the command exits or a signal
+    /// arrives, whichever is first; without a pidfd, for `timeout`.
+    pub(super) fn sleep_until_exit(&mut self, timeout: Duration) {
+        let Some(fd) = &self.exit_fd else {
+            std::thread::sleep(timeout);
+            return;
+        };
+        let Ok(limit) = rustix::event::Timespec::try_from(timeout) else {
+            std::thread::sleep(timeout);
+            return;
+        };
+        let mut fds = [rustix::event::PollFd::new(fd, rustix::event::PollFlags::IN)];
+        match rustix::event::poll(&mut fds, Some(&limit)) {
+            Ok(_) | Err(rustix::io::Errno::INTR) => {}
+            // A pidfd that cannot be polled: sleep from now on.
+            Err(_) => {
+                self.exit_fd = None;
+                std::thread::sleep(timeout);
+            }
         }
     }
 

@@ -81,7 +81,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long `advance` sleeps at a time while it watches for the command's
-/// exit and for signals.
+/// exit and for signals where the exit cannot wake it (no pidfd) or a gang
+/// schedule runs.
 const POLL: Duration = Duration::from_millis(10);
 
 /// The live machine, managing one command and its descendants (or, attached,
@@ -598,8 +599,9 @@ impl Platform for LinuxPlatform {
     }
 
     /// Wait out the interval, waking at every gang slot boundary to switch
-    /// groups, every 10 ms to watch for the command's exit and signals,
-    /// and now and then to read counters.
+    /// groups, at the command's exit (or every 10 ms to look for it where
+    /// no pidfd tells), at least every [`SUBSAMPLE`] to see signals and
+    /// stop requests, and now and then to read counters.
     fn advance(&mut self, interval: Duration) -> Result<(), PlatformError> {
         let until = Instant::now() + interval;
         loop {
@@ -616,19 +618,31 @@ impl Platform for LinuxPlatform {
                 self.read_tasks();
             }
             let now = Instant::now();
-            // Without a command to see exit or a gang to switch (the
-            // daemon's groups), only the stop flag is watched: waking ten
-            // times less often is a tenth of an idle group's cost.
-            let poll = if self.command.is_none() && !self.gang.active() {
+            // Without a command whose exit must be seen at once (none: the
+            // daemon's groups; or one whose exit wakes the sleep) or a gang
+            // to switch, only signals and the stop flag are watched, and
+            // the next look at the tasks: waking ten times less often is a
+            // tenth of an idle run's cost.
+            let exit_wakes = self.command.as_ref().is_none_or(ManagedCommand::exit_wakes);
+            let poll = if exit_wakes && !self.gang.active() {
                 SUBSAMPLE
             } else {
                 POLL
             };
             let mut wake = until.min(now + poll);
+            // A look held back for a gang switch waits for the switch.
+            let look = self.pacer.next_look();
+            if look > now {
+                wake = wake.min(look);
+            }
             if let Some(d) = due {
                 wake = wake.min(d);
             }
-            std::thread::sleep(wake.saturating_duration_since(now));
+            let timeout = wake.saturating_duration_since(now);
+            match &mut self.command {
+                Some(command) => command.sleep_until_exit(timeout),
+                None => std::thread::sleep(timeout),
+            }
         }
     }
 

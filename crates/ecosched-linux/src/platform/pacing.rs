@@ -108,6 +108,12 @@ impl ReadPacer {
             && now.duration_since(self.last_read) >= read_spacing(self.read_cost)
     }
 
+    /// When the next look between observations is due (see
+    /// [`ReadPacer::due`]), so that `advance` sleeps until then.
+    pub(super) fn next_look(&self) -> Instant {
+        (self.last_look + SUBSAMPLE).max(self.last_read + read_spacing(self.read_cost))
+    }
+
     /// Start a look: `false` when no managed task can have run since the
     /// last full read, so that none need reading. That is when the
     /// activity cgroup's CPU time has not moved (running, forking and

@@ -138,3 +138,142 @@ fn a_recorded_process_is_a_task_that_cannot_be_pinned() {
     assert_eq!((undo.undone, undo.failed.len()), (0, 0), "{undo:?}");
     assert_eq!(snapshot(machine.path()), before);
 }
+
+/// A recorded group: process 100 with `threads` threads (TIDs 100...) in
+/// cgroup `sys/fs/cgroup/grp`, whose `cpu.stat` accounts their CPU time.
+fn recorded_group(threads: u32) -> tempfile::TempDir {
+    let dir = recorded_machine();
+    let write = |rel: &str, text: &str| {
+        let p = dir.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    // The kernel has `schedstat` (probed on process 1).
+    write("proc/1/schedstat", "1 2 3\n");
+    write("sys/fs/cgroup/grp/cgroup.procs", "100\n");
+    write(
+        "sys/fs/cgroup/grp/cpu.stat",
+        "usage_usec 1000\nuser_usec 600\nsystem_usec 400\n",
+    );
+    for tid in 100..100 + threads {
+        set_thread(dir.path(), tid, 'S', 1000);
+    }
+    set_threads(dir.path(), threads);
+    dir
+}
+
+/// Process 100's `stat`, saying it has `threads` threads.
+fn set_threads(root: &Path, threads: u32) {
+    let line = format!(
+        "100 (recorded app) S 1 100 100 0 -1 4194304 98 0 0 0 7 3 0 0 20 0 {threads} 0 500 \
+         5767168 256 18446744073709551615 1 1 1 0 0 0 0 0 0 0 0 0 17 3 0 0 0 0 0 \
+         1 1 1 1 1 1 1 0\n"
+    );
+    std::fs::write(root.join("proc/100/stat"), line).unwrap();
+}
+
+/// Thread `tid` of the recorded group in `state` with `on_cpu_ns` on a CPU.
+fn set_thread(root: &Path, tid: u32, state: char, on_cpu_ns: u64) {
+    let task = root.join(format!("proc/100/task/{tid}"));
+    std::fs::create_dir_all(&task).unwrap();
+    let stat = format!(
+        "{tid} (worker) {state} 1 100 100 0 -1 4194304 98 0 0 0 7 3 0 0 20 0 1 0 {} \
+         5767168 256 18446744073709551615 1 1 1 0 0 0 0 0 0 0 0 0 17 3 0 0 0 0 0 \
+         1 1 1 1 1 1 1 0\n",
+        500 + tid - 100
+    );
+    std::fs::write(task.join("stat"), stat).unwrap();
+    std::fs::write(task.join("schedstat"), format!("{on_cpu_ns} 200 3\n")).unwrap();
+    std::fs::write(
+        task.join("status"),
+        "Name:\tworker\nTgid:\t100\nPPid:\t1\nCpus_allowed_list:\t0-7\n\
+         voluntary_ctxt_switches:\t10\nnonvoluntary_ctxt_switches:\t1\n",
+    )
+    .unwrap();
+}
+
+/// The cheap path — no thread read while the group's `cpu.stat` shows that
+/// none ran, the last samples copied for a quiet interval — reports at
+/// every observation exactly what a platform that reads every thread's
+/// files at every observation reports: the same tasks, states and counts
+/// (the runnable tasks and on-CPU deltas `hilo` sizes its set from).
+#[test]
+fn skipping_threads_that_did_not_run_reports_what_reading_all_reports() {
+    let machine = recorded_group(40);
+    let state = tempfile::tempdir().unwrap();
+    let attached = |tag: &str, state: &Path| {
+        LinuxPlatform::builder(FsRoot::recorded(machine.path()))
+            .options(&options(state))
+            .perf(Box::new(FakePerf::new()))
+            .attach(
+                tag,
+                Box::new(|| vec![100]),
+                Arc::new(AtomicBool::new(false)),
+            )
+            .build()
+            .unwrap()
+    };
+    let other_state = tempfile::tempdir().unwrap();
+    let mut cheap = attached("cheap", state.path());
+    assert!(cheap.follow_cgroup(Path::new("/sys/fs/cgroup/grp")));
+    let mut full = attached("full", other_state.path());
+    let usage = |us: u64| {
+        std::fs::write(
+            machine.path().join("sys/fs/cgroup/grp/cpu.stat"),
+            format!("usage_usec {us}\nuser_usec 0\nsystem_usec 0\n"),
+        )
+        .unwrap();
+    };
+    // What happens before each round: the group's time moves in round 1
+    // (every thread is read a second time, so that its perf counters have
+    // a baseline: a first reading has none, and one never read again
+    // reports them absent, not 0); threads 105 and 106 run in round 3,
+    // 105 is still runnable in round 4 and sleeps in round 5; thread 140
+    // is born in round 6. Rounds 2, 7, 8 and 9 are quiet.
+    let mut usage_us = 1000;
+    for round in 0..10 {
+        match round {
+            3 => {
+                set_thread(machine.path(), 105, 'R', 9_000_000);
+                set_thread(machine.path(), 106, 'S', 4_000_000);
+            }
+            4 => set_thread(machine.path(), 105, 'R', 15_000_000),
+            5 => set_thread(machine.path(), 105, 'S', 15_000_100),
+            6 => {
+                set_thread(machine.path(), 140, 'S', 2_000);
+                set_threads(machine.path(), 41);
+            }
+            _ => {}
+        }
+        if round == 1 || (3..=6).contains(&round) {
+            usage_us += 1000;
+            usage(usage_us);
+        }
+        let a = cheap.observe().unwrap();
+        let b = full.observe().unwrap();
+        assert_eq!(a.tasks, b.tasks, "round {round}");
+        let running = a
+            .tasks
+            .iter()
+            .filter(|t| t.state == ecosched_model::TaskState::Running)
+            .count();
+        let on_cpu: u64 = a.tasks.iter().filter_map(|t| t.counters.on_cpu_ns).sum();
+        match round {
+            3 => assert_eq!((running, on_cpu), (1, 8_999_000 + 3_999_000)),
+            4 => assert_eq!((running, on_cpu), (1, 6_000_000)),
+            5 => assert_eq!((running, on_cpu), (0, 100)),
+            6 => assert_eq!((running, on_cpu), (0, 2_000)),
+            2 | 7..=9 => assert_eq!((running, on_cpu), (0, 0)),
+            _ => {}
+        }
+        assert_eq!(a.tasks.len(), if round >= 6 { 41 } else { 40 });
+    }
+    assert!(
+        cheap.skipped_reads() >= 4,
+        "the cheap path read every thread: {} looks skipped",
+        cheap.skipped_reads()
+    );
+    assert_eq!(full.skipped_reads(), 0);
+    let _ = cheap.release();
+    let _ = full.release();
+}

@@ -1,7 +1,8 @@
 //! `LinuxPlatform` on this machine, with real commands (`sleep`, `sh`,
 //! `python3`): plans carried out and undone (also when the platform is
 //! dropped during a panic), every task and exit reported once, sleeping
-//! tasks not read, and the platform's state bounded by the tasks alive.
+//! tasks not read (and reported as reading them would), and the
+//! platform's state bounded by the tasks alive.
 
 use crate::support::live_turn;
 use ecosched_linux::platform::{LinuxOptions, LinuxPlatform};
@@ -291,6 +292,130 @@ fn state_stays_bounded_over_many_short_lived_children() {
     platform.finish(false).unwrap();
 }
 
+/// A mounted cgroup hierarchy that accounts CPU time.
+fn accounting_hierarchy() -> std::path::PathBuf {
+    [
+        "sys/fs/cgroup/cpuacct",
+        "sys/fs/cgroup/cpu,cpuacct",
+        "sys/fs/cgroup/unified",
+    ]
+    .iter()
+    .map(|d| std::path::Path::new("/").join(d))
+    .find(|d| d.join("cgroup.procs").exists())
+    .expect("a cgroup hierarchy that accounts CPU time")
+}
+
+/// A group of real sleeping processes watched two ways at once: through
+/// its cgroup's CPU time (no thread read while it has not moved, the last
+/// samples copied) and by reading every thread at every observation. Both
+/// report the same tasks, states and counts at every observation, through
+/// quiet intervals, exits and a newcomer.
+#[test]
+#[ignore = "live: root and a cgroup hierarchy that accounts CPU time"]
+fn the_cheap_path_reports_what_reading_every_thread_reports() {
+    use std::io::Write;
+    let _turn = live_turn();
+    let dir = accounting_hierarchy().join(format!("ecosched-cheap-{}", std::process::id()));
+    std::fs::create_dir(&dir).unwrap();
+    // The shell joins the group, then forks its sleepers there on a line
+    // from the test, and one more on a second line.
+    let mut shell = std::process::Command::new("sh")
+        .args([
+            "-c",
+            "read x; for i in $(seq 30); do sleep 30 & done; read x; sleep 30 & wait",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::fs::write(dir.join("cgroup.procs"), shell.id().to_string()).unwrap();
+    let mut input = shell.stdin.take().unwrap();
+    input.write_all(b"go\n").unwrap();
+    let procs = dir.join("cgroup.procs");
+    let members = move || {
+        std::fs::read_to_string(&procs)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect::<Vec<u32>>()
+    };
+    let count = |want: usize| {
+        for _ in 0..100 {
+            if members().len() >= want {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    count(31);
+    let (state_a, state_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let build = |tag: &str, state: &std::path::Path| {
+        let members = members.clone();
+        LinuxPlatform::builder(ecosched_linux::FsRoot::live())
+            .options(&options_in(state))
+            .attach(tag, Box::new(members), stop.clone())
+            .build()
+            .unwrap()
+    };
+    let mut cheap = build("cheap", state_a.path());
+    assert!(
+        cheap.follow_cgroup(&dir),
+        "{} accounts CPU time",
+        dir.display()
+    );
+    let mut full = build("full", state_b.path());
+    let both = |cheap: &mut LinuxPlatform, full: &mut LinuxPlatform, what: &str| {
+        let a = cheap.observe().unwrap();
+        let b = full.observe().unwrap();
+        // Starts and ends are given on each platform's own clock, which
+        // started a few ms after the other's.
+        let from_zero = |s: &Snapshot| {
+            let mut tasks = s.tasks.clone();
+            for t in &mut tasks {
+                t.started_s = 0.0;
+                t.finished_s = t.finished_s.map(|_| 0.0);
+            }
+            tasks
+        };
+        assert_eq!(from_zero(&a), from_zero(&b), "{what}");
+        a
+    };
+    assert_eq!(both(&mut cheap, &mut full, "first").tasks.len(), 31);
+    for round in 0..5 {
+        let quiet = both(&mut cheap, &mut full, &format!("quiet round {round}"));
+        assert!(quiet.tasks.iter().all(|t| t.counters.on_cpu_ns == Some(0)));
+    }
+    let skipped = cheap.skipped_reads();
+    assert!(skipped >= 4, "only {skipped} looks skipped the threads");
+    // Three sleepers killed: the shell reaps them (and runs).
+    let sleepers: Vec<u32> = members().into_iter().filter(|&p| p != shell.id()).collect();
+    for &pid in &sleepers[..3] {
+        let pid = nix::unistd::Pid::from_raw(pid as i32);
+        nix::sys::signal::kill(pid, nix::sys::signal::SIGKILL).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let after = both(&mut cheap, &mut full, "after the kills");
+    assert_eq!(exits(&after).count(), 3);
+    input.write_all(b"go\n").unwrap();
+    count(29);
+    let born = both(&mut cheap, &mut full, "after a birth");
+    assert_eq!(born.tasks.len(), 29);
+    both(&mut cheap, &mut full, "quiet again");
+    assert!(cheap.skipped_reads() > skipped);
+    let _ = cheap.release();
+    let _ = full.release();
+    for pid in members() {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid as i32),
+            nix::sys::signal::SIGKILL,
+        );
+    }
+    let _ = shell.wait();
+    std::thread::sleep(Duration::from_millis(100));
+    let _ = std::fs::remove_dir(&dir);
+}
+
 /// A daemon group's process whose parent is outside the group (systemd,
 /// say) is reaped at no CPU cost to the group: the platform, which skips
 /// reading a group none of whose tasks ran, must still see it go rather
@@ -299,15 +424,7 @@ fn state_stays_bounded_over_many_short_lived_children() {
 #[ignore = "live: root and a cgroup hierarchy that accounts CPU time"]
 fn a_group_member_reaped_from_outside_is_forgotten() {
     let _turn = live_turn();
-    let acct = [
-        "sys/fs/cgroup/cpuacct",
-        "sys/fs/cgroup/cpu,cpuacct",
-        "sys/fs/cgroup/unified",
-    ]
-    .iter()
-    .map(|d| std::path::Path::new("/").join(d))
-    .find(|d| d.join("cgroup.procs").exists())
-    .expect("a cgroup hierarchy that accounts CPU time");
+    let acct = accounting_hierarchy();
     let state = tempfile::tempdir().unwrap();
     let dir = acct.join(format!("ecosched-zombie-{}", std::process::id()));
     std::fs::create_dir(&dir).unwrap();
