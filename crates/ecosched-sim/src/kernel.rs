@@ -124,6 +124,9 @@ pub struct Waiting {
     /// The task.
     pub task: usize,
     vruntime: f64,
+    /// `vruntime` as an integer that orders as `f64::total_cmp` does, so
+    /// the pick compares integers.
+    order: i64,
     weight: f64,
     seq: u64,
 }
@@ -133,10 +136,18 @@ impl Waiting {
         Waiting {
             task,
             vruntime: s.vruntime,
+            order: total_order_key(s.vruntime),
             weight: s.weight,
             seq: s.seq,
         }
     }
+}
+
+/// An integer whose order is `f64::total_cmp`'s: the bits, with the
+/// magnitude bits flipped for negative numbers.
+fn total_order_key(x: f64) -> i64 {
+    let bits = x.to_bits() as i64;
+    bits ^ (((bits >> 63) as u64) >> 1) as i64
 }
 
 /// One CPU's run queue.
@@ -551,11 +562,7 @@ impl Kernel {
             total_w += w.weight;
             let better = match best {
                 None => true,
-                Some((_, b)) => w
-                    .vruntime
-                    .total_cmp(&b.vruntime)
-                    .then(w.seq.cmp(&b.seq))
-                    .is_lt(),
+                Some((_, b)) => (w.order, w.seq) < (b.order, b.seq),
             };
             if better {
                 best = Some((i, w));
@@ -949,6 +956,32 @@ mod tests {
                         "{x} {tick}"
                     );
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn the_order_key_orders_as_total_cmp() {
+        let xs = [
+            f64::NEG_INFINITY,
+            -1e9,
+            -1.5,
+            -f64::MIN_POSITIVE,
+            -0.0,
+            0.0,
+            f64::MIN_POSITIVE,
+            1.0,
+            1.0 + f64::EPSILON,
+            3.5e12,
+            f64::INFINITY,
+        ];
+        for a in xs {
+            for b in xs {
+                assert_eq!(
+                    total_order_key(a).cmp(&total_order_key(b)),
+                    a.total_cmp(&b),
+                    "{a} vs {b}"
+                );
             }
         }
     }

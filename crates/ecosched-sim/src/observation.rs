@@ -199,6 +199,19 @@ impl Multiplexer {
         if span <= 0.0 {
             return;
         }
+        if self.groups == 1 {
+            // One group never leaves the PMU: every share is exactly 1, so
+            // each open event counts its whole increment (the same sums the
+            // general path below makes, without working out the turns).
+            acc.enabled_ns += span;
+            acc.running_ns[0] += span;
+            for ((counted, inc), place) in acc.counted.iter_mut().zip(increments).zip(&self.place) {
+                if *place != Place::Closed {
+                    *counted += inc;
+                }
+            }
+            return;
+        }
         let mut share = [0.0; MAX_GROUPS];
         self.shares(from_ns, to_ns, &mut share[..self.groups]);
         acc.enabled_ns += span;
