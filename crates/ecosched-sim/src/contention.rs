@@ -69,15 +69,112 @@ pub struct Solution {
     pub converged: bool,
 }
 
-/// A memory domain's members' traffic as a function of the latency, kept
-/// column by column: the latency's root finder evaluates it a dozen or more
-/// times per share iteration, and it is most of a simulation's time. The
-/// divisions of a block of members are independent, so the compiler does
-/// them several at a time (packed); the sum then adds them one after
-/// another in member order, the same additions in the same order as a
-/// plain loop, so the result is the same to the last bit.
+/// The demands of one solve grouped into kinds: demands behind the same
+/// cache with the same phase (the same `Phase`), frequency and CPI factor
+/// go through the same arithmetic from the same even split, so every
+/// figure of the iteration is the same to the last bit for all of them.
+/// The solve keeps one copy per kind (one miss-ratio curve evaluation and
+/// one traffic division instead of one per demand) and visits the
+/// demands, in order, only where their number matters: the sums of a
+/// cache's insertion rates and of a domain's traffic, which are added
+/// member by member in demand order exactly as one copy per demand would
+/// be. On a large machine a memory domain's 192 CPUs hold a few dozen
+/// kinds.
+struct Kinds<'a> {
+    /// Per demand, its kind.
+    of: Vec<usize>,
+    /// Per kind: its phase, cache, memory domain, compute time per
+    /// instruction (ns) and number of demands.
+    phase: Vec<&'a Phase>,
+    llc: Vec<usize>,
+    mem: Vec<usize>,
+    compute_ns: Vec<f64>,
+}
+
+impl<'a> Kinds<'a> {
+    fn of(machine: &Machine, demands: &[Demand<'a>]) -> Self {
+        let mut kinds = Kinds {
+            of: Vec::with_capacity(demands.len()),
+            phase: Vec::new(),
+            llc: Vec::new(),
+            mem: Vec::new(),
+            compute_ns: Vec::new(),
+        };
+        // The kinds of each cache, as a chain from the latest one: a
+        // demand is compared only with the kinds behind its own cache.
+        let mut latest = vec![usize::MAX; machine.llc.len()];
+        let mut earlier = Vec::new();
+        let mut first = Vec::new();
+        for (i, d) in demands.iter().enumerate() {
+            let c = machine.llc_of[d.cpu];
+            let m = machine.mem_of[d.cpu];
+            let mut k = latest[c];
+            while k != usize::MAX {
+                let e: &Demand<'_> = &demands[first[k]];
+                if kinds.mem[k] == m
+                    && std::ptr::eq(e.phase, d.phase)
+                    && e.freq_ghz.to_bits() == d.freq_ghz.to_bits()
+                    && e.cpi_factor.to_bits() == d.cpi_factor.to_bits()
+                {
+                    break;
+                }
+                k = earlier[k];
+            }
+            if k == usize::MAX {
+                k = kinds.phase.len();
+                kinds.phase.push(d.phase);
+                kinds.llc.push(c);
+                kinds.mem.push(m);
+                kinds
+                    .compute_ns
+                    .push(d.phase.cpi_core * d.cpi_factor / d.freq_ghz);
+                earlier.push(latest[c]);
+                first.push(i);
+                latest[c] = k;
+            }
+            kinds.of.push(k);
+        }
+        kinds
+    }
+
+    fn len(&self) -> usize {
+        self.phase.len()
+    }
+}
+
+/// Who is behind one cache or in one memory domain: its kinds, and the
+/// kind of each of its demands in demand order (the order its sums add
+/// them in).
+#[derive(Default, Clone)]
+struct Group {
+    kinds: Vec<usize>,
+    order: Vec<usize>,
+}
+
+/// Group the kinds by `key` (their cache or memory domain), `groups` of
+/// them.
+fn groups(kinds: &Kinds<'_>, key: &[usize], groups: usize) -> Vec<Group> {
+    let mut out = vec![Group::default(); groups];
+    for (k, &g) in key.iter().enumerate() {
+        out[g].kinds.push(k);
+    }
+    for &k in &kinds.of {
+        out[key[k]].order.push(k);
+    }
+    out
+}
+
+/// A memory domain's traffic as a function of the latency: per kind, the
+/// parts that do not depend on the latency, so the latency's root finder
+/// (a dozen or more evaluations per share iteration, most of a
+/// simulation's time) evaluates only `line_rate / (compute + stall · l /
+/// mlp)`, once per kind, and adds one term per demand in demand order,
+/// from −0.0 (as `Iterator::sum` does): the same operations in the same
+/// order as writing the sum out demand by demand, so the result is the
+/// same to the last bit.
 struct TrafficTerms {
-    /// Lines per instruction times the line size, bytes per instruction.
+    /// Per kind: lines per instruction times the line size, bytes per
+    /// instruction.
     line_rate: Vec<f64>,
     /// Compute time per instruction, ns.
     compute: Vec<f64>,
@@ -85,60 +182,30 @@ struct TrafficTerms {
     stall: Vec<f64>,
     /// Memory-level parallelism.
     mlp: Vec<f64>,
+    /// Per kind, its traffic at the latency being evaluated.
+    each: Vec<std::cell::Cell<f64>>,
 }
 
-/// Members whose divisions are done together before they are added.
-const TRAFFIC_BLOCK: usize = 8;
-
 impl TrafficTerms {
-    fn with_capacity(n: usize) -> Self {
+    fn new(kinds: usize) -> Self {
         TrafficTerms {
-            line_rate: Vec::with_capacity(n),
-            compute: Vec::with_capacity(n),
-            stall: Vec::with_capacity(n),
-            mlp: Vec::with_capacity(n),
+            line_rate: vec![0.0; kinds],
+            compute: vec![0.0; kinds],
+            stall: vec![0.0; kinds],
+            mlp: vec![0.0; kinds],
+            each: vec![std::cell::Cell::new(0.0); kinds],
         }
     }
 
-    fn clear(&mut self) {
-        self.line_rate.clear();
-        self.compute.clear();
-        self.stall.clear();
-        self.mlp.clear();
-    }
-
-    fn push(&mut self, line_rate: f64, compute: f64, stall: f64, mlp: f64) {
-        self.line_rate.push(line_rate);
-        self.compute.push(compute);
-        self.stall.push(stall);
-        self.mlp.push(mlp);
-    }
-
-    /// Bytes per ns the members move at memory latency `l`:
-    /// `Σ line_rate / (compute + stall · l / mlp)`, summed in member order
-    /// from −0.0 (as `Iterator::sum` does).
-    fn traffic(&self, l: f64) -> f64 {
-        let n = self.line_rate.len();
-        let (lr, c, s, m) = (
-            &self.line_rate[..n],
-            &self.compute[..n],
-            &self.stall[..n],
-            &self.mlp[..n],
-        );
+    /// Bytes per ns the members of `domain` move at memory latency `l`.
+    fn traffic(&self, domain: &Group, l: f64) -> f64 {
+        for &k in &domain.kinds {
+            self.each[k]
+                .set(self.line_rate[k] / (self.compute[k] + self.stall[k] * l / self.mlp[k]));
+        }
         let mut sum = -0.0;
-        let mut block = [0.0; TRAFFIC_BLOCK];
-        let mut k = 0;
-        while k + TRAFFIC_BLOCK <= n {
-            for (j, v) in block.iter_mut().enumerate() {
-                *v = lr[k + j] / (c[k + j] + s[k + j] * l / m[k + j]);
-            }
-            for v in block {
-                sum += v;
-            }
-            k += TRAFFIC_BLOCK;
-        }
-        for j in k..n {
-            sum += lr[j] / (c[j] + s[j] * l / m[j]);
+        for &k in &domain.order {
+            sum += self.each[k].get();
         }
         sum
     }
@@ -161,36 +228,22 @@ fn miss_ratio(phase: &Phase, share_kib: f64) -> f64 {
 
 /// Solve the whole machine for one set of running tasks.
 pub fn solve(machine: &Machine, demands: &[Demand<'_>]) -> Solution {
-    let n = demands.len();
     let mem = &machine.spec.memory;
     let line = f64::from(mem.line_bytes);
     let l0 = mem.latency_ns;
     let bandwidth = mem.bandwidth_gbs; // GB/s = bytes/ns
-                                       // Who shares which memory domain and which cache does not change
-                                       // within a solve: list them once.
-    let mem_members: Vec<Vec<usize>> = (0..machine.mem_domains)
-        .map(|d| {
-            (0..n)
-                .filter(|&i| machine.mem_of[demands[i].cpu] == d)
-                .collect()
-        })
-        .collect();
-    let llc_members: Vec<Vec<usize>> = (0..machine.llc.len())
-        .map(|c| {
-            (0..n)
-                .filter(|&i| machine.llc_of[demands[i].cpu] == c)
-                .collect()
-        })
-        .collect();
-    let compute_ns: Vec<f64> = demands
-        .iter()
-        .map(|d| d.phase.cpi_core * d.cpi_factor / d.freq_ghz)
-        .collect();
+    let kinds = Kinds::of(machine, demands);
+    let n = kinds.len();
+    // Who shares which memory domain and which cache does not change
+    // within a solve: list them once.
+    let mem_members = groups(&kinds, &kinds.mem, machine.mem_domains);
+    let llc_members = groups(&kinds, &kinds.llc, machine.llc.len());
+    let compute_ns = &kinds.compute_ns;
     // An even split of each cache to start from.
     let mut share: Vec<f64> = (0..n)
-        .map(|i| {
-            let c = machine.llc_of[demands[i].cpu];
-            machine.llc[c].0 / llc_members[c].len() as f64
+        .map(|k| {
+            let c = kinds.llc[k];
+            machine.llc[c].0 / llc_members[c].order.len() as f64
         })
         .collect();
     let mut miss = vec![0.0; n];
@@ -198,56 +251,45 @@ pub fn solve(machine: &Machine, demands: &[Demand<'_>]) -> Solution {
     let mut step: f64 = 0.5;
     let mut last_residual = f64::INFINITY;
     let mut converged = false;
-    let tpi = |i: usize, m: f64, lat: &[f64]| {
-        compute_ns[i]
-            + demands[i].phase.api
-                * m
-                * (1.0 - demands[i].phase.prefetch_coverage)
-                * lat[machine.mem_of[demands[i].cpu]]
-                / demands[i].phase.mlp
+    let tpi = |k: usize, m: f64, lat: &[f64]| {
+        let p = kinds.phase[k];
+        compute_ns[k] + p.api * m * (1.0 - p.prefetch_coverage) * lat[kinds.mem[k]] / p.mlp
     };
-    // Per member of a domain, the parts of its traffic that do not depend
-    // on the latency, so the latency's root finder evaluates only
-    // `line_rate / (compute + stall · l / mlp)` (the same operations, in
-    // the same order, as writing it out).
-    let mut terms = TrafficTerms::with_capacity(n);
+    let mut terms = TrafficTerms::new(n);
     let mut target = share.clone();
     let mut w = vec![0.0; n];
     for _ in 0..MAX_ITERATIONS {
-        for i in 0..n {
-            miss[i] = miss_ratio(demands[i].phase, share[i]);
+        for k in 0..n {
+            miss[k] = miss_ratio(kinds.phase[k], share[k]);
         }
         for (lat, members) in latency.iter_mut().zip(&mem_members) {
-            terms.clear();
-            for &i in members {
-                let p = demands[i].phase;
-                let per_instr = p.api * miss[i];
-                terms.push(
-                    per_instr * line,
-                    compute_ns[i],
-                    per_instr * (1.0 - p.prefetch_coverage),
-                    p.mlp,
-                );
+            for &k in &members.kinds {
+                let p = kinds.phase[k];
+                let per_instr = p.api * miss[k];
+                terms.line_rate[k] = per_instr * line;
+                terms.compute[k] = compute_ns[k];
+                terms.stall[k] = per_instr * (1.0 - p.prefetch_coverage);
+                terms.mlp[k] = p.mlp;
             }
-            *lat = memory_latency(l0, bandwidth, mem.rho_max, |l| terms.traffic(l));
+            *lat = memory_latency(l0, bandwidth, mem.rho_max, |l| terms.traffic(members, l));
         }
         // New shares from insertion rates, per cache instance.
-        for (i, w) in w.iter_mut().enumerate() {
-            *w = demands[i].phase.api * miss[i] / tpi(i, miss[i], &latency);
+        for (k, w) in w.iter_mut().enumerate() {
+            *w = kinds.phase[k].api * miss[k] / tpi(k, miss[k], &latency);
         }
         let mut residual: f64 = 0.0;
-        target.copy_from_slice(&share);
         for (members, (size, _)) in llc_members.iter().zip(&machine.llc) {
-            let total: f64 = members.iter().map(|&i| w[i]).sum();
-            for &i in members {
-                target[i] = if members.len() == 1 {
+            let total: f64 = members.order.iter().map(|&k| w[k]).sum();
+            let count = members.order.len();
+            for &k in &members.kinds {
+                target[k] = if count == 1 {
                     *size
                 } else if total > 0.0 {
-                    size * w[i] / total
+                    size * w[k] / total
                 } else {
-                    size / members.len() as f64
+                    size / count as f64
                 };
-                residual = residual.max((target[i] - share[i]).abs() / size);
+                residual = residual.max((target[k] - share[k]).abs() / size);
             }
         }
         if residual <= SHARE_TOLERANCE {
@@ -259,25 +301,25 @@ pub fn solve(machine: &Machine, demands: &[Demand<'_>]) -> Solution {
             step = (step * 0.7).max(0.02);
         }
         last_residual = residual;
-        for i in 0..n {
-            share[i] += step * (target[i] - share[i]);
+        for k in 0..n {
+            share[k] += step * (target[k] - share[k]);
         }
     }
-    let outcomes = (0..n)
-        .map(|i| {
-            let t = tpi(i, miss[i], &latency);
-            let p = demands[i].phase;
+    let by_kind: Vec<Outcome> = (0..n)
+        .map(|k| {
+            let t = tpi(k, miss[k], &latency);
+            let p = kinds.phase[k];
             Outcome {
                 tpi_ns: t,
-                miss_ratio: miss[i],
-                share_kib: share[i],
-                compute_fraction: (compute_ns[i] / t).clamp(0.0, 1.0),
-                bytes_per_ns: p.api * miss[i] * line / t,
+                miss_ratio: miss[k],
+                share_kib: share[k],
+                compute_fraction: (compute_ns[k] / t).clamp(0.0, 1.0),
+                bytes_per_ns: p.api * miss[k] * line / t,
             }
         })
         .collect();
     Solution {
-        outcomes,
+        outcomes: kinds.of.iter().map(|&k| by_kind[k]).collect(),
         latency_ns: latency,
         converged,
     }
