@@ -134,7 +134,28 @@ impl<'a> Kinds<'a> {
             }
             kinds.of.push(k);
         }
+        kinds.by_domain();
         kinds
+    }
+
+    /// Number the kinds memory domain by memory domain, keeping their
+    /// order within each: a domain's kinds are then numbered in the order
+    /// they first occur among its demands (`TrafficTerms::traffic` relies
+    /// on it).
+    fn by_domain(&mut self) {
+        let mut order: Vec<usize> = (0..self.len()).collect();
+        order.sort_by_key(|&k| self.mem[k]);
+        let mut renamed = vec![0; order.len()];
+        for (new, &old) in order.iter().enumerate() {
+            renamed[old] = new;
+        }
+        for k in &mut self.of {
+            *k = renamed[*k];
+        }
+        self.phase = order.iter().map(|&k| self.phase[k]).collect();
+        self.llc = order.iter().map(|&k| self.llc[k]).collect();
+        self.mem = order.iter().map(|&k| self.mem[k]).collect();
+        self.compute_ns = order.iter().map(|&k| self.compute_ns[k]).collect();
     }
 
     fn len(&self) -> usize {
@@ -198,13 +219,19 @@ impl TrafficTerms {
     }
 
     /// Bytes per ns the members of `domain` move at memory latency `l`.
+    /// A kind's term is found where it first occurs among the domain's
+    /// demands (the domain's kinds are numbered in that order), so its
+    /// divisions overlap the additions of the demands before it: the
+    /// additions, one after another, set the pace.
     fn traffic(&self, domain: &Group, l: f64) -> f64 {
-        for &k in &domain.kinds {
-            self.each[k]
-                .set(self.line_rate[k] / (self.compute[k] + self.stall[k] * l / self.mlp[k]));
-        }
+        let mut fresh = domain.kinds.first().copied().unwrap_or(0);
         let mut sum = -0.0;
         for &k in &domain.order {
+            if k == fresh {
+                self.each[k]
+                    .set(self.line_rate[k] / (self.compute[k] + self.stall[k] * l / self.mlp[k]));
+                fresh += 1;
+            }
             sum += self.each[k].get();
         }
         sum
@@ -572,6 +599,57 @@ mod tests {
         );
         let alu = run("aluadd", 1.6).outcomes[0].tpi_ns / run("aluadd", 2.4).outcomes[0].tpi_ns;
         assert!((alu - 1.5).abs() < 1e-9, "aluadd {alu}");
+    }
+
+    /// Grouping demands into kinds changes no bit: on the two-socket EPYC
+    /// (two memory domains, 24 caches), a mix where many demands share a
+    /// phase, frequency and CPI factor solves to exactly what the same
+    /// demands give when every one has its own copy of its phase (so each
+    /// is a kind of its own).
+    #[test]
+    fn kinds_solve_to_the_same_bits_as_one_demand_at_a_time() {
+        let machine = crate::scenario::preset("epyc-9654-2s").unwrap().unwrap();
+        let profiles = crate::scenario::builtin_profiles().unwrap();
+        let names = ["libquantum", "mcf", "xalancbmk", "hmmer", "omnetpp"];
+        let phases: Vec<Phase> = names
+            .iter()
+            .map(|n| profiles[*n].phases[0].clone())
+            .collect();
+        let pick = |c: usize| (c / 32) % names.len();
+        let cpus: Vec<usize> = (0..machine.cpus()).step_by(2).chain([1, 3, 201]).collect();
+        let demand = |c: usize, phase: &'static Phase| Demand {
+            phase,
+            cpu: c,
+            freq_ghz: if c % 128 < 16 { 2.0 } else { 2.4 },
+            cpi_factor: if c % 160 < 8 { 1.25 } else { 1.0 },
+        };
+        let shared: &'static [Phase] = Box::leak(phases.into_boxed_slice());
+        let grouped: Vec<Demand<'_>> = cpus.iter().map(|&c| demand(c, &shared[pick(c)])).collect();
+        let alone: Vec<Demand<'_>> = cpus
+            .iter()
+            .map(|&c| demand(c, Box::leak(Box::new(shared[pick(c)].clone()))))
+            .collect();
+        assert!(Kinds::of(&machine, &grouped).len() < cpus.len() / 2);
+        assert_eq!(Kinds::of(&machine, &alone).len(), cpus.len());
+        let (a, b) = (solve(&machine, &grouped), solve(&machine, &alone));
+        let bits = |s: &Solution| -> Vec<u64> {
+            s.outcomes
+                .iter()
+                .flat_map(|o| {
+                    [
+                        o.tpi_ns,
+                        o.miss_ratio,
+                        o.share_kib,
+                        o.compute_fraction,
+                        o.bytes_per_ns,
+                    ]
+                })
+                .chain(s.latency_ns.iter().copied())
+                .map(f64::to_bits)
+                .collect()
+        };
+        assert!(a.converged && b.converged);
+        assert_eq!(bits(&a), bits(&b));
     }
 
     /// One stream-fit1 instance alone on the Q6600: its steady outcome.
