@@ -18,6 +18,10 @@
 
 use crate::machine::Machine;
 use crate::profile::Phase;
+use kinds::{groups, DomainTraffic, Kinds, TrafficTerms};
+use std::cell::Cell;
+
+mod kinds;
 
 /// Convergence tolerance on cache shares, as a fraction of the cache size
 /// (PAM's Algorithm 1 uses 0.001 on occupancies; we are tighter because
@@ -69,172 +73,23 @@ pub struct Solution {
     pub converged: bool,
 }
 
-/// The demands of one solve grouped into kinds: demands behind the same
-/// cache with the same phase (the same `Phase`), frequency and CPI factor
-/// go through the same arithmetic from the same even split, so every
-/// figure of the iteration is the same to the last bit for all of them.
-/// The solve keeps one copy per kind (one miss-ratio curve evaluation and
-/// one traffic division instead of one per demand) and visits the
-/// demands, in order, only where their number matters: the sums of a
-/// cache's insertion rates and of a domain's traffic, which are added
-/// member by member in demand order exactly as one copy per demand would
-/// be. On a large machine a memory domain's 192 CPUs hold a few dozen
-/// kinds.
-struct Kinds<'a> {
-    /// Per demand, its kind.
-    of: Vec<usize>,
-    /// Per kind: its phase, cache, memory domain, compute time per
-    /// instruction (ns) and number of demands.
-    phase: Vec<&'a Phase>,
-    llc: Vec<usize>,
-    mem: Vec<usize>,
-    compute_ns: Vec<f64>,
-}
+/// A memory domain's traffic, bytes per ns, as a function of its latency
+/// (ns), monotonically falling: what [`memory_latency`] finds the latency
+/// of. Any `Fn(f64) -> f64` is one.
+pub trait Traffic {
+    /// The traffic at latency `l`.
+    fn at(&self, l: f64) -> f64;
 
-impl<'a> Kinds<'a> {
-    fn of(machine: &Machine, demands: &[Demand<'a>]) -> Self {
-        let mut kinds = Kinds {
-            of: Vec::with_capacity(demands.len()),
-            phase: Vec::new(),
-            llc: Vec::new(),
-            mem: Vec::new(),
-            compute_ns: Vec::new(),
-        };
-        // The kinds of each cache, as a chain from the latest one: a
-        // demand is compared only with the kinds behind its own cache.
-        let mut latest = vec![usize::MAX; machine.llc.len()];
-        let mut earlier = Vec::new();
-        let mut first = Vec::new();
-        for (i, d) in demands.iter().enumerate() {
-            let c = machine.llc_of[d.cpu];
-            let m = machine.mem_of[d.cpu];
-            let mut k = latest[c];
-            while k != usize::MAX {
-                let e: &Demand<'_> = &demands[first[k]];
-                if kinds.mem[k] == m
-                    && std::ptr::eq(e.phase, d.phase)
-                    && e.freq_ghz.to_bits() == d.freq_ghz.to_bits()
-                    && e.cpi_factor.to_bits() == d.cpi_factor.to_bits()
-                {
-                    break;
-                }
-                k = earlier[k];
-            }
-            if k == usize::MAX {
-                k = kinds.phase.len();
-                kinds.phase.push(d.phase);
-                kinds.llc.push(c);
-                kinds.mem.push(m);
-                kinds
-                    .compute_ns
-                    .push(d.phase.cpi_core * d.cpi_factor / d.freq_ghz);
-                earlier.push(latest[c]);
-                first.push(i);
-                latest[c] = k;
-            }
-            kinds.of.push(k);
-        }
-        kinds.by_domain();
-        kinds
-    }
-
-    /// Number the kinds memory domain by memory domain, keeping their
-    /// order within each: a domain's kinds are then numbered in the order
-    /// they first occur among its demands (`TrafficTerms::traffic` relies
-    /// on it).
-    fn by_domain(&mut self) {
-        let mut order: Vec<usize> = (0..self.len()).collect();
-        order.sort_by_key(|&k| self.mem[k]);
-        let mut renamed = vec![0; order.len()];
-        for (new, &old) in order.iter().enumerate() {
-            renamed[old] = new;
-        }
-        for k in &mut self.of {
-            *k = renamed[*k];
-        }
-        self.phase = order.iter().map(|&k| self.phase[k]).collect();
-        self.llc = order.iter().map(|&k| self.llc[k]).collect();
-        self.mem = order.iter().map(|&k| self.mem[k]).collect();
-        self.compute_ns = order.iter().map(|&k| self.compute_ns[k]).collect();
-    }
-
-    fn len(&self) -> usize {
-        self.phase.len()
+    /// The traffic at latencies `a` and `b`, each exactly as `at` gives
+    /// it; an implementation may find both in one pass.
+    fn at_two(&self, a: f64, b: f64) -> (f64, f64) {
+        (self.at(a), self.at(b))
     }
 }
 
-/// Who is behind one cache or in one memory domain: its kinds, and the
-/// kind of each of its demands in demand order (the order its sums add
-/// them in).
-#[derive(Default, Clone)]
-struct Group {
-    kinds: Vec<usize>,
-    order: Vec<usize>,
-}
-
-/// Group the kinds by `key` (their cache or memory domain), `groups` of
-/// them.
-fn groups(kinds: &Kinds<'_>, key: &[usize], groups: usize) -> Vec<Group> {
-    let mut out = vec![Group::default(); groups];
-    for (k, &g) in key.iter().enumerate() {
-        out[g].kinds.push(k);
-    }
-    for &k in &kinds.of {
-        out[key[k]].order.push(k);
-    }
-    out
-}
-
-/// A memory domain's traffic as a function of the latency: per kind, the
-/// parts that do not depend on the latency, so the latency's root finder
-/// (a dozen or more evaluations per share iteration, most of a
-/// simulation's time) evaluates only `line_rate / (compute + stall · l /
-/// mlp)`, once per kind, and adds one term per demand in demand order,
-/// from −0.0 (as `Iterator::sum` does): the same operations in the same
-/// order as writing the sum out demand by demand, so the result is the
-/// same to the last bit.
-struct TrafficTerms {
-    /// Per kind: lines per instruction times the line size, bytes per
-    /// instruction.
-    line_rate: Vec<f64>,
-    /// Compute time per instruction, ns.
-    compute: Vec<f64>,
-    /// Stalling misses per instruction.
-    stall: Vec<f64>,
-    /// Memory-level parallelism.
-    mlp: Vec<f64>,
-    /// Per kind, its traffic at the latency being evaluated.
-    each: Vec<std::cell::Cell<f64>>,
-}
-
-impl TrafficTerms {
-    fn new(kinds: usize) -> Self {
-        TrafficTerms {
-            line_rate: vec![0.0; kinds],
-            compute: vec![0.0; kinds],
-            stall: vec![0.0; kinds],
-            mlp: vec![0.0; kinds],
-            each: vec![std::cell::Cell::new(0.0); kinds],
-        }
-    }
-
-    /// Bytes per ns the members of `domain` move at memory latency `l`.
-    /// A kind's term is found where it first occurs among the domain's
-    /// demands (the domain's kinds are numbered in that order), so its
-    /// divisions overlap the additions of the demands before it: the
-    /// additions, one after another, set the pace.
-    fn traffic(&self, domain: &Group, l: f64) -> f64 {
-        let mut fresh = domain.kinds.first().copied().unwrap_or(0);
-        let mut sum = -0.0;
-        for &k in &domain.order {
-            if k == fresh {
-                self.each[k]
-                    .set(self.line_rate[k] / (self.compute[k] + self.stall[k] * l / self.mlp[k]));
-                fresh += 1;
-            }
-            sum += self.each[k].get();
-        }
-        sum
+impl<F: Fn(f64) -> f64> Traffic for F {
+    fn at(&self, l: f64) -> f64 {
+        self(l)
     }
 }
 
@@ -298,7 +153,11 @@ pub fn solve(machine: &Machine, demands: &[Demand<'_>]) -> Solution {
                 terms.stall[k] = per_instr * (1.0 - p.prefetch_coverage);
                 terms.mlp[k] = p.mlp;
             }
-            *lat = memory_latency(l0, bandwidth, mem.rho_max, |l| terms.traffic(members, l));
+            let traffic = DomainTraffic {
+                terms: &terms,
+                members,
+            };
+            *lat = memory_latency(l0, bandwidth, mem.rho_max, traffic);
         }
         // New shares from insertion rates, per cache instance.
         for (k, w) in w.iter_mut().enumerate() {
@@ -470,21 +329,59 @@ pub fn warming(
 
 /// Memory latency for a domain whose traffic at latency `l` is `traffic(l)`
 /// (monotonically falling): the queueing fixed point, then the hard cap.
-pub fn memory_latency(l0: f64, bandwidth: f64, rho_max: f64, traffic: impl Fn(f64) -> f64) -> f64 {
+///
+/// The traffic is most of a solve's time, so it is evaluated once per
+/// latency: the bracket's two ends together (`Traffic::at_two`), and the
+/// root's traffic, which the cap check and the cap's bracket need again,
+/// recalled (it is the same function of the same latency, so recalling it
+/// changes no bit).
+pub fn memory_latency(l0: f64, bandwidth: f64, rho_max: f64, traffic: impl Traffic) -> f64 {
+    // The traffic at the last latency where g was found ≥ 0 (the root
+    // finder's upper end, which it returns) and at the last two latencies
+    // evaluated.
+    let upper: Cell<Option<(f64, f64)>> = Cell::new(None);
+    let recent: Cell<[Option<(f64, f64)>; 2]> = Cell::new([None; 2]);
+    let remember = |l: f64, t: f64| {
+        let r = recent.get();
+        recent.set([Some((l, t)), r[0]]);
+    };
+    let traffic_at = |l: f64| {
+        let [a, b] = recent.get();
+        let known = [upper.get(), a, b];
+        if let Some((_, t)) = known
+            .into_iter()
+            .flatten()
+            .find(|(x, _)| x.to_bits() == l.to_bits())
+        {
+            return t;
+        }
+        let t = traffic.at(l);
+        remember(l, t);
+        t
+    };
     let queue = |rho: f64| l0 * (1.0 + 0.5 * rho / (1.0 - rho));
-    let rho_at = |l: f64| (traffic(l) / bandwidth).min(rho_max);
     // g(l) = l − queue(ρ(l)) rises with l: its root lies between L0 and
     // the clamp.
+    let g_of = |l: f64, t: f64| {
+        let g = l - queue((t / bandwidth).min(rho_max));
+        if g >= 0.0 {
+            upper.set(Some((l, t)));
+        }
+        g
+    };
     let (lo, hi) = (l0, queue(rho_max));
-    let g = |l: f64| l - queue(rho_at(l));
-    let g_lo = g(lo);
+    let (t_lo, t_hi) = traffic.at_two(lo, hi);
+    remember(lo, t_lo);
+    remember(hi, t_hi);
+    let g_lo = g_of(lo, t_lo);
     if g_lo >= 0.0 {
         return lo;
     }
-    let mut l = rising_root(lo, g_lo, hi, g(hi), g);
-    if traffic(l) > bandwidth {
+    let g_hi = g_of(hi, t_hi);
+    let mut l = rising_root(lo, g_lo, hi, g_hi, |l| g_of(l, traffic_at(l)));
+    if traffic_at(l) > bandwidth {
         // Hard cap: raise latency until demand fits the bandwidth.
-        let spare = |l: f64| bandwidth - traffic(l);
+        let spare = |l: f64| bandwidth - traffic_at(l);
         let (mut lo, mut hi) = (l, l * 2.0);
         while spare(hi) < 0.0 && hi < 1e12 {
             lo = hi;
