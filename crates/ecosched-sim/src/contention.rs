@@ -18,6 +18,10 @@
 
 use crate::machine::Machine;
 use crate::profile::Phase;
+use kinds::{groups, DomainTraffic, Kinds, TrafficTerms};
+use std::cell::Cell;
+
+mod kinds;
 
 /// Convergence tolerance on cache shares, as a fraction of the cache size
 /// (PAM's Algorithm 1 uses 0.001 on occupancies; we are tighter because
@@ -69,78 +73,23 @@ pub struct Solution {
     pub converged: bool,
 }
 
-/// A memory domain's members' traffic as a function of the latency, kept
-/// column by column: the latency's root finder evaluates it a dozen or more
-/// times per share iteration, and it is most of a simulation's time. The
-/// divisions of a block of members are independent, so the compiler does
-/// them several at a time (packed); the sum then adds them one after
-/// another in member order, the same additions in the same order as a
-/// plain loop, so the result is the same to the last bit.
-struct TrafficTerms {
-    /// Lines per instruction times the line size, bytes per instruction.
-    line_rate: Vec<f64>,
-    /// Compute time per instruction, ns.
-    compute: Vec<f64>,
-    /// Stalling misses per instruction.
-    stall: Vec<f64>,
-    /// Memory-level parallelism.
-    mlp: Vec<f64>,
+/// A memory domain's traffic, bytes per ns, as a function of its latency
+/// (ns), monotonically falling: what [`memory_latency`] finds the latency
+/// of. Any `Fn(f64) -> f64` is one.
+pub trait Traffic {
+    /// The traffic at latency `l`.
+    fn at(&self, l: f64) -> f64;
+
+    /// The traffic at latencies `a` and `b`, each exactly as `at` gives
+    /// it; an implementation may find both in one pass.
+    fn at_two(&self, a: f64, b: f64) -> (f64, f64) {
+        (self.at(a), self.at(b))
+    }
 }
 
-/// Members whose divisions are done together before they are added.
-const TRAFFIC_BLOCK: usize = 8;
-
-impl TrafficTerms {
-    fn with_capacity(n: usize) -> Self {
-        TrafficTerms {
-            line_rate: Vec::with_capacity(n),
-            compute: Vec::with_capacity(n),
-            stall: Vec::with_capacity(n),
-            mlp: Vec::with_capacity(n),
-        }
-    }
-
-    fn clear(&mut self) {
-        self.line_rate.clear();
-        self.compute.clear();
-        self.stall.clear();
-        self.mlp.clear();
-    }
-
-    fn push(&mut self, line_rate: f64, compute: f64, stall: f64, mlp: f64) {
-        self.line_rate.push(line_rate);
-        self.compute.push(compute);
-        self.stall.push(stall);
-        self.mlp.push(mlp);
-    }
-
-    /// Bytes per ns the members move at memory latency `l`:
-    /// `Σ line_rate / (compute + stall · l / mlp)`, summed in member order
-    /// from −0.0 (as `Iterator::sum` does).
-    fn traffic(&self, l: f64) -> f64 {
-        let n = self.line_rate.len();
-        let (lr, c, s, m) = (
-            &self.line_rate[..n],
-            &self.compute[..n],
-            &self.stall[..n],
-            &self.mlp[..n],
-        );
-        let mut sum = -0.0;
-        let mut block = [0.0; TRAFFIC_BLOCK];
-        let mut k = 0;
-        while k + TRAFFIC_BLOCK <= n {
-            for (j, v) in block.iter_mut().enumerate() {
-                *v = lr[k + j] / (c[k + j] + s[k + j] * l / m[k + j]);
-            }
-            for v in block {
-                sum += v;
-            }
-            k += TRAFFIC_BLOCK;
-        }
-        for j in k..n {
-            sum += lr[j] / (c[j] + s[j] * l / m[j]);
-        }
-        sum
+impl<F: Fn(f64) -> f64> Traffic for F {
+    fn at(&self, l: f64) -> f64 {
+        self(l)
     }
 }
 
@@ -161,36 +110,22 @@ fn miss_ratio(phase: &Phase, share_kib: f64) -> f64 {
 
 /// Solve the whole machine for one set of running tasks.
 pub fn solve(machine: &Machine, demands: &[Demand<'_>]) -> Solution {
-    let n = demands.len();
     let mem = &machine.spec.memory;
     let line = f64::from(mem.line_bytes);
     let l0 = mem.latency_ns;
     let bandwidth = mem.bandwidth_gbs; // GB/s = bytes/ns
-                                       // Who shares which memory domain and which cache does not change
-                                       // within a solve: list them once.
-    let mem_members: Vec<Vec<usize>> = (0..machine.mem_domains)
-        .map(|d| {
-            (0..n)
-                .filter(|&i| machine.mem_of[demands[i].cpu] == d)
-                .collect()
-        })
-        .collect();
-    let llc_members: Vec<Vec<usize>> = (0..machine.llc.len())
-        .map(|c| {
-            (0..n)
-                .filter(|&i| machine.llc_of[demands[i].cpu] == c)
-                .collect()
-        })
-        .collect();
-    let compute_ns: Vec<f64> = demands
-        .iter()
-        .map(|d| d.phase.cpi_core * d.cpi_factor / d.freq_ghz)
-        .collect();
+    let kinds = Kinds::of(machine, demands);
+    let n = kinds.len();
+    // Who shares which memory domain and which cache does not change
+    // within a solve: list them once.
+    let mem_members = groups(&kinds, &kinds.mem, machine.mem_domains);
+    let llc_members = groups(&kinds, &kinds.llc, machine.llc.len());
+    let compute_ns = &kinds.compute_ns;
     // An even split of each cache to start from.
     let mut share: Vec<f64> = (0..n)
-        .map(|i| {
-            let c = machine.llc_of[demands[i].cpu];
-            machine.llc[c].0 / llc_members[c].len() as f64
+        .map(|k| {
+            let c = kinds.llc[k];
+            machine.llc[c].0 / llc_members[c].order.len() as f64
         })
         .collect();
     let mut miss = vec![0.0; n];
@@ -198,56 +133,49 @@ pub fn solve(machine: &Machine, demands: &[Demand<'_>]) -> Solution {
     let mut step: f64 = 0.5;
     let mut last_residual = f64::INFINITY;
     let mut converged = false;
-    let tpi = |i: usize, m: f64, lat: &[f64]| {
-        compute_ns[i]
-            + demands[i].phase.api
-                * m
-                * (1.0 - demands[i].phase.prefetch_coverage)
-                * lat[machine.mem_of[demands[i].cpu]]
-                / demands[i].phase.mlp
+    let tpi = |k: usize, m: f64, lat: &[f64]| {
+        let p = kinds.phase[k];
+        compute_ns[k] + p.api * m * (1.0 - p.prefetch_coverage) * lat[kinds.mem[k]] / p.mlp
     };
-    // Per member of a domain, the parts of its traffic that do not depend
-    // on the latency, so the latency's root finder evaluates only
-    // `line_rate / (compute + stall · l / mlp)` (the same operations, in
-    // the same order, as writing it out).
-    let mut terms = TrafficTerms::with_capacity(n);
+    let mut terms = TrafficTerms::new(n);
     let mut target = share.clone();
     let mut w = vec![0.0; n];
     for _ in 0..MAX_ITERATIONS {
-        for i in 0..n {
-            miss[i] = miss_ratio(demands[i].phase, share[i]);
+        for k in 0..n {
+            miss[k] = miss_ratio(kinds.phase[k], share[k]);
         }
         for (lat, members) in latency.iter_mut().zip(&mem_members) {
-            terms.clear();
-            for &i in members {
-                let p = demands[i].phase;
-                let per_instr = p.api * miss[i];
-                terms.push(
-                    per_instr * line,
-                    compute_ns[i],
-                    per_instr * (1.0 - p.prefetch_coverage),
-                    p.mlp,
-                );
+            for &k in &members.kinds {
+                let p = kinds.phase[k];
+                let per_instr = p.api * miss[k];
+                terms.line_rate[k] = per_instr * line;
+                terms.compute[k] = compute_ns[k];
+                terms.stall[k] = per_instr * (1.0 - p.prefetch_coverage);
+                terms.mlp[k] = p.mlp;
             }
-            *lat = memory_latency(l0, bandwidth, mem.rho_max, |l| terms.traffic(l));
+            let traffic = DomainTraffic {
+                terms: &terms,
+                members,
+            };
+            *lat = memory_latency(l0, bandwidth, mem.rho_max, traffic);
         }
         // New shares from insertion rates, per cache instance.
-        for (i, w) in w.iter_mut().enumerate() {
-            *w = demands[i].phase.api * miss[i] / tpi(i, miss[i], &latency);
+        for (k, w) in w.iter_mut().enumerate() {
+            *w = kinds.phase[k].api * miss[k] / tpi(k, miss[k], &latency);
         }
         let mut residual: f64 = 0.0;
-        target.copy_from_slice(&share);
         for (members, (size, _)) in llc_members.iter().zip(&machine.llc) {
-            let total: f64 = members.iter().map(|&i| w[i]).sum();
-            for &i in members {
-                target[i] = if members.len() == 1 {
+            let total: f64 = members.order.iter().map(|&k| w[k]).sum();
+            let count = members.order.len();
+            for &k in &members.kinds {
+                target[k] = if count == 1 {
                     *size
                 } else if total > 0.0 {
-                    size * w[i] / total
+                    size * w[k] / total
                 } else {
-                    size / members.len() as f64
+                    size / count as f64
                 };
-                residual = residual.max((target[i] - share[i]).abs() / size);
+                residual = residual.max((target[k] - share[k]).abs() / size);
             }
         }
         if residual <= SHARE_TOLERANCE {
@@ -259,25 +187,25 @@ pub fn solve(machine: &Machine, demands: &[Demand<'_>]) -> Solution {
             step = (step * 0.7).max(0.02);
         }
         last_residual = residual;
-        for i in 0..n {
-            share[i] += step * (target[i] - share[i]);
+        for k in 0..n {
+            share[k] += step * (target[k] - share[k]);
         }
     }
-    let outcomes = (0..n)
-        .map(|i| {
-            let t = tpi(i, miss[i], &latency);
-            let p = demands[i].phase;
+    let by_kind: Vec<Outcome> = (0..n)
+        .map(|k| {
+            let t = tpi(k, miss[k], &latency);
+            let p = kinds.phase[k];
             Outcome {
                 tpi_ns: t,
-                miss_ratio: miss[i],
-                share_kib: share[i],
-                compute_fraction: (compute_ns[i] / t).clamp(0.0, 1.0),
-                bytes_per_ns: p.api * miss[i] * line / t,
+                miss_ratio: miss[k],
+                share_kib: share[k],
+                compute_fraction: (compute_ns[k] / t).clamp(0.0, 1.0),
+                bytes_per_ns: p.api * miss[k] * line / t,
             }
         })
         .collect();
     Solution {
-        outcomes,
+        outcomes: kinds.of.iter().map(|&k| by_kind[k]).collect(),
         latency_ns: latency,
         converged,
     }
@@ -401,21 +329,59 @@ pub fn warming(
 
 /// Memory latency for a domain whose traffic at latency `l` is `traffic(l)`
 /// (monotonically falling): the queueing fixed point, then the hard cap.
-pub fn memory_latency(l0: f64, bandwidth: f64, rho_max: f64, traffic: impl Fn(f64) -> f64) -> f64 {
+///
+/// The traffic is most of a solve's time, so it is evaluated once per
+/// latency: the bracket's two ends together (`Traffic::at_two`), and the
+/// root's traffic, which the cap check and the cap's bracket need again,
+/// recalled (it is the same function of the same latency, so recalling it
+/// changes no bit).
+pub fn memory_latency(l0: f64, bandwidth: f64, rho_max: f64, traffic: impl Traffic) -> f64 {
+    // The traffic at the last latency where g was found ≥ 0 (the root
+    // finder's upper end, which it returns) and at the last two latencies
+    // evaluated.
+    let upper: Cell<Option<(f64, f64)>> = Cell::new(None);
+    let recent: Cell<[Option<(f64, f64)>; 2]> = Cell::new([None; 2]);
+    let remember = |l: f64, t: f64| {
+        let r = recent.get();
+        recent.set([Some((l, t)), r[0]]);
+    };
+    let traffic_at = |l: f64| {
+        let [a, b] = recent.get();
+        let known = [upper.get(), a, b];
+        if let Some((_, t)) = known
+            .into_iter()
+            .flatten()
+            .find(|(x, _)| x.to_bits() == l.to_bits())
+        {
+            return t;
+        }
+        let t = traffic.at(l);
+        remember(l, t);
+        t
+    };
     let queue = |rho: f64| l0 * (1.0 + 0.5 * rho / (1.0 - rho));
-    let rho_at = |l: f64| (traffic(l) / bandwidth).min(rho_max);
     // g(l) = l − queue(ρ(l)) rises with l: its root lies between L0 and
     // the clamp.
+    let g_of = |l: f64, t: f64| {
+        let g = l - queue((t / bandwidth).min(rho_max));
+        if g >= 0.0 {
+            upper.set(Some((l, t)));
+        }
+        g
+    };
     let (lo, hi) = (l0, queue(rho_max));
-    let g = |l: f64| l - queue(rho_at(l));
-    let g_lo = g(lo);
+    let (t_lo, t_hi) = traffic.at_two(lo, hi);
+    remember(lo, t_lo);
+    remember(hi, t_hi);
+    let g_lo = g_of(lo, t_lo);
     if g_lo >= 0.0 {
         return lo;
     }
-    let mut l = rising_root(lo, g_lo, hi, g(hi), g);
-    if traffic(l) > bandwidth {
+    let g_hi = g_of(hi, t_hi);
+    let mut l = rising_root(lo, g_lo, hi, g_hi, |l| g_of(l, traffic_at(l)));
+    if traffic_at(l) > bandwidth {
         // Hard cap: raise latency until demand fits the bandwidth.
-        let spare = |l: f64| bandwidth - traffic(l);
+        let spare = |l: f64| bandwidth - traffic_at(l);
         let (mut lo, mut hi) = (l, l * 2.0);
         while spare(hi) < 0.0 && hi < 1e12 {
             lo = hi;
@@ -530,6 +496,57 @@ mod tests {
         );
         let alu = run("aluadd", 1.6).outcomes[0].tpi_ns / run("aluadd", 2.4).outcomes[0].tpi_ns;
         assert!((alu - 1.5).abs() < 1e-9, "aluadd {alu}");
+    }
+
+    /// Grouping demands into kinds changes no bit: on the two-socket EPYC
+    /// (two memory domains, 24 caches), a mix where many demands share a
+    /// phase, frequency and CPI factor solves to exactly what the same
+    /// demands give when every one has its own copy of its phase (so each
+    /// is a kind of its own).
+    #[test]
+    fn kinds_solve_to_the_same_bits_as_one_demand_at_a_time() {
+        let machine = crate::scenario::preset("epyc-9654-2s").unwrap().unwrap();
+        let profiles = crate::scenario::builtin_profiles().unwrap();
+        let names = ["libquantum", "mcf", "xalancbmk", "hmmer", "omnetpp"];
+        let phases: Vec<Phase> = names
+            .iter()
+            .map(|n| profiles[*n].phases[0].clone())
+            .collect();
+        let pick = |c: usize| (c / 32) % names.len();
+        let cpus: Vec<usize> = (0..machine.cpus()).step_by(2).chain([1, 3, 201]).collect();
+        let demand = |c: usize, phase: &'static Phase| Demand {
+            phase,
+            cpu: c,
+            freq_ghz: if c % 128 < 16 { 2.0 } else { 2.4 },
+            cpi_factor: if c % 160 < 8 { 1.25 } else { 1.0 },
+        };
+        let shared: &'static [Phase] = Box::leak(phases.into_boxed_slice());
+        let grouped: Vec<Demand<'_>> = cpus.iter().map(|&c| demand(c, &shared[pick(c)])).collect();
+        let alone: Vec<Demand<'_>> = cpus
+            .iter()
+            .map(|&c| demand(c, Box::leak(Box::new(shared[pick(c)].clone()))))
+            .collect();
+        assert!(Kinds::of(&machine, &grouped).len() < cpus.len() / 2);
+        assert_eq!(Kinds::of(&machine, &alone).len(), cpus.len());
+        let (a, b) = (solve(&machine, &grouped), solve(&machine, &alone));
+        let bits = |s: &Solution| -> Vec<u64> {
+            s.outcomes
+                .iter()
+                .flat_map(|o| {
+                    [
+                        o.tpi_ns,
+                        o.miss_ratio,
+                        o.share_kib,
+                        o.compute_fraction,
+                        o.bytes_per_ns,
+                    ]
+                })
+                .chain(s.latency_ns.iter().copied())
+                .map(f64::to_bits)
+                .collect()
+        };
+        assert!(a.converged && b.converged);
+        assert_eq!(bits(&a), bits(&b));
     }
 
     /// One stream-fit1 instance alone on the Q6600: its steady outcome.
