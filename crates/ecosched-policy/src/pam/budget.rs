@@ -13,20 +13,24 @@
 //! budget; where it does, the decision says so.
 
 /// Modelled cost of one cache evaluation (a memo look-up, or the set-up
-/// of a solve), ns.
+/// of a solve) and of one Algorithm 1 iteration for one member of a
+/// cache, ns, while the search's memo of pair values fits in
+/// [`SMALL_MEMO_BYTES`].
 ///
-/// The costs come from `bench pam` on a 2-core EPYC VM, timed against
-/// these figures: at 1,024 CPUs (a 9 MiB memo, most look-ups missing the
-/// L2 cache) 25 ns per evaluation and per member-iteration and 2 ns per
-/// memo entry set up make the modelled time the wall time. Smaller
-/// instances run faster per unit (their memo stays in the L2 cache), so
-/// there the model errs towards stopping early.
-pub const NS_PER_EVALUATION: f64 = 25.0;
-/// Modelled cost of one Algorithm 1 iteration for one member of a cache,
-/// ns (see [`NS_PER_EVALUATION`]).
-pub const NS_PER_MEMBER_ITERATION: f64 = 25.0;
+/// The costs come from `bench pam` on a 2-core EPYC VM (1 MiB of L2
+/// cache per core), timed against these figures: at 256 CPUs (a memo of
+/// 0.6 MiB, in the L2 cache) about 15 ns per unit, at 1,024 CPUs (9 MiB,
+/// most look-ups missing the L2 cache) about 25 ns, and 2 ns per memo
+/// entry set up. Below 256 CPUs the search runs faster per unit than
+/// either, so there the model errs towards stopping early.
+pub const NS_PER_UNIT_SMALL_MEMO: f64 = 15.0;
+/// The same with a memo larger than [`SMALL_MEMO_BYTES`].
+pub const NS_PER_UNIT_LARGE_MEMO: f64 = 25.0;
+/// Memo size up to which the smaller cost applies: the L2 cache of one
+/// core of the measuring machine.
+pub const SMALL_MEMO_BYTES: usize = 1 << 20;
 /// Modelled cost of setting up one entry of the local search's memo of
-/// pair values, ns (see [`NS_PER_EVALUATION`]).
+/// pair values, ns (see [`NS_PER_UNIT_SMALL_MEMO`]).
 pub const NS_PER_MEMO_ENTRY: f64 = 2.0;
 
 /// Work spent by one decision, against its budget.
@@ -34,6 +38,8 @@ pub const NS_PER_MEMO_ENTRY: f64 = 2.0;
 pub struct Work {
     spent_ns: f64,
     limit_ns: f64,
+    /// Cost of one evaluation or member-iteration, ns.
+    unit_ns: f64,
 }
 
 impl Work {
@@ -42,20 +48,21 @@ impl Work {
         Work {
             spent_ns: 0.0,
             limit_ns: budget_ms * 1e6,
+            unit_ns: NS_PER_UNIT_SMALL_MEMO,
         }
     }
 
     /// One cache evaluation.
     #[inline]
     pub fn evaluation(&mut self) {
-        self.spent_ns += NS_PER_EVALUATION;
+        self.spent_ns += self.unit_ns;
     }
 
     /// One Algorithm 1 solve of `members` slots that ran `iterations`
     /// iterations (at least one counted: the set-up and the final product).
     #[inline]
     pub fn solve(&mut self, members: usize, iterations: usize) {
-        self.spent_ns += NS_PER_MEMBER_ITERATION * (members * iterations.max(1)) as f64;
+        self.spent_ns += self.unit_ns * (members * iterations.max(1)) as f64;
     }
 
     /// Whether the budget is used up.
@@ -64,9 +71,13 @@ impl Work {
         self.spent_ns >= self.limit_ns
     }
 
-    /// Setting up a memo of `entries` values.
-    pub fn memo(&mut self, entries: usize) {
+    /// Setting up a memo of `entries` values of `bytes` each; a memo
+    /// larger than [`SMALL_MEMO_BYTES`] makes every later unit dearer.
+    pub fn memo(&mut self, entries: usize, bytes: usize) {
         self.spent_ns += NS_PER_MEMO_ENTRY * entries as f64;
+        if entries * bytes > SMALL_MEMO_BYTES {
+            self.unit_ns = NS_PER_UNIT_LARGE_MEMO;
+        }
     }
 
     /// Modelled time spent, ms.
@@ -81,7 +92,8 @@ mod tests {
 
     #[test]
     fn work_adds_up_to_the_budget() {
-        let mut w = Work::new(1e-6 * (2.0 * NS_PER_EVALUATION + 4.0 * NS_PER_MEMBER_ITERATION));
+        let unit = NS_PER_UNIT_SMALL_MEMO;
+        let mut w = Work::new(1e-6 * 6.0 * unit);
         w.evaluation();
         w.solve(2, 1);
         assert!(!w.exhausted());
@@ -89,9 +101,12 @@ mod tests {
         // A solve that converged at once still costs one iteration.
         w.solve(2, 0);
         assert!(w.exhausted());
-        assert!(
-            (w.spent_ms() * 1e6 - 2.0 * NS_PER_EVALUATION - 4.0 * NS_PER_MEMBER_ITERATION).abs()
-                < 1e-9
-        );
+        assert!((w.spent_ms() * 1e6 - 6.0 * unit).abs() < 1e-9);
+        // A memo past the L2 cache's size: its set-up, and dearer units.
+        let mut w = Work::new(1.0);
+        w.memo(1 << 20, 9);
+        let setup = NS_PER_MEMO_ENTRY * f64::from(1 << 20);
+        w.evaluation();
+        assert!((w.spent_ms() * 1e6 - setup - NS_PER_UNIT_LARGE_MEMO).abs() < 1e-6);
     }
 }

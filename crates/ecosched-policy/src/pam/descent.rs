@@ -148,7 +148,8 @@ impl<'a> Shared<'a> {
     pub fn new(slots: &'a [SlotObs], model: &'a CpiModel, floor: f64, budget_ms: f64) -> Self {
         let memo = PairMemo::new(slots.len());
         let mut work = Work::new(budget_ms);
-        work.memo(memo.entries());
+        // A value (f64) and its flags (u8) per entry.
+        work.memo(memo.entries(), 9);
         Shared {
             slots,
             model,
