@@ -86,8 +86,18 @@ pub struct PamBenchReport {
     pub cpus: usize,
     /// Which search ran: `exhaustive` or `local`.
     pub search: String,
+    /// The decision budget, ms of modelled time (`search_budget_ms`).
+    pub budget_ms: f64,
     /// Mean wall time of one Algorithm 2 call, ms.
     pub decision_ms: f64,
+    /// The search's own estimate of its time, ms (the budget's work
+    /// model): compare with `decision_ms` to see how far the model is from
+    /// this machine.
+    pub modelled_ms: f64,
+    /// Whether the search stopped at the budget before it was complete.
+    pub stopped_early: bool,
+    /// Predicted system speedup (eq. 1) of the assignment chosen.
+    pub speedup: f64,
 }
 
 /// Largest machine `bench pam` accepts: the synthetic instance is built in
@@ -96,9 +106,9 @@ pub const BENCH_PAM_MAX_CPUS: usize = 4096;
 /// Wall time over which decisions are repeated and averaged.
 const BENCH_PAM_BUDGET_S: f64 = 0.5;
 
-/// Time PAM's decision (one Algorithm 2 call, default search settings) on
-/// a synthetic machine of `cpus` CPUs.
-pub fn bench_pam(cpus: usize) -> Result<PamBenchReport, EngineError> {
+/// Time PAM's decision (one Algorithm 2 call, default search settings but
+/// for `budget_ms` when given) on a synthetic machine of `cpus` CPUs.
+pub fn bench_pam(cpus: usize, budget_ms: Option<f64>) -> Result<PamBenchReport, EngineError> {
     if cpus == 0 || cpus > BENCH_PAM_MAX_CPUS {
         return Err(EngineError::from(PolicyError::BadParam {
             key: "cpus".into(),
@@ -106,10 +116,20 @@ pub fn bench_pam(cpus: usize) -> Result<PamBenchReport, EngineError> {
             reason: format!("must lie between 1 and {BENCH_PAM_MAX_CPUS}"),
         }));
     }
+    let mut config = ecosched_policy::pam::PamConfig::default().search;
+    if let Some(ms) = budget_ms {
+        if !(ms.is_finite() && ms > 0.0) {
+            return Err(EngineError::from(PolicyError::BadParam {
+                key: "budget-ms".into(),
+                value: ms.to_string(),
+                reason: "must be a positive number of milliseconds".into(),
+            }));
+        }
+        config.budget_ms = ms;
+    }
     let (layout, slots, current) = bench_instance(cpus, BENCH_SEED);
-    let config = ecosched_policy::pam::PamConfig::default().search;
-    // One untimed call warms caches and tells which search runs.
-    let kind = bench_decide(&layout, &slots, &current, &config);
+    // One untimed call warms caches and tells what the search does.
+    let decision = bench_decide(&layout, &slots, &current, &config);
     let start = Instant::now();
     let mut runs = 0u32;
     while runs < 3 || (start.elapsed().as_secs_f64() < BENCH_PAM_BUDGET_S && runs < 10_000) {
@@ -118,7 +138,11 @@ pub fn bench_pam(cpus: usize) -> Result<PamBenchReport, EngineError> {
     }
     Ok(PamBenchReport {
         cpus: layout.cpus(),
-        search: kind.name().to_string(),
+        search: decision.kind.name().to_string(),
+        budget_ms: config.budget_ms,
         decision_ms: start.elapsed().as_secs_f64() * 1e3 / f64::from(runs),
+        modelled_ms: decision.work_ms,
+        stopped_early: decision.stopped_early,
+        speedup: decision.speedup,
     })
 }

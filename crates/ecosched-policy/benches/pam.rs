@@ -14,7 +14,7 @@ fn decision(c: &mut Criterion) {
     for cpus in [8usize, 16, 64, 256] {
         let (layout, slots, current) = bench_instance(cpus, BENCH_SEED);
         let config = ecosched_policy::pam::PamConfig::default().search;
-        let kind = bench_decide(&layout, &slots, &current, &config);
+        let kind = bench_decide(&layout, &slots, &current, &config).kind;
         group.bench_with_input(BenchmarkId::new(kind.name(), cpus), &cpus, |b, _| {
             b.iter(|| bench_decide(&layout, &slots, &current, &config))
         });

@@ -607,7 +607,12 @@ pub struct BenchPamArgs {
     /// CPUs of the synthetic machine (two-CPU shared caches, all busy).
     #[arg(long, value_name = "N")]
     pub cpus: usize,
-    /// Print JSON: {"cpus", "search", "decision_ms"}.
+    /// The decision budget, ms of modelled time (PAM's `search_budget_ms`;
+    /// default: its default). A large one times the complete search.
+    #[arg(long, value_name = "MS")]
+    pub budget_ms: Option<f64>,
+    /// Print JSON: {"cpus", "search", "budget_ms", "decision_ms",
+    /// "modelled_ms", "stopped_early", "speedup"}.
     #[arg(long)]
     pub json: bool,
 }

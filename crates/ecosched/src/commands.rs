@@ -392,13 +392,23 @@ fn bench_sim(args: &BenchSimArgs) -> Result<Outcome> {
 }
 
 fn bench_pam(args: &BenchPamArgs) -> Result<Outcome> {
-    let report = bench::bench_pam(args.cpus).context("timing PAM's decision")?;
+    let report = bench::bench_pam(args.cpus, args.budget_ms).context("timing PAM's decision")?;
     Ok(Outcome::ok(if args.json {
         output::json(&report)?
     } else {
         format!(
-            "pam decision at {} CPUs: {:.3} ms ({} search)\n",
-            report.cpus, report.decision_ms, report.search
+            "pam decision at {} CPUs: {:.3} ms ({} search, modelled {:.3} ms of a {} ms budget{}), predicted speedup {:.4}\n",
+            report.cpus,
+            report.decision_ms,
+            report.search,
+            report.modelled_ms,
+            report.budget_ms,
+            if report.stopped_early {
+                "; stopped early at the budget"
+            } else {
+                ""
+            },
+            report.speedup
         )
     }))
 }

@@ -37,7 +37,10 @@
 //! one last-level cache, or with none shared by two CPUs, leaves it
 //! nothing to choose, and it refuses to start there (`Policy::init`).
 
+pub mod budget;
+pub mod descent;
 pub mod model;
+pub mod pair;
 pub mod search;
 pub mod shares;
 pub mod state;
@@ -90,9 +93,11 @@ crate::typed_params! {
         restarts: usize = int(0, 1_000_000).default("8"),
         /// Seed of the local search's restarts.
         seed: u64 = int(0, u64::MAX as i128).default("1592594339"),
-        /// Cache evaluations after which the local search starts no new
-        /// restart.
-        search_budget: usize = int(1, 1 << 40).default("200000"),
+        /// Modelled time one decision may search, ms: a fixed cost per cache
+        /// evaluation and per Algorithm 1 iteration, not a clock, so runs
+        /// stay deterministic; a search that reaches it keeps the best so
+        /// far and says so in last_decision.
+        search_budget_ms: f64 = real().above(0.0).at_most(3_600_000.0).default("20"),
         /// Control interval, ms (the paper's cycle is one second).
         interval_ms: u64 = int(1, 3_600_000).default("1000"),
         /// CPUs removed per power-cap level.
@@ -205,7 +210,7 @@ impl PamConfig {
                 exhaustive_max_cpus: p.exhaustive_max_cpus,
                 restarts: p.restarts,
                 seed: p.seed,
-                budget: p.search_budget,
+                budget_ms: p.search_budget_ms,
             },
             interval: Duration::from_millis(p.interval_ms),
             cap_step_cpus: p.cap_step_cpus,
@@ -692,8 +697,20 @@ impl Policy for Pam {
                 searches.join(", ")
             },
             last_decision: s.last.as_ref().map_or_else(String::new, |last| {
+                let budget = self.config.search.budget_ms;
+                let stop = match (last.stopped_early, last.kind) {
+                    (false, _) => String::new(),
+                    (true, SearchKind::Exhaustive) => {
+                        format!(", stopped early at search_budget_ms={budget}")
+                    }
+                    (true, SearchKind::Local) => format!(
+                        ", stopped early at search_budget_ms={budget} ({} of {} descents complete)",
+                        last.descents,
+                        self.config.search.restarts + 1
+                    ),
+                };
                 format!(
-                    "{} search, {} evaluated, predicted speedup {:.4}, {} moves",
+                    "{} search, {} evaluated, predicted speedup {:.4}, {} moves{stop}",
                     last.kind.name(),
                     last.evaluated,
                     last.speedup,
@@ -824,13 +841,13 @@ pub fn bench_instance(cpus: usize, seed: u64) -> (Layout, Vec<SlotObs>, Vec<usiz
     (layout, slots, current)
 }
 
-/// One Algorithm 2 call on [`bench_instance`]; returns the search used.
+/// One Algorithm 2 call on [`bench_instance`].
 pub fn bench_decide(
     layout: &Layout,
     slots: &[SlotObs],
     current: &[usize],
     config: &SearchConfig,
-) -> SearchKind {
+) -> Decision {
     let model = CpiModel::PAPER;
     let problem = Problem {
         layout,
@@ -838,7 +855,7 @@ pub fn bench_decide(
         current,
         model: &model,
     };
-    decide(&problem, config).kind
+    decide(&problem, config)
 }
 
 #[cfg(test)]

@@ -46,7 +46,7 @@ pub const DEFAULT_ALPHA: f64 = 0.5;
 /// Smallest CPI a prediction may reach, as a fraction of the measured CPI:
 /// keeps a wildly wrong model (or fit) from dividing by zero or going
 /// negative.
-const MIN_CPI_FRACTION: f64 = 0.05;
+pub(super) const MIN_CPI_FRACTION: f64 = 0.05;
 
 /// The CPI model `CPI = t1 + t2·m1 + t3·m1·m2` (eq. 13).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -135,7 +135,7 @@ pub struct CacheSolution {
 
 /// Whether a slot takes part in the occupancy iteration: a slot that brings
 /// no lines in (pure computation, or an idle CPU) keeps O = 0 and its CPI.
-fn fetches(s: &SlotObs) -> bool {
+pub(super) fn fetches(s: &SlotObs) -> bool {
     s.lines_per_s > 0.0 && s.m2 > 0.0 && s.occupancy > 0.0
 }
 

@@ -24,11 +24,17 @@
 //!   Above `exhaustive_max_cpus` a swap-based local search runs instead:
 //!   from the current assignment, then from seeded random restarts, try
 //!   every exchange of two slots (or of a slot and a free CPU) between two
-//!   caches, keep improvements, and stop at a local optimum. The model's
-//!   fixed point is per cache, so an exchange costs two cache solves.
-//!   Which search ran is part of the [`Decision`].
+//!   caches, keep improvements, and stop at a local optimum
+//!   ([`super::descent`]). The model's fixed point is per cache, so an
+//!   exchange costs two cache solves. Which search ran is part of the
+//!   [`Decision`].
+//! - **Budget.** Both searches count their work against `budget_ms`
+//!   ([`super::budget`]) and stop when it runs out, keeping the best
+//!   found so far; the [`Decision`] says whether they did.
 
-use super::model::{solve_cache, solve_cache_with, CacheScratch, CpiModel, SlotObs};
+use super::budget::Work;
+use super::descent::{Descent, Shared};
+use super::model::{solve_cache, CpiModel, SlotObs};
 use ecosched_model::{CpuId, CpuSet, Topology};
 use std::collections::HashMap;
 
@@ -151,10 +157,9 @@ pub struct SearchConfig {
     pub restarts: usize,
     /// Seed of the restarts' generator.
     pub seed: u64,
-    /// Cache evaluations (solves and memo look-ups) after which no further
-    /// restart begins (the descent from the current assignment always
-    /// completes): bounds the decision time on large machines.
-    pub budget: usize,
+    /// Modelled time one decision may search, ms ([`super::budget`]):
+    /// bounds the decision time on large machines.
+    pub budget_ms: f64,
 }
 
 /// What the search chose.
@@ -177,6 +182,14 @@ pub struct Decision {
     /// Highest predicted speedup among the feasible candidates seen (the
     /// chosen one may be lower: Algorithm 2 prefers fewer moves within δ).
     pub best_found: f64,
+    /// Whether the search stopped at its budget before it was complete
+    /// (exhaustive: some assignments not evaluated; local: a descent
+    /// unfinished or restarts not begun).
+    pub stopped_early: bool,
+    /// Local search: descents that reached a local optimum.
+    pub descents: usize,
+    /// Modelled time the search spent, ms ([`super::budget`]).
+    pub work_ms: f64,
 }
 
 /// One decision problem: slots, where they are, and the model.
@@ -198,7 +211,10 @@ pub fn count_assignments(layout: &Layout, slots: usize) -> u64 {
     let mut count = 0u64;
     let mut fill = vec![0usize; layout.caches.len()];
     let mut assignment = vec![0usize; slots];
-    enumerate(layout, 0, &mut fill, &mut assignment, &mut |_| count += 1);
+    enumerate(layout, 0, &mut fill, &mut assignment, &mut |_| {
+        count += 1;
+        true
+    });
     count
 }
 
@@ -216,17 +232,17 @@ pub fn eq3(n: u64, k: u64) -> u64 {
 }
 
 /// Visit every canonical assignment: slot `i` may open a cache only if no
-/// lower-numbered empty cache of the same class is still unopened.
+/// lower-numbered empty cache of the same class is still unopened. Stops
+/// as soon as `visit` returns false; returns false if it did.
 fn enumerate(
     layout: &Layout,
     slot: usize,
     fill: &mut [usize],
     assignment: &mut [usize],
-    visit: &mut dyn FnMut(&[usize]),
-) {
+    visit: &mut dyn FnMut(&[usize]) -> bool,
+) -> bool {
     if slot == assignment.len() {
-        visit(assignment);
-        return;
+        return visit(assignment);
     }
     for c in 0..layout.caches.len() {
         if fill[c] == layout.caches[c].cpus.len() {
@@ -241,9 +257,13 @@ fn enumerate(
         }
         fill[c] += 1;
         assignment[slot] = c;
-        enumerate(layout, slot + 1, fill, assignment, visit);
+        let go_on = enumerate(layout, slot + 1, fill, assignment, visit);
         fill[c] -= 1;
+        if !go_on {
+            return false;
+        }
     }
+    true
 }
 
 /// Per-cache evaluation of an assignment.
@@ -253,14 +273,18 @@ struct Scored {
     unconverged: usize,
 }
 
+#[cfg(test)]
 fn score(problem: &Problem<'_>, assignment: &[usize]) -> Scored {
-    let (scored, _) = solve_assignment(problem, assignment);
-    scored
+    solve_assignment(problem, assignment, &mut Work::new(f64::INFINITY)).0
 }
 
-/// Algorithm 1 on every cache of an assignment; also returns each slot's
-/// predicted CPI.
-fn solve_assignment(problem: &Problem<'_>, assignment: &[usize]) -> (Scored, Vec<f64>) {
+/// Algorithm 1 on every cache of an assignment, its work counted in
+/// `work`; also returns each slot's predicted CPI.
+fn solve_assignment(
+    problem: &Problem<'_>,
+    assignment: &[usize],
+    work: &mut Work,
+) -> (Scored, Vec<f64>) {
     let mut members: Vec<Vec<usize>> = vec![Vec::new(); problem.layout.caches.len()];
     for (s, &c) in assignment.iter().enumerate() {
         members[c].push(s);
@@ -274,6 +298,8 @@ fn solve_assignment(problem: &Problem<'_>, assignment: &[usize]) -> (Scored, Vec
     for m in members.iter().filter(|m| !m.is_empty()) {
         let obs: Vec<&SlotObs> = m.iter().map(|&s| &problem.slots[s]).collect();
         let sol = solve_cache(&obs, problem.model);
+        work.evaluation();
+        work.solve(m.len(), sol.iterations);
         out.log_speedup += sol.log_speedup;
         out.min_speedup = out.min_speedup.min(sol.min_speedup);
         out.unconverged += usize::from(!sol.converged);
@@ -286,7 +312,7 @@ fn solve_assignment(problem: &Problem<'_>, assignment: &[usize]) -> (Scored, Vec
 
 /// Each slot's predicted CPI under `assignment` (Algorithm 1).
 pub fn predict_cpi(problem: &Problem<'_>, assignment: &[usize]) -> Vec<f64> {
-    solve_assignment(problem, assignment).1
+    solve_assignment(problem, assignment, &mut Work::new(f64::INFINITY)).1
 }
 
 /// Relabel interchangeable caches of `candidate` so that as many slots as
@@ -370,6 +396,9 @@ pub fn exhaustive(problem: &Problem<'_>, config: &SearchConfig) -> Decision {
         unconverged: 0,
         predicted_cpi: Vec::new(),
         best_found: 1.0,
+        stopped_early: false,
+        descents: 0,
+        work_ms: 0.0,
     };
     // Step 1: max_perf = 1, PP = I, min_moves = ∞ (the identity, once
     // enumerated, sets it to 0).
@@ -377,14 +406,18 @@ pub fn exhaustive(problem: &Problem<'_>, config: &SearchConfig) -> Decision {
     let mut min_moves = usize::MAX;
     let mut evaluated = 0;
     let mut unconverged = 0;
+    let mut work = Work::new(config.budget_ms);
     let mut fill = vec![0usize; problem.layout.caches.len()];
     let mut candidate = vec![0usize; n];
-    enumerate(problem.layout, 0, &mut fill, &mut candidate, &mut |cand| {
+    let complete = enumerate(problem.layout, 0, &mut fill, &mut candidate, &mut |cand| {
+        if work.exhausted() {
+            return false;
+        }
         evaluated += 1;
-        let s = score(problem, cand);
+        let (s, _) = solve_assignment(problem, cand, &mut work);
         unconverged += s.unconverged;
         if s.min_speedup < config.floor {
-            return;
+            return true;
         }
         let perf = (s.log_speedup / n.max(1) as f64).exp();
         best.best_found = best.best_found.max(perf);
@@ -396,9 +429,12 @@ pub fn exhaustive(problem: &Problem<'_>, config: &SearchConfig) -> Decision {
             best.speedup = perf;
             best.moves = moves;
         }
+        true
     });
     best.evaluated = evaluated;
     best.unconverged = unconverged;
+    best.stopped_early = !complete;
+    best.work_ms = work.spent_ms();
     best
 }
 
@@ -422,243 +458,22 @@ impl SplitMix {
     }
 }
 
-/// Penalty per unit of shortfall below the floor, in log-speedup units:
-/// large enough that no feasible gain outweighs it.
-const FLOOR_PENALTY: f64 = 1e6;
-
-/// The local search's state: members per cache and each cache's value.
-struct Local<'p, 'a, 'm> {
-    problem: &'p Problem<'a>,
-    /// Values of caches of at most two slots, by member pair: shared by
-    /// every restart, since a cache's value depends only on its members.
-    memo: &'m mut PairMemo,
-    floor: f64,
-    members: Vec<Vec<usize>>,
-    value: Vec<f64>,
-    solves: usize,
-    evaluations: usize,
-    unconverged: usize,
-    scratch: CacheScratch,
-    obs: Vec<&'a SlotObs>,
-    new_a: Vec<usize>,
-    new_b: Vec<usize>,
-}
-
-/// Values of caches holding one or two slots. A dense table while it is
-/// small (the common two-CPU cache: one lookup, no hashing), a hash map
-/// beyond.
-enum PairMemo {
-    Dense { n: usize, values: Vec<f64> },
-    Sparse(HashMap<(usize, usize), f64>),
-}
-
-/// Slots up to which the memo is a dense n × n table (8 MiB at 1024).
-const DENSE_MEMO_SLOTS: usize = 1024;
-
-impl PairMemo {
-    fn new(n: usize) -> Self {
-        if n <= DENSE_MEMO_SLOTS {
-            PairMemo::Dense {
-                n,
-                values: vec![f64::NAN; n * n],
-            }
-        } else {
-            PairMemo::Sparse(HashMap::new())
-        }
-    }
-
-    /// The key of a cache's members: (a, a) for one slot, (min, max) for two.
-    fn key(members: &[usize]) -> Option<(usize, usize)> {
-        match *members {
-            [a] => Some((a, a)),
-            [a, b] => Some((a.min(b), a.max(b))),
-            _ => None,
-        }
-    }
-
-    fn get(&self, key: (usize, usize)) -> Option<f64> {
-        match self {
-            PairMemo::Dense { n, values } => {
-                let v = values[key.0 * n + key.1];
-                (!v.is_nan()).then_some(v)
-            }
-            PairMemo::Sparse(map) => map.get(&key).copied(),
-        }
-    }
-
-    fn insert(&mut self, key: (usize, usize), value: f64) {
-        match self {
-            PairMemo::Dense { n, values } => values[key.0 * *n + key.1] = value,
-            PairMemo::Sparse(map) => {
-                map.insert(key, value);
-            }
-        }
-    }
-}
-
-impl<'p, 'a, 'm> Local<'p, 'a, 'm> {
-    fn new(
-        problem: &'p Problem<'a>,
-        memo: &'m mut PairMemo,
-        floor: f64,
-        assignment: &[usize],
-    ) -> Self {
-        let mut members = vec![Vec::new(); problem.layout.caches.len()];
-        for (s, &c) in assignment.iter().enumerate() {
-            members[c].push(s);
-        }
-        let mut state = Local {
-            problem,
-            memo,
-            floor,
-            members,
-            value: Vec::new(),
-            solves: 0,
-            evaluations: 0,
-            unconverged: 0,
-            scratch: CacheScratch::default(),
-            obs: Vec::new(),
-            new_a: Vec::new(),
-            new_b: Vec::new(),
-        };
-        state.value = (0..state.members.len())
-            .map(|c| {
-                let m = std::mem::take(&mut state.members[c]);
-                let v = state.cache_value(&m);
-                state.members[c] = m;
-                v
-            })
-            .collect();
-        state
-    }
-
-    /// Σ log speedup of a cache's members, less a penalty below the floor.
-    fn cache_value(&mut self, members: &[usize]) -> f64 {
-        if members.is_empty() {
-            return 0.0;
-        }
-        self.evaluations += 1;
-        let key = PairMemo::key(members);
-        if let Some(v) = key.and_then(|k| self.memo.get(k)) {
-            return v;
-        }
-        let slots = self.problem.slots;
-        self.obs.clear();
-        self.obs.extend(members.iter().map(|&s| &slots[s]));
-        let sol = solve_cache_with(&self.obs, self.problem.model, &mut self.scratch);
-        self.solves += 1;
-        self.unconverged += usize::from(!sol.converged);
-        let value = sol.log_speedup - FLOOR_PENALTY * (self.floor - sol.min_speedup).max(0.0);
-        if let Some(k) = key {
-            self.memo.insert(k, value);
-        }
-        value
-    }
-
-    fn total(&self) -> f64 {
-        self.value.iter().sum()
-    }
-
-    /// Try exchanging member `x` of cache `a` (or a free CPU when `x` is
-    /// `None`) with member `y` of cache `b` (or a free CPU); apply it if it
-    /// raises the total value.
-    fn try_exchange(&mut self, a: usize, x: Option<usize>, b: usize, y: Option<usize>) -> bool {
-        let mut new_a = std::mem::take(&mut self.new_a);
-        let mut new_b = std::mem::take(&mut self.new_b);
-        new_a.clear();
-        new_a.extend(self.members[a].iter().copied().filter(|&s| Some(s) != x));
-        new_b.clear();
-        new_b.extend(self.members[b].iter().copied().filter(|&s| Some(s) != y));
-        new_a.extend(y);
-        new_b.extend(x);
-        let va = self.cache_value(&new_a);
-        let vb = self.cache_value(&new_b);
-        let better = va + vb > self.value[a] + self.value[b] + 1e-12;
-        if better {
-            std::mem::swap(&mut self.members[a], &mut new_a);
-            std::mem::swap(&mut self.members[b], &mut new_b);
-            self.value[a] = va;
-            self.value[b] = vb;
-        }
-        self.new_a = new_a;
-        self.new_b = new_b;
-        better
-    }
-
-    /// Improve until no exchange helps; caches that changed are revisited
-    /// ("don't look" flags keep settled pairs from being retried).
-    fn descend(&mut self) {
-        let m = self.members.len();
-        let mut dirty = vec![true; m];
-        loop {
-            let mut changed = vec![false; m];
-            for a in 0..m {
-                for b in a + 1..m {
-                    if (dirty[a] || dirty[b] || changed[a] || changed[b]) && self.improve_pair(a, b)
-                    {
-                        changed[a] = true;
-                        changed[b] = true;
-                    }
-                }
-            }
-            if !changed.iter().any(|c| *c) {
-                return;
-            }
-            dirty = changed;
-        }
-    }
-
-    /// Exchanges between caches `a` and `b` until none helps: every member
-    /// of one against every member of the other, or against a free CPU.
-    fn improve_pair(&mut self, a: usize, b: usize) -> bool {
-        let caps = (
-            self.problem.layout.caches[a].cpus.len(),
-            self.problem.layout.caches[b].cpus.len(),
-        );
-        let mut improved = false;
-        'again: loop {
-            // Index == len stands for a free CPU, when the cache has one.
-            let (la, lb) = (self.members[a].len(), self.members[b].len());
-            let xa = if la < caps.0 { la + 1 } else { la };
-            let yb = if lb < caps.1 { lb + 1 } else { lb };
-            for xi in 0..xa {
-                for yi in 0..yb {
-                    let x = self.members[a].get(xi).copied();
-                    let y = self.members[b].get(yi).copied();
-                    if (x.is_some() || y.is_some()) && self.try_exchange(a, x, b, y) {
-                        improved = true;
-                        continue 'again;
-                    }
-                }
-            }
-            return improved;
-        }
-    }
-
-    fn assignment(&self, n: usize) -> Vec<usize> {
-        let mut out = vec![0usize; n];
-        for (c, m) in self.members.iter().enumerate() {
-            for &s in m {
-                out[s] = c;
-            }
-        }
-        out
-    }
-}
-
 /// Scalable search: local search from the current assignment and from
-/// seeded random restarts; the best local optimum goes through
-/// Algorithm 2's acceptance rule against the identity.
+/// seeded random restarts ([`Descent`]); the best local optimum goes
+/// through Algorithm 2's acceptance rule against the identity. The budget
+/// is shared by every descent: when it runs out, the descent under way
+/// stops where it is and no further restart begins.
 pub fn local(problem: &Problem<'_>, config: &SearchConfig) -> Decision {
     let n = problem.slots.len();
+    let caps: Vec<usize> = problem.layout.caches.iter().map(|c| c.cpus.len()).collect();
     let mut rng = SplitMix(config.seed);
-    let mut solves = 0;
-    let mut evaluations = 0;
-    let mut unconverged = 0;
+    let mut shared = Shared::new(problem.slots, problem.model, config.floor, config.budget_ms);
     let mut candidates: Vec<(f64, Vec<usize>)> = Vec::new();
-    let mut memo = PairMemo::new(n);
+    let mut descents = 0;
+    let mut stopped_early = false;
     for restart in 0..=config.restarts {
-        if restart > 0 && evaluations >= config.budget {
+        if shared.work.exhausted() {
+            stopped_early = true;
             break;
         }
         let start = if restart == 0 {
@@ -666,22 +481,27 @@ pub fn local(problem: &Problem<'_>, config: &SearchConfig) -> Decision {
         } else {
             random_assignment(problem.layout, n, &mut rng)
         };
-        let mut state = Local::new(problem, &mut memo, config.floor, &start);
-        state.descend();
-        solves += state.solves;
-        evaluations += state.evaluations;
-        unconverged += state.unconverged;
-        candidates.push((state.total(), state.assignment(n)));
+        let mut descent = Descent::new(&mut shared, &caps, &start);
+        descent.descend();
+        candidates.push((descent.total(), descent.assignment(n)));
+        if descent.cut {
+            stopped_early = true;
+            break;
+        }
+        descents += 1;
     }
     let mut best = Decision {
         assignment: problem.current.to_vec(),
         speedup: 1.0,
         moves: 0,
         kind: SearchKind::Local,
-        evaluated: solves,
-        unconverged,
+        evaluated: shared.solves,
+        unconverged: shared.unconverged,
         predicted_cpi: Vec::new(),
         best_found: 1.0,
+        stopped_early,
+        descents,
+        work_ms: shared.work.spent_ms(),
     };
     let mut min_moves = 0;
     // A local optimum below the floor carries the penalty and so never
@@ -1011,6 +831,76 @@ mod tests {
         }
     }
 
+    proptest! {
+        /// The descent keeps each cache's value and re-solves only the two
+        /// caches an exchange touches; Algorithm 1 over the whole chosen
+        /// assignment predicts the same speedup.
+        #[test]
+        fn incremental_values_add_up_to_a_full_solve(
+            (layout, slots, current) in instance(),
+            seed in any::<u64>(),
+        ) {
+            let model = CpiModel::PAPER;
+            let problem = Problem { layout: &layout, slots: &slots, current: &current, model: &model };
+            let config = SearchConfig { seed, floor: 0.0, ..crate::pam::PamConfig::default().search };
+            let l = local(&problem, &config);
+            let full = score(&problem, &l.assignment);
+            let perf = (full.log_speedup / slots.len() as f64).exp();
+            // Equal up to rounding: sums over members and caches in another order.
+            prop_assert!((perf - l.speedup).abs() < 1e-9, "full {} vs incremental {}", perf, l.speedup);
+        }
+
+        /// Stopped at any point, the local search still returns a valid
+        /// plan no worse than staying, and says it stopped.
+        #[test]
+        fn a_budget_stop_keeps_a_valid_plan_and_is_reported(
+            (layout, slots, current) in instance(),
+            budget_ns in 1.0f64..20_000.0,
+        ) {
+            let model = CpiModel::PAPER;
+            let problem = Problem { layout: &layout, slots: &slots, current: &current, model: &model };
+            let config = SearchConfig { budget_ms: budget_ns * 1e-6, ..crate::pam::PamConfig::default().search };
+            let l = local(&problem, &config);
+            check_valid(&layout, &current, &l)?;
+            let unbounded = local(&problem, &SearchConfig { budget_ms: f64::INFINITY, ..config });
+            prop_assert!(!unbounded.stopped_early);
+            if l.stopped_early {
+                prop_assert!(l.descents <= config.restarts, "{:?}", l);
+            } else {
+                // Not stopped: the very same decision as without a budget.
+                prop_assert_eq!(&l.assignment, &unbounded.assignment);
+                prop_assert_eq!(l.speedup.to_bits(), unbounded.speedup.to_bits());
+                prop_assert_eq!(l.evaluated, unbounded.evaluated);
+                prop_assert_eq!(l.descents, config.restarts + 1);
+            }
+            let e = exhaustive(&problem, &config);
+            check_valid(&layout, &current, &e)?;
+        }
+    }
+
+    #[test]
+    fn a_tiny_budget_stops_both_searches() {
+        let (layout, slots, current) = mixed();
+        let model = CpiModel::PAPER;
+        let problem = Problem {
+            layout: &layout,
+            slots: &slots,
+            current: &current,
+            model: &model,
+        };
+        let config = SearchConfig {
+            budget_ms: 1e-6,
+            ..crate::pam::PamConfig::default().search
+        };
+        let e = exhaustive(&problem, &config);
+        assert!(e.stopped_early && e.evaluated < 105, "{e:?}");
+        let l = local(&problem, &config);
+        assert!(l.stopped_early && l.descents == 0, "{l:?}");
+        let full = exhaustive(&problem, &crate::pam::PamConfig::default().search);
+        assert!(!full.stopped_early && full.evaluated == 105, "{full:?}");
+        assert!(full.work_ms > 0.0 && full.work_ms < 20.0, "{full:?}");
+    }
+
     #[test]
     fn local_search_finds_the_exhaustive_optimum_on_95_percent_of_small_instances() {
         use proptest::strategy::ValueTree;
@@ -1029,8 +919,14 @@ mod tests {
                 model: &model,
             };
             let config = crate::pam::PamConfig::default().search;
-            let e = exhaustive(&problem, &config);
+            // The reference sees every assignment, whatever the budget.
+            let all = SearchConfig {
+                budget_ms: f64::INFINITY,
+                ..config
+            };
+            let e = exhaustive(&problem, &all);
             let l = local(&problem, &config);
+            assert!(!l.stopped_early, "{l:?}");
             assert!(
                 l.best_found <= e.best_found * (1.0 + 1e-9),
                 "local beat exhaustive: {l:?} {e:?}"

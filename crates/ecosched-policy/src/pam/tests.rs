@@ -6,6 +6,7 @@ use super::*;
 use ecosched_model::{Capabilities, Counters};
 use ecosched_testkit::machines::xeon_e5345;
 use ecosched_testkit::snapshots::{self, snapshot, TaskBuilder};
+use search::SearchKind;
 use shares::weigh_by_measured_occupancy;
 use std::collections::BTreeSet;
 
@@ -135,6 +136,10 @@ fn params_are_checked_and_named() {
     assert!(err(&["max_degradation=1.5"]).contains("max_degradation"));
     assert!(err(&["power_cap_w=200"]).contains("goal=power-cap"));
     assert!(err(&["t3=-1"]).contains("t3"));
+    assert!(err(&["search_budget_ms=0"]).contains("search_budget_ms"));
+    assert!(err(&["search_budget_ms=-5"]).contains("search_budget_ms"));
+    assert!(err(&["search_budget_ms=inf"]).contains("search_budget_ms"));
+    assert_eq!(PamConfig::default().search.budget_ms, 20.0);
     let c = config(&Params::parse(["delta=0.01", "m=2", "n=20", "exhaustive_max_cpus=4"]).unwrap())
         .unwrap();
     assert_eq!(
@@ -293,13 +298,54 @@ fn bench_instance_is_reproducible_and_searchable() {
     let again = bench_instance(16, 7);
     assert_eq!(slots, again.1);
     assert_eq!(layout.cpus(), 16);
-    let kind = bench_decide(
+    let d = bench_decide(
         &layout,
         &slots,
         &current,
         &crate::pam::PamConfig::default().search,
     );
-    assert_eq!(kind, SearchKind::Local);
+    assert_eq!(d.kind, SearchKind::Local);
+    assert!(!d.stopped_early, "{d:?}");
+}
+
+#[test]
+fn a_search_stopped_by_its_budget_says_so_in_its_decision() {
+    // Exhaustive on the Xeon: 105 assignments, far beyond 1 ns of work.
+    let mut p = pam(&["search_budget_ms=0.000001"]);
+    p.decide(&mixed(1.0, 2.5, 280.0));
+    p.decide(&mixed(2.0, 2.5, 280.0));
+    let last = p.history().last.clone().unwrap();
+    assert!(last.stopped_early, "{last:?}");
+    assert!(last.evaluated < 105, "{last:?}");
+    let last_decision = |p: &Pam| {
+        p.stats()
+            .get("last_decision")
+            .map(|v| v.to_string())
+            .unwrap_or_default()
+    };
+    let stats = last_decision(&p);
+    assert!(
+        stats.contains("stopped early at search_budget_ms=0.000001"),
+        "{stats}"
+    );
+    // The local search says how far it got.
+    let mut p = pam(&["search_budget_ms=0.000001", "exhaustive_max_cpus=0"]);
+    p.decide(&mixed(1.0, 2.5, 280.0));
+    p.decide(&mixed(2.0, 2.5, 280.0));
+    let stats = last_decision(&p);
+    assert!(stats.starts_with("local search"), "{stats}");
+    assert!(stats.ends_with("(0 of 9 descents complete)"), "{stats}");
+    // The default budget covers it, and the report does not mention one.
+    let mut p = pam(&[]);
+    p.decide(&mixed(1.0, 2.5, 280.0));
+    p.decide(&mixed(2.0, 2.5, 280.0));
+    assert!(!p.history().last.as_ref().unwrap().stopped_early);
+    let stats = last_decision(&p);
+    assert!(
+        stats.starts_with("exhaustive search, 105 evaluated"),
+        "{stats}"
+    );
+    assert!(!stats.contains("stopped early"), "{stats}");
 }
 
 #[test]

@@ -24,6 +24,24 @@ fn bench_pam_json_reports_cpus_search_and_time() {
     assert!(v["decision_ms"].as_f64().unwrap() > 0.0, "{v}");
     let v = json(&["bench", "pam", "--cpus", "32", "--json"]);
     assert_eq!(v["search"], "local");
+    assert_eq!(v["stopped_early"], false, "{v}");
+    // A budget far below one descent's work stops the search, and says so.
+    let v = json(&[
+        "bench",
+        "pam",
+        "--cpus",
+        "32",
+        "--budget-ms",
+        "0.001",
+        "--json",
+    ]);
+    assert_eq!(v["stopped_early"], true, "{v}");
+    assert!(v["speedup"].as_f64().unwrap() >= 1.0, "{v}");
+    ecosched()
+        .args(["bench", "pam", "--cpus", "8", "--budget-ms", "0"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("budget-ms"));
     ecosched()
         .args(["bench", "pam", "--cpus", "0"])
         .assert()
