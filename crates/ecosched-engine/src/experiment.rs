@@ -203,24 +203,23 @@ pub(crate) fn comparisons(
     )
 }
 
-/// Each managed instance's run time alone on the machine under `policy`.
+/// Each managed instance's run time alone on the machine under `policy`;
+/// the runs alone go side by side ([`crate::parallel`]).
 pub fn alone_times(
     scenario: &Scenario,
     policy: &str,
     params: &Params,
     options: &SimOptions,
 ) -> Result<BTreeMap<String, f64>, EngineError> {
-    let mut out = BTreeMap::new();
-    for name in scenario.instance_names() {
-        let Some(alone) = scenario.alone(&name) else {
-            continue;
+    let names = scenario.instance_names();
+    let alone = crate::parallel::map(&names, |name| {
+        let Some(alone) = scenario.alone(name) else {
+            return Ok(None);
         };
         let run = simulate(&alone, policy, params, options, &mut |_| {})?;
-        if let Some(t) = run.metrics.task(&name) {
-            out.insert(name, t.runtime_s);
-        }
-    }
-    Ok(out)
+        Ok(run.metrics.task(name).map(|t| (name.clone(), t.runtime_s)))
+    })?;
+    Ok(alone.into_iter().flatten().collect())
 }
 
 /// Whether `policy` is a search over the simulator (the oracle) rather than

@@ -25,6 +25,7 @@ pub mod experiment;
 pub mod fidelity;
 pub mod normalise;
 pub mod oracle;
+pub mod parallel;
 pub mod recommend;
 pub mod report;
 pub mod seeds;

@@ -301,10 +301,6 @@ fn compare(args: &CompareArgs) -> Result<Outcome> {
 const MAX_RESEED: u32 = 20;
 
 fn run_validate(args: &ValidateArgs) -> Result<Outcome> {
-    let mut bar = Progress::spinner(
-        progress::wanted(args.json),
-        "running the validation scenarios",
-    );
     if let Some(pct) = args.perturb {
         if !(pct > 0.0 && pct < 100.0) {
             anyhow::bail!("--perturb {pct}: the percentage must be between 0 and 100 (exclusive)");
@@ -320,17 +316,27 @@ fn run_validate(args: &ValidateArgs) -> Result<Outcome> {
     } else {
         args.paper.clone()
     };
-    let checks =
-        validate::checks_of(&papers, args.observe).context("running the validation checks")?;
+    // Told from the worker threads as groups of rows and passes finish.
+    let bar = std::sync::Mutex::new(Progress::spinner(
+        progress::wanted(args.json),
+        "running the validation scenarios",
+    ));
+    let say = |text: String| {
+        if let Ok(mut bar) = bar.lock() {
+            bar.say(&text);
+        }
+    };
+    let checks = validate::checks_counted(&papers, args.observe, &|done, of| {
+        say(format!("validation rows: {done} of {of} groups done"))
+    })
+    .context("running the validation checks")?;
     let perturbation = match args.perturb {
         Some(pct) => Some(
             ecosched_engine::fidelity::perturb(
                 &checks,
                 pct,
                 || validate::checks_of(&papers, args.observe),
-                &mut |done, of| {
-                    bar.stage(&format!("perturbed passes (±{pct} %): {done} of {of} done"))
-                },
+                &|done, of| say(format!("perturbed passes (±{pct} %): {done} of {of} done")),
             )
             .context("running the perturbed validation checks")?,
         ),
@@ -342,7 +348,7 @@ fn run_validate(args: &ValidateArgs) -> Result<Outcome> {
                 &checks,
                 n,
                 || validate::checks_of(&papers, args.observe),
-                &mut |done, of| bar.stage(&format!("reseeded passes: {done} of {of} done")),
+                &|done, of| say(format!("reseeded passes: {done} of {of} done")),
             )
             .context("running the reseeded validation checks")?,
         ),
