@@ -416,7 +416,7 @@ mod perturb_tests {
         assert!(flipped(&base, &wide)
             .iter()
             .any(|r| r.name.starts_with("stream: 4 instances")));
-        let flips = perturb(&base, 10.0, || merkel_fig1(Observe::Linux), &mut |_, _| {}).unwrap();
+        let flips = perturb(&base, 10.0, || merkel_fig1(Observe::Linux), &|_, _| {}).unwrap();
         let base_w = flips.iter().find(|k| k.knob == "power.base_w").unwrap();
         assert!(
             base_w.lowered.is_empty() && base_w.raised.is_empty(),

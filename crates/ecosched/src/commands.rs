@@ -248,19 +248,23 @@ fn compare(args: &CompareArgs) -> Result<Outcome> {
     };
     if let Some(n) = s.seeds {
         crate::report_commands::refuse_report_with_seeds(args)?;
-        let mut stage = (u64::MAX, usize::MAX);
+        let mut stage: Option<(u64, usize)> = None;
         let report = ecosched_engine::seeds::compare_seeds(
             &scenario,
             &s.policies,
             &s.baseline,
             &options,
             n,
+            // The runs go side by side: the bar follows the latest one
+            // started, so that it does not flicker between them.
             &mut |seed, i, t| {
-                if (seed, i) != stage {
-                    stage = (seed, i);
+                if stage.is_none_or(|latest| (seed, i) > latest) {
+                    stage = Some((seed, i));
                     bar.stage(&format!("seed {seed}, {}", label(i)));
                 }
-                bar.update(t);
+                if stage == Some((seed, i)) {
+                    bar.update(t);
+                }
             },
         )
         .with_context(|| format!("comparing policies on {}", scenario.spec.name))?;
@@ -277,12 +281,16 @@ fn compare(args: &CompareArgs) -> Result<Outcome> {
         &s.policies,
         &s.baseline,
         &options,
+        // The policies run side by side: the bar follows the latest one
+        // started, so that it does not flicker between them.
         &mut |i, t| {
-            if i != current {
+            if i > current {
                 current = i;
                 bar.stage(&label(i));
             }
-            bar.update(t);
+            if i == current {
+                bar.update(t);
+            }
         },
     )
     .with_context(|| format!("comparing policies on {}", scenario.spec.name))?;
