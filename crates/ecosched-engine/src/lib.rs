@@ -28,6 +28,7 @@ pub mod oracle;
 pub mod parallel;
 pub mod recommend;
 pub mod report;
+pub mod seed_shift;
 pub mod seeds;
 pub mod series;
 pub mod suite;

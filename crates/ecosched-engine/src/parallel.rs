@@ -9,11 +9,11 @@
 //! parallel too) share it rather than start threads of their own, so the
 //! process never runs more simulations at once than the pool has threads.
 //! A job carries the per-thread overrides of its caller, the seed shift
-//! ([`crate::experiment::with_seed_shift`]) and the calibration
+//! ([`crate::seed_shift::with_seed_shift`]) and the calibration
 //! perturbation ([`ecosched_sim::perturb::with_perturbation`]), since a
 //! pool thread may run jobs of several passes in turn.
 
-use crate::experiment::{seed_shift, with_seed_shift};
+use crate::seed_shift::{seed_shift, with_seed_shift};
 use crate::EngineError;
 use ecosched_sim::perturb::{self, Knob};
 use rayon::prelude::*;
