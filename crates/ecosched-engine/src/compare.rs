@@ -7,6 +7,7 @@
 
 use crate::experiment::{
     alone_times, comparisons, is_search, simulate, simulate_into, simulate_policy_into, SimOptions,
+    SimRun,
 };
 use crate::normalise::{self, Normalisation, WorkFigures, WorkRatios};
 use crate::oracle::{self, OracleSearch};
@@ -52,14 +53,15 @@ pub struct CompareReport {
 }
 
 /// Run every policy and compare each with the baseline (ratio = policy /
-/// baseline). `policies` pairs names with their parameters; the baseline
+/// baseline). The runs go side by side on every core ([`crate::parallel`]);
+/// the report is the same whatever the thread count. `policies` pairs names with their parameters; the baseline
 /// must be one of them.
 pub fn compare(
     scenario: &Scenario,
     policies: &[(String, Params)],
     baseline: &str,
     options: &SimOptions,
-    progress: &mut dyn FnMut(usize, f64),
+    progress: &mut (dyn FnMut(usize, f64) + Send),
 ) -> Result<CompareReport, EngineError> {
     compare_impl(scenario, policies, baseline, options, progress, None)
 }
@@ -72,7 +74,7 @@ pub fn compare_with_series(
     baseline: &str,
     options: &SimOptions,
     points: usize,
-    progress: &mut dyn FnMut(usize, f64),
+    progress: &mut (dyn FnMut(usize, f64) + Send),
 ) -> Result<(CompareReport, Vec<Series>), EngineError> {
     let mut series = Vec::new();
     let report = compare_impl(
@@ -86,12 +88,64 @@ pub fn compare_with_series(
     Ok((report, series))
 }
 
+/// One policy's run in a comparison: its run, its series when `points`
+/// asks for one, and the oracle's search when the policy is the oracle.
+type PolicyRun = (SimRun, Option<Series>, Option<OracleSearch>);
+
+fn run_policy(
+    scenario: &Scenario,
+    name: &str,
+    params: &Params,
+    options: &SimOptions,
+    points: Option<usize>,
+    progress: &(dyn Fn(f64) + Sync),
+) -> Result<PolicyRun, EngineError> {
+    if is_search(name)? {
+        let goal = ecosched_policy::oracle::SearchGoal::from_params(params)?;
+        let (run, found) = oracle::search(scenario, goal, options, &mut |done, total| {
+            progress(done as f64 / total.max(1) as f64 * scenario.spec.duration_s.unwrap_or(1.0))
+        })?;
+        let kept = match points {
+            Some(points) => {
+                // The search keeps no steps: run the chosen one again.
+                let mut sink = SeriesSink::new(points);
+                simulate_policy_into(
+                    scenario,
+                    Box::new(found.choice.policy()),
+                    options,
+                    &mut sink,
+                    &mut |_| {},
+                )?;
+                let mut s = sink.into_series();
+                s.policy = name.to_string();
+                Some(s)
+            }
+            None => None,
+        };
+        return Ok((run, kept, Some(found)));
+    }
+    Ok(match points {
+        Some(points) => {
+            let mut sink = SeriesSink::new(points);
+            let run = simulate_into(scenario, name, params, options, &mut sink, &mut |t| {
+                progress(t)
+            })?;
+            (run, Some(sink.into_series()), None)
+        }
+        None => (
+            simulate(scenario, name, params, options, &mut |t| progress(t))?,
+            None,
+            None,
+        ),
+    })
+}
+
 fn compare_impl(
     scenario: &Scenario,
     policies: &[(String, Params)],
     baseline: &str,
     options: &SimOptions,
-    progress: &mut dyn FnMut(usize, f64),
+    progress: &mut (dyn FnMut(usize, f64) + Send),
     mut series: Option<(&mut Vec<Series>, usize)>,
 ) -> Result<CompareReport, EngineError> {
     let Some((_, base_params)) = policies.iter().find(|(n, _)| n == baseline) else {
@@ -113,47 +167,31 @@ fn compare_impl(
             ),
         ));
     }
-    let mut runs = Vec::new();
-    let mut oracle_search = None;
-    for (i, (name, params)) in policies.iter().enumerate() {
-        if is_search(name)? {
-            let goal = ecosched_policy::oracle::SearchGoal::from_params(params)?;
-            let (run, found) = oracle::search(scenario, goal, options, &mut |done, total| {
-                progress(
-                    i,
-                    done as f64 / total.max(1) as f64 * scenario.spec.duration_s.unwrap_or(1.0),
-                )
-            })?;
-            if let Some((out, points)) = &mut series {
-                // The search keeps no steps: run the chosen one again.
-                let mut sink = SeriesSink::new(*points);
-                simulate_policy_into(
-                    scenario,
-                    Box::new(found.choice.policy()),
-                    options,
-                    &mut sink,
-                    &mut |_| {},
-                )?;
-                let mut s = sink.into_series();
-                s.policy = name.clone();
-                out.push(s);
-            }
-            oracle_search = Some(found);
-            runs.push(run);
-            continue;
+    // Every policy's run is independent of the others': they run side by
+    // side, and come back in the order given. The progress indicator is
+    // told by whichever run holds it; a run that finds it busy skips one
+    // update.
+    let points = series.as_ref().map(|(_, points)| *points);
+    let progress = std::sync::Mutex::new(progress);
+    let tell = |i: usize, t: f64| {
+        if let Ok(mut progress) = progress.try_lock() {
+            progress(i, t);
         }
-        let run = match &mut series {
-            Some((out, points)) => {
-                let mut sink = SeriesSink::new(*points);
-                let run = simulate_into(scenario, name, params, options, &mut sink, &mut |t| {
-                    progress(i, t)
-                })?;
-                out.push(sink.into_series());
-                run
-            }
-            None => simulate(scenario, name, params, options, &mut |t| progress(i, t))?,
-        };
+    };
+    let indexed: Vec<(usize, &(String, Params))> = policies.iter().enumerate().collect();
+    let finished = crate::parallel::map(&indexed, |&(i, (name, params))| {
+        run_policy(scenario, name, params, options, points, &|t| tell(i, t))
+    })?;
+    let mut runs = Vec::with_capacity(finished.len());
+    let mut oracle_search = None;
+    for (run, kept, found) in finished {
         runs.push(run);
+        if let (Some((out, _)), Some(kept)) = (&mut series, kept) {
+            out.push(kept);
+        }
+        if found.is_some() {
+            oracle_search = found;
+        }
     }
     let alone = alone_times(scenario, baseline, base_params, options)?;
     let metrics: Vec<&RunMetrics> = runs.iter().map(|r| &r.metrics).collect();

@@ -48,38 +48,8 @@ impl SimOptions {
     }
 }
 
-thread_local! {
-    static SEED_SHIFT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-}
-
-/// The seed shift in force on this thread (see [`with_seed_shift`]), to
-/// carry into the worker threads of a parallel search.
-pub fn seed_shift() -> u64 {
-    SEED_SHIFT.with(std::cell::Cell::get)
-}
-
-/// Run `f` with the seed of every simulated run on this thread (the
-/// explicit one or the scenario's) moved by `shift`: `validate --reseed`
-/// re-runs the same rows on other seeds to show which verdicts are a seed's
-/// luck. The shift ends with `f`, even on early return.
-pub fn with_seed_shift<T>(shift: u64, f: impl FnOnce() -> T) -> T {
-    struct Reset(u64);
-    impl Drop for Reset {
-        fn drop(&mut self) {
-            SEED_SHIFT.with(|s| s.set(self.0));
-        }
-    }
-    let _reset = Reset(SEED_SHIFT.with(|s| s.replace(shift)));
-    f()
-}
-
-/// The seed a run uses: `explicit` if given, else the scenario's, moved
-/// by the thread's [`with_seed_shift`].
-pub(crate) fn run_seed(explicit: Option<u64>, scenario_seed: u64) -> u64 {
-    explicit
-        .unwrap_or(scenario_seed)
-        .wrapping_add(SEED_SHIFT.with(std::cell::Cell::get))
-}
+pub(crate) use crate::seed_shift::run_seed;
+pub use crate::seed_shift::{seed_shift, with_seed_shift};
 
 /// One finished simulated run. Its steps went to the sink it ran with.
 #[derive(Debug, Clone)]
@@ -203,24 +173,23 @@ pub(crate) fn comparisons(
     )
 }
 
-/// Each managed instance's run time alone on the machine under `policy`.
+/// Each managed instance's run time alone on the machine under `policy`;
+/// the runs alone go side by side ([`crate::parallel`]).
 pub fn alone_times(
     scenario: &Scenario,
     policy: &str,
     params: &Params,
     options: &SimOptions,
 ) -> Result<BTreeMap<String, f64>, EngineError> {
-    let mut out = BTreeMap::new();
-    for name in scenario.instance_names() {
-        let Some(alone) = scenario.alone(&name) else {
-            continue;
+    let names = scenario.instance_names();
+    let alone = crate::parallel::map(&names, |name| {
+        let Some(alone) = scenario.alone(name) else {
+            return Ok(None);
         };
         let run = simulate(&alone, policy, params, options, &mut |_| {})?;
-        if let Some(t) = run.metrics.task(&name) {
-            out.insert(name, t.runtime_s);
-        }
-    }
-    Ok(out)
+        Ok(run.metrics.task(name).map(|t| (name.clone(), t.runtime_s)))
+    })?;
+    Ok(alone.into_iter().flatten().collect())
 }
 
 /// Whether `policy` is a search over the simulator (the oracle) rather than

@@ -200,14 +200,14 @@ pub fn flipped(base: &[Check], moved: &[Check]) -> Vec<Flip> {
 /// Re-run `rows` with each calibrated parameter
 /// ([`ecosched_sim::perturb::Knob::ALL`]: machine, profile and build
 /// parameters) moved by ±`pct` %, and report which rows flip against
-/// `base` (the unperturbed run). The passes run side by side, on as many
-/// threads as this process may use; `progress` is told how many have
-/// finished.
+/// `base` (the unperturbed run). The passes run side by side, and so do
+/// the rows within each ([`crate::parallel`]); `progress` is told how many
+/// passes have finished.
 pub fn perturb<F>(
     base: &[Check],
     pct: f64,
     rows: F,
-    progress: &mut dyn FnMut(usize, usize),
+    progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Vec<KnobFlips>, crate::EngineError>
 where
     F: Fn() -> Result<Vec<Check>, crate::EngineError> + Sync,
@@ -217,7 +217,7 @@ where
         .iter()
         .flat_map(|&k| [(k, 1.0 - pct / 100.0), (k, 1.0 + pct / 100.0)])
         .collect();
-    let moved = side_by_side(
+    let moved = crate::parallel::map_counted(
         &passes,
         |&(knob, factor)| with_perturbation(knob, factor, &rows),
         progress,
@@ -231,61 +231,6 @@ where
             raised: flipped(base, &pair[1]),
         })
         .collect())
-}
-
-/// Run `pass` on every item, on as many threads as this process may use
-/// (`std::thread::available_parallelism`), and return the results in the
-/// items' order, or the first error in the items' order among the passes
-/// that ran. Once a pass fails no thread starts another, since the caller
-/// only reports the error and a `--perturb` pass takes minutes. Each
-/// validation pass is a whole, single-threaded run of every row whose
-/// override (perturbation, seed shift) is per thread, so passes cannot see
-/// each other's; `progress` is told, on the calling thread, each time one
-/// more has finished.
-fn side_by_side<J, F>(
-    items: &[J],
-    pass: F,
-    progress: &mut dyn FnMut(usize, usize),
-) -> Result<Vec<Vec<Check>>, crate::EngineError>
-where
-    J: Sync,
-    F: Fn(&J) -> Result<Vec<Check>, crate::EngineError> + Sync,
-{
-    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-    let workers = std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .min(items.len());
-    let next = AtomicUsize::new(0);
-    let failed = AtomicBool::new(false);
-    let (tx, rx) = std::sync::mpsc::channel();
-    let mut finished = Vec::with_capacity(items.len());
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            let tx = tx.clone();
-            let (next, failed, pass) = (&next, &failed, &pass);
-            scope.spawn(move || loop {
-                if failed.load(Ordering::Relaxed) {
-                    break;
-                }
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(item) = items.get(i) else { break };
-                let rows = pass(item);
-                if rows.is_err() {
-                    failed.store(true, Ordering::Relaxed);
-                }
-                if tx.send((i, rows)).is_err() {
-                    break;
-                }
-            });
-        }
-        drop(tx);
-        for result in rx.iter() {
-            finished.push(result);
-            progress(finished.len(), items.len());
-        }
-    });
-    finished.sort_by_key(|(i, _)| *i);
-    finished.into_iter().map(|(_, rows)| rows).collect()
 }
 
 /// How far apart the seed sets of two reseeded passes lie: rows that
@@ -305,19 +250,19 @@ pub struct SeedFlips {
 /// moved by k · [`SEED_STRIDE`], and report which rows flip against
 /// `base` (the run on the scenarios' own seeds). A row that flips on some
 /// other seed passes or fails by the luck of its seed, not by the model.
-/// The passes run side by side, on as many threads as this process may
-/// use; `progress` is told how many have finished.
+/// The passes run side by side, and so do the rows within each
+/// ([`crate::parallel`]); `progress` is told how many passes have finished.
 pub fn reseed<F>(
     base: &[Check],
     passes: u32,
     rows: F,
-    progress: &mut dyn FnMut(usize, usize),
+    progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Vec<SeedFlips>, crate::EngineError>
 where
     F: Fn() -> Result<Vec<Check>, crate::EngineError> + Sync,
 {
     let shifts: Vec<u64> = (1..=u64::from(passes)).map(|k| k * SEED_STRIDE).collect();
-    let moved = side_by_side(
+    let moved = crate::parallel::map_counted(
         &shifts,
         |&shift| crate::experiment::with_seed_shift(shift, &rows),
         progress,
@@ -419,49 +364,16 @@ mod reseed_tests {
         assert_eq!(seed(&SimOptions::default()), s.spec.seed);
     }
 
-    /// Passes side by side come back in the items' order, however they
-    /// finish, and one failed pass fails the whole.
-    #[test]
-    fn passes_side_by_side_keep_their_order_and_their_errors() {
-        let pass = |ms: &u64| -> Result<Vec<Check>, crate::EngineError> {
-            if *ms == 99 {
-                Scenario::load("no-such-scenario")?;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(*ms));
-            Ok(vec![Check::ordering(&ms.to_string(), "test", true, "")])
-        };
-        let mut told = 0;
-        let rows = side_by_side(&[60, 0, 30, 0], pass, &mut |done, _| told = done).unwrap();
-        let names: Vec<&str> = rows.iter().map(|r| r[0].name.as_str()).collect();
-        assert_eq!((names, told), (vec!["60", "0", "30", "0"], 4));
-        assert!(side_by_side(&[0, 99, 0], pass, &mut |_, _| {}).is_err());
-        // After a failure no thread starts another pass: at most the one
-        // each other thread had already begun.
-        let runs = std::sync::atomic::AtomicUsize::new(0);
-        let counted = |ms: &u64| {
-            runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            pass(ms)
-        };
-        let threads = std::thread::available_parallelism().map_or(1, usize::from);
-        assert!(side_by_side(
-            &[99, 20, 20, 20, 20, 20, 20, 20, 20, 20],
-            counted,
-            &mut |_, _| {}
-        )
-        .is_err());
-        assert!(
-            runs.into_inner() <= threads.min(10),
-            "passes ran after the failure"
-        );
-    }
-
     #[test]
     fn reseeding_reports_a_row_that_holds_only_on_its_own_seed() {
         let base = seed_row().unwrap();
         assert!(base[0].pass);
-        let mut told = Vec::new();
-        let passes = reseed(&base, 2, seed_row, &mut |done, of| told.push((done, of))).unwrap();
-        assert_eq!(told, vec![(1, 2), (2, 2)]);
+        let told = std::sync::Mutex::new(Vec::new());
+        let passes = reseed(&base, 2, seed_row, &|done, of| {
+            told.lock().unwrap().push((done, of))
+        })
+        .unwrap();
+        assert_eq!(told.into_inner().unwrap(), vec![(1, 2), (2, 2)]);
         let shifts: Vec<u64> = passes.iter().map(|p| p.shift).collect();
         assert_eq!(shifts, vec![SEED_STRIDE, 2 * SEED_STRIDE]);
         assert!(passes.iter().all(|p| p.flipped.len() == 1), "{passes:?}");
@@ -504,7 +416,7 @@ mod perturb_tests {
         assert!(flipped(&base, &wide)
             .iter()
             .any(|r| r.name.starts_with("stream: 4 instances")));
-        let flips = perturb(&base, 10.0, || merkel_fig1(Observe::Linux), &mut |_, _| {}).unwrap();
+        let flips = perturb(&base, 10.0, || merkel_fig1(Observe::Linux), &|_, _| {}).unwrap();
         let base_w = flips.iter().find(|k| k.knob == "power.base_w").unwrap();
         assert!(
             base_w.lowered.is_empty() && base_w.raised.is_empty(),

@@ -90,26 +90,26 @@ pub fn compare_seeds(
     baseline: &str,
     options: &SimOptions,
     seeds: u32,
-    progress: &mut dyn FnMut(u64, usize, f64),
+    progress: &mut (dyn FnMut(u64, usize, f64) + Send),
 ) -> Result<SeedsReport, EngineError> {
     let first = options.seed.unwrap_or(scenario.spec.seed);
     let seed_list: Vec<u64> = (0..u64::from(seeds.max(1)))
         .map(|k| first.wrapping_add(k))
         .collect();
-    let mut reports = Vec::new();
-    for &seed in &seed_list {
+    // The seeds' comparisons are independent: they run side by side
+    // ([`crate::parallel`]) and come back in the seeds' order.
+    let progress = std::sync::Mutex::new(progress);
+    let reports = crate::parallel::map(&seed_list, |&seed| {
         let opts = SimOptions {
             seed: Some(seed),
             ..options.clone()
         };
-        reports.push(compare(
-            scenario,
-            policies,
-            baseline,
-            &opts,
-            &mut |i, t| progress(seed, i, t),
-        )?);
-    }
+        compare(scenario, policies, baseline, &opts, &mut |i, t| {
+            if let Ok(mut progress) = progress.try_lock() {
+                progress(seed, i, t);
+            }
+        })
+    })?;
     let summary = policies
         .iter()
         .map(|(name, _)| {

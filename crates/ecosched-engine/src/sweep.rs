@@ -107,7 +107,7 @@ pub fn sweep(
     fixed: &Params,
     range: &Range,
     options: &SimOptions,
-    progress: &mut dyn FnMut(usize, f64),
+    progress: &mut (dyn FnMut(usize, f64) + Send),
 ) -> Result<SweepReport, EngineError> {
     if crate::experiment::is_search(policy)? {
         return Err(EngineError::from(PolicyError::Incompatible(
@@ -116,12 +116,19 @@ pub fn sweep(
     }
     let mut options = options.clone();
     options.extra_counters.insert(CounterKind::Instructions);
-    let mut reports = Vec::new();
-    for (i, v) in range.values.iter().enumerate() {
+    // The points are independent runs: they go side by side
+    // ([`crate::parallel`]) and come back in the range's order.
+    let progress = std::sync::Mutex::new(progress);
+    let indexed: Vec<(usize, &String)> = range.values.iter().enumerate().collect();
+    let reports = crate::parallel::map(&indexed, |&(i, v)| {
         let params = fixed.clone().with(&range.key, v);
-        let run = simulate(scenario, policy, &params, &options, &mut |t| progress(i, t))?;
-        reports.push(run.report);
-    }
+        let run = simulate(scenario, policy, &params, &options, &mut |t| {
+            if let Ok(mut progress) = progress.try_lock() {
+                progress(i, t);
+            }
+        })?;
+        Ok(run.report)
+    })?;
     let refs: Vec<&SimReport> = reports.iter().collect();
     let norm = normalise::normalisation(scenario, &refs);
     let points = range

@@ -164,18 +164,26 @@ thread_local! {
 /// Run `f` with `knob` scaled by `factor` in every built-in machine preset
 /// loaded on this thread; the override ends with `f`, even on early return.
 pub fn with_perturbation<T>(knob: Knob, factor: f64, f: impl FnOnce() -> T) -> T {
+    with_active(Some((knob, factor)), f)
+}
+
+/// Run `f` with the thread's override set to `moved` (`None`: no knob
+/// moved), as [`with_perturbation`] does; a parallel run carries the
+/// caller's [`active`] override into each worker with it, so that a worker
+/// runs every job under the override of the pass it belongs to.
+pub fn with_active<T>(moved: Option<(Knob, f64)>, f: impl FnOnce() -> T) -> T {
     struct Reset(Option<(Knob, f64)>);
     impl Drop for Reset {
         fn drop(&mut self) {
             ACTIVE.with(|a| a.set(self.0));
         }
     }
-    let _reset = Reset(ACTIVE.with(|a| a.replace(Some((knob, factor)))));
+    let _reset = Reset(ACTIVE.with(|a| a.replace(moved)));
     f()
 }
 
-/// The thread's perturbation, if any.
-fn active() -> Option<(Knob, f64)> {
+/// The thread's perturbation, if any: the knob and its factor.
+pub fn active() -> Option<(Knob, f64)> {
     ACTIVE.with(Cell::get)
 }
 

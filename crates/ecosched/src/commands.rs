@@ -248,19 +248,23 @@ fn compare(args: &CompareArgs) -> Result<Outcome> {
     };
     if let Some(n) = s.seeds {
         crate::report_commands::refuse_report_with_seeds(args)?;
-        let mut stage = (u64::MAX, usize::MAX);
+        let mut stage: Option<(u64, usize)> = None;
         let report = ecosched_engine::seeds::compare_seeds(
             &scenario,
             &s.policies,
             &s.baseline,
             &options,
             n,
+            // The runs go side by side: the bar follows the latest one
+            // started, so that it does not flicker between them.
             &mut |seed, i, t| {
-                if (seed, i) != stage {
-                    stage = (seed, i);
+                if stage.is_none_or(|latest| (seed, i) > latest) {
+                    stage = Some((seed, i));
                     bar.stage(&format!("seed {seed}, {}", label(i)));
                 }
-                bar.update(t);
+                if stage == Some((seed, i)) {
+                    bar.update(t);
+                }
             },
         )
         .with_context(|| format!("comparing policies on {}", scenario.spec.name))?;
@@ -277,12 +281,16 @@ fn compare(args: &CompareArgs) -> Result<Outcome> {
         &s.policies,
         &s.baseline,
         &options,
+        // The policies run side by side: the bar follows the latest one
+        // started, so that it does not flicker between them.
         &mut |i, t| {
-            if i != current {
+            if i > current {
                 current = i;
                 bar.stage(&label(i));
             }
-            bar.update(t);
+            if i == current {
+                bar.update(t);
+            }
         },
     )
     .with_context(|| format!("comparing policies on {}", scenario.spec.name))?;
@@ -301,10 +309,6 @@ fn compare(args: &CompareArgs) -> Result<Outcome> {
 const MAX_RESEED: u32 = 20;
 
 fn run_validate(args: &ValidateArgs) -> Result<Outcome> {
-    let mut bar = Progress::spinner(
-        progress::wanted(args.json),
-        "running the validation scenarios",
-    );
     if let Some(pct) = args.perturb {
         if !(pct > 0.0 && pct < 100.0) {
             anyhow::bail!("--perturb {pct}: the percentage must be between 0 and 100 (exclusive)");
@@ -320,17 +324,27 @@ fn run_validate(args: &ValidateArgs) -> Result<Outcome> {
     } else {
         args.paper.clone()
     };
-    let checks =
-        validate::checks_of(&papers, args.observe).context("running the validation checks")?;
+    // Told from the worker threads as groups of rows and passes finish.
+    let bar = std::sync::Mutex::new(Progress::spinner(
+        progress::wanted(args.json),
+        "running the validation scenarios",
+    ));
+    let say = |text: String| {
+        if let Ok(mut bar) = bar.lock() {
+            bar.say(&text);
+        }
+    };
+    let checks = validate::checks_counted(&papers, args.observe, &|done, of| {
+        say(format!("validation rows: {done} of {of} groups done"))
+    })
+    .context("running the validation checks")?;
     let perturbation = match args.perturb {
         Some(pct) => Some(
             ecosched_engine::fidelity::perturb(
                 &checks,
                 pct,
                 || validate::checks_of(&papers, args.observe),
-                &mut |done, of| {
-                    bar.stage(&format!("perturbed passes (±{pct} %): {done} of {of} done"))
-                },
+                &|done, of| say(format!("perturbed passes (±{pct} %): {done} of {of} done")),
             )
             .context("running the perturbed validation checks")?,
         ),
@@ -342,7 +356,7 @@ fn run_validate(args: &ValidateArgs) -> Result<Outcome> {
                 &checks,
                 n,
                 || validate::checks_of(&papers, args.observe),
-                &mut |done, of| bar.stage(&format!("reseeded passes: {done} of {of} done")),
+                &|done, of| say(format!("reseeded passes: {done} of {of} done")),
             )
             .context("running the reseeded validation checks")?,
         ),

@@ -113,6 +113,14 @@ impl Progress {
         }
     }
 
+    /// Replace a spinner's message (validate: how many groups of rows or
+    /// passes have finished).
+    pub fn say(&mut self, message: &str) {
+        if let Some(bar) = &self.bar {
+            bar.set_message(message.to_string());
+        }
+    }
+
     /// The run has reached `sim_s` simulated seconds.
     pub fn update(&mut self, sim_s: f64) {
         let Some(bar) = &self.bar else { return };

@@ -80,7 +80,7 @@ pub fn compare(
     policies: &[(String, Params)],
     baseline: &str,
     options: &SimOptions,
-    progress: &mut dyn FnMut(usize, f64),
+    progress: &mut (dyn FnMut(usize, f64) + Send),
 ) -> Result<(CompareReport, Vec<Series>), EngineError> {
     match report {
         Some(_) => ecosched_engine::compare::compare_with_series(

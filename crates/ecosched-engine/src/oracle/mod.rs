@@ -45,9 +45,9 @@ use ecosched_model::{CounterKind, CpuId, CpuSet, FreqDomainId, TypedStats};
 use ecosched_policy::oracle::{FixedConfig, Objective, OracleStats, SearchGoal};
 use ecosched_policy::PolicyError;
 use ecosched_sim::Scenario;
-use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
+use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 /// Most managed tasks the exhaustive search takes.
@@ -530,13 +530,14 @@ fn throughput(run: &SimRun) -> Option<f64> {
 
 /// Search `scenario`'s static configurations for the one minimising the
 /// goal's objective within its slowdown; returns its run (reported as
-/// policy `oracle`) and what the search did. `progress(done, total)`
-/// after each candidate.
+/// policy `oracle`) and what the search did. The candidates run side by
+/// side on every core; `progress(done, total)` after each (from whichever
+/// thread ran it).
 pub fn search(
     scenario: &Scenario,
     goal: SearchGoal,
     options: &SimOptions,
-    progress: &mut dyn FnMut(usize, usize),
+    progress: &mut (dyn FnMut(usize, usize) + Send),
 ) -> Result<(SimRun, OracleSearch), EngineError> {
     let started = Instant::now();
     let (method, configs, raw) = if too_large(scenario) {
@@ -565,42 +566,46 @@ pub fn search(
             &mut |_| {},
         )
     };
-    // Each candidate's score and throughput. The exhaustive search runs
-    // in order on this thread and keeps the best run when no throughput
-    // limit can change which one wins; the confined search's large
-    // simulations run one per core, and the chosen one runs again.
-    let mut scored: Vec<(usize, f64, Option<f64>)> = Vec::new();
-    let mut best: Option<(f64, SimRun)> = None;
-    if method == SearchMethod::Confined {
-        let shift = crate::experiment::seed_shift();
-        let results: Vec<Result<Scored, EngineError>> = configs
-            .par_iter()
-            .enumerate()
-            .map(|(i, (policy, _))| {
-                let run = crate::experiment::with_seed_shift(shift, || simulate(policy.clone()))?;
-                Ok((i, score(&run, goal.objective), throughput(&run)))
-            })
-            .collect();
-        for r in results {
-            let (i, s, t) = r?;
-            progress(i + 1, total);
-            if let Some(s) = s {
-                scored.push((i, s, t));
-            }
-        }
-    } else {
-        for (i, (policy, _)) in configs.iter().enumerate() {
+    // Each candidate's score and throughput, the candidates side by side
+    // ([`crate::parallel`]). Without a throughput limit the best run so
+    // far is kept (the lowest score, the first candidate among equals, as
+    // the choice below picks), so that the chosen one need not run again;
+    // with one, the chosen one runs again.
+    let keep_best = goal.slowdown.is_none();
+    let best: Mutex<Option<(usize, f64, SimRun)>> = Mutex::new(None);
+    let progress = Mutex::new(progress);
+    let indexed: Vec<(usize, &FixedConfig)> = configs
+        .iter()
+        .map(|(policy, _)| policy)
+        .enumerate()
+        .collect();
+    let scored: Vec<(usize, f64, Option<f64>)> = crate::parallel::map_counted(
+        &indexed,
+        |&(i, policy)| {
             let run = simulate(policy.clone())?;
-            progress(i + 1, total);
-            let Some(s) = score(&run, goal.objective) else {
-                continue;
-            };
-            scored.push((i, s, throughput(&run)));
-            if goal.slowdown.is_none() && best.as_ref().is_none_or(|(b, _)| s < *b) {
-                best = Some((s, run));
+            let s = score(&run, goal.objective);
+            let t = throughput(&run);
+            if let (true, Some(s)) = (keep_best, s) {
+                let mut best = best.lock().unwrap_or_else(PoisonError::into_inner);
+                let better = best.as_ref().is_none_or(|(bi, bs, _)| {
+                    s.total_cmp(bs).then(i.cmp(bi)) == std::cmp::Ordering::Less
+                });
+                if better {
+                    *best = Some((i, s, run));
+                }
             }
-        }
-    }
+            Ok((i, s, t))
+        },
+        &|done, total| {
+            if let Ok(mut progress) = progress.try_lock() {
+                progress(done, total);
+            }
+        },
+    )?
+    .into_iter()
+    .filter_map(|(i, s, t): Scored| s.map(|s| (i, s, t)))
+    .collect();
+    let best = best.into_inner().unwrap_or_else(PoisonError::into_inner);
     let fastest = scored
         .iter()
         .filter_map(|&(_, _, t)| t)
@@ -623,8 +628,8 @@ pub fn search(
     };
     let (policy, choice) = configs[index].clone();
     let mut run = match best {
-        Some((_, run)) => run,
-        None => simulate(policy)?,
+        Some((i, _, run)) if i == index => run,
+        _ => simulate(policy)?,
     };
     run.report.policy_stats = OracleStats {
         choice: choice.label(),

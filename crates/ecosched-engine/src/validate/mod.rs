@@ -12,8 +12,8 @@
 //!   figures it checks: [`merkel`] (Merkel et al., EuroSys'10),
 //!   [`richling`] (Richling et al.), [`pam`] (Banikazemi et al.),
 //!   [`dhiman`] (Dhiman et al.) and [`patel`] (Patel's thesis).
-//! - [`checks_of`] runs the rows of the papers asked for, in the order
-//!   `validate` prints them; [`markdown`] renders them as the document
+//! - [`checks_of`] runs the rows of the papers asked for, side by side on
+//!   every core, in the order `validate` prints them; [`markdown`] renders them as the document
 //!   `docs/validation.md`.
 
 mod check;
@@ -173,11 +173,22 @@ pub fn all_checks(o: Observe) -> Result<Vec<Check>, EngineError> {
 
 /// The checks of the named papers, in `all_checks`'s order.
 pub fn checks_of(papers: &[Paper], o: Observe) -> Result<Vec<Check>, EngineError> {
-    let mut out = Vec::new();
-    for (paper, rows) in GROUPS {
-        if papers.contains(&paper) {
-            out.extend(rows(o)?);
-        }
-    }
-    Ok(out)
+    checks_counted(papers, o, &|_, _| {})
+}
+
+/// [`checks_of`], telling `progress` how many groups of rows have finished,
+/// of how many. The groups run side by side ([`crate::parallel`]), and so
+/// do the independent runs within a group; the rows come back in the
+/// groups' order whatever the thread count.
+pub fn checks_counted(
+    papers: &[Paper],
+    o: Observe,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Vec<Check>, EngineError> {
+    let groups: Vec<RowGroup> = GROUPS
+        .into_iter()
+        .filter(|(paper, _)| papers.contains(paper))
+        .collect();
+    let rows = crate::parallel::map_counted(&groups, |(_, rows)| rows(o), progress)?;
+    Ok(rows.into_iter().flatten().collect())
 }

@@ -400,21 +400,20 @@ fn per_seed_over_performance(
 }
 
 /// [`per_seed_over_performance`] of a scenario already loaded (and perhaps
-/// changed).
+/// changed); the seeds run side by side ([`crate::parallel`]).
 fn per_seed_ratio(o: Observe, s: &Scenario, policy: &str) -> Result<Vec<f64>, EngineError> {
-    (1..=SEEDS)
-        .map(|seed| {
-            let opts = SimOptions {
-                seed: Some(seed),
-                ..SimOptions::observing(o)
-            };
-            let time = |policy: &str| -> Result<f64, EngineError> {
-                let run = simulate(s, policy, &Params::default(), &opts, &mut |_| {})?;
-                Ok(run.metrics.makespan_s)
-            };
-            Ok(time(policy)? / time("performance")?)
-        })
-        .collect()
+    let seeds: Vec<u64> = (1..=SEEDS).collect();
+    crate::parallel::map(&seeds, |&seed| {
+        let opts = SimOptions {
+            seed: Some(seed),
+            ..SimOptions::observing(o)
+        };
+        let time = |policy: &str| -> Result<f64, EngineError> {
+            let run = simulate(s, policy, &Params::default(), &opts, &mut |_| {})?;
+            Ok(run.metrics.makespan_s)
+        };
+        Ok(time(policy)? / time("performance")?)
+    })
 }
 
 /// The mean of [`per_seed_over_performance`].

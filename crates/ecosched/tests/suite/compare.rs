@@ -3,7 +3,7 @@
 //! scoped parameters, a help text that explains every column, and the
 //! refusal of parameters, baselines and scenarios it cannot serve.
 
-use crate::support::{ecosched, has_keys, json};
+use crate::support::{ecosched, has_keys, json, stdout_on_threads};
 use predicates::prelude::*;
 
 #[test]
@@ -233,4 +233,25 @@ fn oracle_searches_large_scenarios_confined_and_says_so() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("objective"));
+}
+
+/// The policies, the runs alone and the seeds run side by side; the table
+/// and the JSON are the same bytes on one thread as on two.
+#[test]
+fn compare_prints_the_same_on_one_thread_as_on_two() {
+    let base = [
+        "compare",
+        "--scenario",
+        "merkel-2stream-2alu",
+        "--policies",
+        "performance,ondemand,fixed",
+        "--param",
+        "fixed:freq_mhz=1600",
+    ];
+    for extra in [&[][..], &["--json"], &["--seeds", "2", "--json"]] {
+        let args: Vec<&str> = base.iter().chain(extra).copied().collect();
+        let one = stdout_on_threads(&args, 1);
+        assert!(!one.is_empty());
+        assert!(one == stdout_on_threads(&args, 2), "{args:?}");
+    }
 }

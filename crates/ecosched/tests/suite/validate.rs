@@ -2,7 +2,7 @@
 //! of the simulator against the papers: one paper's rows alone, and the
 //! refusal of out-of-range sensitivity options.
 
-use crate::support::{ecosched, json};
+use crate::support::{ecosched, json, stdout_on_threads};
 use predicates::prelude::*;
 
 /// Out-of-range sensitivity options are refused before any row runs.
@@ -64,4 +64,21 @@ fn validate_prints_markdown_for_the_papers_asked_for() {
         .args(["validate", "--markdown", "--json"])
         .assert()
         .code(2);
+}
+
+/// The groups of rows and the runs within them go side by side; the
+/// table, the JSON and the document are the same bytes on one thread as
+/// on two.
+#[test]
+fn validate_prints_the_same_on_one_thread_as_on_two() {
+    for output in [&[][..], &["--json"], &["--markdown"]] {
+        let args: Vec<&str> = ["validate", "--paper", "pam"]
+            .iter()
+            .chain(output)
+            .copied()
+            .collect();
+        let one = stdout_on_threads(&args, 1);
+        assert!(!one.is_empty());
+        assert!(one == stdout_on_threads(&args, 2), "{args:?}");
+    }
 }

@@ -68,8 +68,10 @@ fn avg_edp_ratio(m: &RunMetrics, linux: &RunMetrics) -> f64 {
 /// (`performance`) on 4 compute-bound + 4 memory-bound benchmarks.
 pub fn fig5(o: Observe) -> Result<Vec<Check>, EngineError> {
     let scenario = "merkel-sort-8";
-    let (linux, _) = run_noted(o, scenario, "performance")?;
-    let (sorted, _) = run_noted(o, scenario, "av-sort")?;
+    let ((linux, _), (sorted, _)) = crate::parallel::join(
+        || run_noted(o, scenario, "performance"),
+        || run_noted(o, scenario, "av-sort"),
+    )?;
     let ratio = |name: &str, f: fn(&TaskMetrics) -> Option<f64>| -> f64 {
         match (sorted.task(name).and_then(f), linux.task(name).and_then(f)) {
             (Some(a), Some(b)) => a / b,
@@ -164,14 +166,20 @@ const EDP_EQUAL: f64 = 0.01;
 /// Merkel Fig. 6 (Table 3's scenarios): average EDP of `av-sort` and `av`
 /// relative to Linux, and how often the heuristic lowers the frequency.
 pub fn fig6(o: Observe) -> Result<Vec<Check>, EngineError> {
+    // The twelve runs are independent: side by side ([`crate::parallel`]).
+    let runs: Vec<(u32, &str)> = (1..=4)
+        .flat_map(|s| ["performance", "av-sort", "av"].map(|policy| (s, policy)))
+        .collect();
+    let done = crate::parallel::map(&runs, |&(s, policy)| {
+        run_noted(o, &format!("merkel-freq-s{s}"), policy)
+    })?;
     let mut rel = Vec::new();
     let mut low = Vec::new();
-    for s in 1..=4 {
-        let scenario = format!("merkel-freq-s{s}");
-        let (linux, _) = run_noted(o, &scenario, "performance")?;
-        let (sorted, _) = run_noted(o, &scenario, "av-sort")?;
-        let (av, notes) = run_noted(o, &scenario, "av")?;
-        rel.push((avg_edp_ratio(&sorted, &linux), avg_edp_ratio(&av, &linux)));
+    for scenario in done.chunks(3) {
+        let [(linux, _), (sorted, _), (av, notes)] = scenario else {
+            continue;
+        };
+        rel.push((avg_edp_ratio(sorted, linux), avg_edp_ratio(av, linux)));
         // The share as reports print it, to three decimals.
         low.push(
             notes
@@ -298,8 +306,10 @@ fn xnode_runs(
     };
     let params = Params::default().with("bus_event", "mem_transactions");
     let options = SimOptions::observing(o);
-    let base = simulate_cluster(&c, "av", &params, &options, &mut |_| {})?;
-    let xnode = simulate_cluster(&c, "av-xnode", &params, &options, &mut |_| {})?;
+    let (base, xnode) = crate::parallel::join(
+        || simulate_cluster(&c, "av", &params, &options, &mut |_| {}),
+        || simulate_cluster(&c, "av-xnode", &params, &options, &mut |_| {}),
+    )?;
     Ok((TaskRatios::new(&xnode.metrics, &base.metrics), xnode))
 }
 
@@ -309,8 +319,10 @@ fn xnode_runs(
 /// Nothing in the model was set from these rows; the migration cost is
 /// an assumption (`[migration]`, ecosched-sim cluster.rs).
 pub fn fig8(o: Observe) -> Result<Vec<Check>, EngineError> {
-    let (worst, run) = xnode_runs(o, "merkel-xnode-worst")?;
-    let (mixed, mixed_run) = xnode_runs(o, "merkel-xnode-mixed")?;
+    let ((worst, run), (mixed, mixed_run)) = crate::parallel::join(
+        || xnode_runs(o, "merkel-xnode-worst"),
+        || xnode_runs(o, "merkel-xnode-mixed"),
+    )?;
     let memory = ["lbm", "libquantum", "mcf", "soplex"];
     let compute = ["games", "sjeng", "hmmer", "namd"];
     let ratio_in =

@@ -285,19 +285,18 @@ pub fn table8() -> Result<Vec<Check>, EngineError> {
     for (scenario, label, first, second) in CASES {
         let s = Scenario::load(scenario)?;
         for (policy, who) in [("ondemand", "control"), ("patel2", "algorithm 2")] {
-            let margins = (1..=SEEDS)
-                .map(|seed| {
-                    let o = SimOptions {
-                        seed: Some(seed),
-                        ..measurement()
-                    };
-                    Ok(order_margin(
-                        &last_completions(&s, policy, &o)?,
-                        first,
-                        second,
-                    ))
-                })
-                .collect::<Result<Vec<f64>, EngineError>>()?;
+            let seeds: Vec<u64> = (1..=SEEDS).collect();
+            let margins = crate::parallel::map(&seeds, |&seed| {
+                let o = SimOptions {
+                    seed: Some(seed),
+                    ..measurement()
+                };
+                Ok(order_margin(
+                    &last_completions(&s, policy, &o)?,
+                    first,
+                    second,
+                ))
+            })?;
             let mean = mean(margins.iter().copied());
             let held = margins.iter().filter(|m| **m > 0.0).count();
             let row = Check::new(

@@ -36,24 +36,23 @@ pub(super) fn measurement() -> SimOptions {
 pub const SEEDS: u64 = 36;
 
 /// The runs of `policies` on `scenario` (in that order), once per seed
-/// 1..=[`SEEDS`].
+/// 1..=[`SEEDS`], the seeds side by side ([`crate::parallel`]).
 pub(super) fn seed_runs(
     scenario: &str,
     policies: &[&str],
 ) -> Result<Vec<Vec<SimRun>>, EngineError> {
     let s = Scenario::load(scenario)?;
-    (1..=SEEDS)
-        .map(|seed| {
-            let o = SimOptions {
-                seed: Some(seed),
-                ..measurement()
-            };
-            policies
-                .iter()
-                .map(|p| simulate(&s, p, &Params::default(), &o, &mut |_| {}))
-                .collect()
-        })
-        .collect()
+    let seeds: Vec<u64> = (1..=SEEDS).collect();
+    crate::parallel::map(&seeds, |&seed| {
+        let o = SimOptions {
+            seed: Some(seed),
+            ..measurement()
+        };
+        policies
+            .iter()
+            .map(|p| simulate(&s, p, &Params::default(), &o, &mut |_| {}))
+            .collect()
+    })
 }
 
 /// The spread of `figure` over the seeds' runs, and on how many seeds it

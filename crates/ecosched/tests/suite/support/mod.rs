@@ -24,6 +24,20 @@ pub fn ecosched() -> assert_cmd::Command {
     assert_cmd::Command::cargo_bin("ecosched").expect("the ecosched binary is built")
 }
 
+/// What `ecosched ARGS` prints on stdout on a pool of `threads` threads
+/// (`RAYON_NUM_THREADS`), for the tests that its output does not depend
+/// on the thread count.
+pub fn stdout_on_threads(args: &[&str], threads: usize) -> Vec<u8> {
+    ecosched()
+        .env("RAYON_NUM_THREADS", threads.to_string())
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone()
+}
+
 /// `ecosched` as a plain command, for tests that spawn it, signal it or
 /// read its output as they go.
 pub fn ecosched_command() -> Command {
