@@ -302,18 +302,25 @@ impl Advisor {
         }
     }
 
-    /// Release the jobs requeued by earlier passes once they are pending.
+    /// Release the jobs requeued by earlier passes, all together once none
+    /// of them is still leaving its node: a pair swaps nodes only if each
+    /// finds the other's node free when it is placed again (released
+    /// alone, the first would go back to its own, the only one free).
     fn release(&mut self, r: &mut PassReport) {
-        let mut errors = Vec::new();
-        self.releasing
-            .retain(|id| match slurm::release_requeued(id) {
-                Ok(keep) => keep,
-                Err(e) => {
-                    errors.push(e.to_string());
-                    false
-                }
-            });
-        r.errors.extend(errors);
+        let mut states = Vec::with_capacity(self.releasing.len());
+        for id in std::mem::take(&mut self.releasing) {
+            match slurm::requeued_state(&id) {
+                Ok(state) => states.push((id, state)),
+                Err(e) => r.errors.push(e.to_string()),
+            }
+        }
+        let (release, keep) = release_together(states);
+        self.releasing = keep;
+        for id in release {
+            if let Err(e) = slurm::release_requeued(&id) {
+                r.errors.push(e.to_string());
+            }
+        }
     }
 
     fn write_status(&self, r: &mut PassReport) {
@@ -326,6 +333,22 @@ impl Advisor {
         if let Err(e) = written {
             r.errors.push(format!("{}: {e}", path.display()));
         }
+    }
+}
+
+/// Of the requeued jobs and how each stands, those to release now and
+/// those to keep watching: none is released while one is still leaving
+/// its node; settled jobs are dropped.
+fn release_together(states: Vec<(String, slurm::Requeued)>) -> (Vec<String>, Vec<String>) {
+    use slurm::Requeued::{Leaving, Settled};
+    let still_leaving = states.iter().any(|(_, s)| *s == Leaving);
+    let watched = states.into_iter().filter(|(_, s)| *s != Settled);
+    let ids: Vec<String> = watched.map(|(id, _)| id).collect();
+    if still_leaving {
+        (Vec::new(), ids)
+    } else {
+        // Nothing is leaving, so every watched job is waiting.
+        (ids, Vec::new())
     }
 }
 
@@ -399,6 +422,28 @@ mod tests {
             tasks: 1,
             llc_misses,
         }
+    }
+
+    #[test]
+    fn a_swapped_pair_is_released_only_once_both_have_left_their_nodes() {
+        use slurm::Requeued::{Leaving, Settled, Waiting};
+        let s = |v: &[(&str, slurm::Requeued)]| {
+            v.iter()
+                .map(|(id, st)| (id.to_string(), *st))
+                .collect::<Vec<_>>()
+        };
+        // The first is pending while the second still holds its node.
+        let (release, keep) = release_together(s(&[("11", Waiting), ("16", Leaving)]));
+        assert!(release.is_empty());
+        assert_eq!(keep, ["11", "16"]);
+        // Both pending: both go at once.
+        let (release, keep) = release_together(s(&[("11", Waiting), ("16", Waiting)]));
+        assert_eq!(release, ["11", "16"]);
+        assert!(keep.is_empty());
+        // A job that is running again or gone is no longer watched.
+        let (release, keep) = release_together(s(&[("11", Settled), ("16", Waiting)]));
+        assert_eq!(release, ["16"]);
+        assert!(keep.is_empty());
     }
 
     #[test]

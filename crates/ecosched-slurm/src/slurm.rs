@@ -199,23 +199,41 @@ pub fn requeue(id: &str) -> Result<(), SlurmError> {
     run("scontrol", &["requeue", id]).map(|_| ())
 }
 
-/// Let a requeued job start at once if it waits only for the begin time
-/// Slurm gives every requeued job (two minutes later): the advisor moved
-/// it, it did not fail. Returns whether the job is still to be watched
-/// (requeueing has not reached the pending state yet).
-pub fn release_requeued(id: &str) -> Result<bool, SlurmError> {
+/// Where a job the advisor requeued stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Requeued {
+    /// Still leaving its node (completing or being requeued): the node is
+    /// not free yet.
+    Leaving,
+    /// Pending only for the begin time Slurm gives every requeued job (two
+    /// minutes later).
+    Waiting,
+    /// Anything else (running again, ended, gone): nothing left to do.
+    Settled,
+}
+
+/// Read how a requeued job stands from `squeue`'s `%T %r`.
+pub fn requeued_state(id: &str) -> Result<Requeued, SlurmError> {
     let state = run("squeue", &["-h", "-j", id, "-o", "%T %r"])?;
+    Ok(parse_requeued(&state))
+}
+
+fn parse_requeued(state: &str) -> Requeued {
     match state.trim() {
-        "PENDING BeginTime" => {
-            run(
-                "scontrol",
-                &["update", &format!("JobId={id}"), "StartTime=now"],
-            )?;
-            Ok(false)
-        }
-        s if s.starts_with("COMPLETING") || s.starts_with("REQUEUE") => Ok(true),
-        _ => Ok(false),
+        "PENDING BeginTime" => Requeued::Waiting,
+        s if s.starts_with("COMPLETING") || s.starts_with("REQUEUE") => Requeued::Leaving,
+        _ => Requeued::Settled,
     }
+}
+
+/// Let requeued job `id` start at once: the advisor moved it, it did not
+/// fail, so the begin-time delay of a failed job does not apply.
+pub fn release_requeued(id: &str) -> Result<(), SlurmError> {
+    run(
+        "scontrol",
+        &["update", &format!("JobId={id}"), "StartTime=now"],
+    )
+    .map(|_| ())
 }
 
 /// Whether job `id` may be requeued (`Requeue=1` in `scontrol show job`).
@@ -228,6 +246,15 @@ pub fn requeueable(id: &str) -> Result<bool, SlurmError> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn requeued_states_are_read() {
+        assert_eq!(parse_requeued("PENDING BeginTime\n"), Requeued::Waiting);
+        assert_eq!(parse_requeued("COMPLETING None"), Requeued::Leaving);
+        assert_eq!(parse_requeued("REQUEUED None"), Requeued::Leaving);
+        assert_eq!(parse_requeued("RUNNING None"), Requeued::Settled);
+        assert_eq!(parse_requeued(""), Requeued::Settled);
+    }
 
     #[test]
     fn squeue_lines_are_read() {
