@@ -608,6 +608,21 @@ mod tests {
 
     /// 4 streaming slots paired with 4 cache-sensitive ones, one of each
     /// per cache (the Linux placement the paper observes in Fig. 6).
+    /// The search problem over borrowed parts, as every test builds it.
+    fn problem<'a>(
+        layout: &'a Layout,
+        slots: &'a [SlotObs],
+        current: &'a [usize],
+        model: &'a CpiModel,
+    ) -> Problem<'a> {
+        Problem {
+            layout,
+            slots,
+            current,
+            model,
+        }
+    }
+
     fn mixed() -> (Layout, Vec<SlotObs>, Vec<usize>) {
         let stream = SlotObs {
             lines_per_s: 85.0,
@@ -636,12 +651,7 @@ mod tests {
     fn algorithm2_separates_streams_from_cache_sensitive_slots() {
         let (layout, slots, current) = mixed();
         let model = CpiModel::PAPER;
-        let problem = Problem {
-            layout: &layout,
-            slots: &slots,
-            current: &current,
-            model: &model,
-        };
+        let problem = problem(&layout, &slots, &current, &model);
         let d = exhaustive(&problem, &crate::pam::PamConfig::default().search);
         assert_eq!(d.kind, SearchKind::Exhaustive);
         assert_eq!(d.evaluated, 105);
@@ -670,12 +680,7 @@ mod tests {
         }
         occupancies(&mut slots, &current);
         let model = CpiModel::PAPER;
-        let problem = Problem {
-            layout: &layout,
-            slots: &slots,
-            current: &current,
-            model: &model,
-        };
+        let problem = problem(&layout, &slots, &current, &model);
         let d = exhaustive(&problem, &crate::pam::PamConfig::default().search);
         assert_eq!(d.moves, 0);
         assert_eq!(d.assignment, current);
@@ -698,12 +703,7 @@ mod tests {
     fn floor_rejects_plans_that_sacrifice_a_slot() {
         let (layout, slots, current) = mixed();
         let model = CpiModel::PAPER;
-        let problem = Problem {
-            layout: &layout,
-            slots: &slots,
-            current: &current,
-            model: &model,
-        };
+        let problem = problem(&layout, &slots, &current, &model);
         let free = exhaustive(&problem, &crate::pam::PamConfig::default().search);
         let worst = free.assignment.clone();
         // Under the floor, no candidate may predict any slot below 95 %.
@@ -723,12 +723,7 @@ mod tests {
     fn decide_switches_search_by_size() {
         let (layout, slots, current) = mixed();
         let model = CpiModel::PAPER;
-        let problem = Problem {
-            layout: &layout,
-            slots: &slots,
-            current: &current,
-            model: &model,
-        };
+        let problem = problem(&layout, &slots, &current, &model);
         let small = SearchConfig {
             exhaustive_max_cpus: 7,
             ..crate::pam::PamConfig::default().search
@@ -819,7 +814,7 @@ mod tests {
             floor in prop_oneof![Just(0.1f64), Just(0.95f64)],
         ) {
             let model = CpiModel::PAPER;
-            let problem = Problem { layout: &layout, slots: &slots, current: &current, model: &model };
+            let problem = problem(&layout, &slots, &current, &model);
             let config = SearchConfig { floor, ..crate::pam::PamConfig::default().search };
             let e = exhaustive(&problem, &config);
             check_valid(&layout, &current, &e)?;
@@ -841,7 +836,7 @@ mod tests {
             seed in any::<u64>(),
         ) {
             let model = CpiModel::PAPER;
-            let problem = Problem { layout: &layout, slots: &slots, current: &current, model: &model };
+            let problem = problem(&layout, &slots, &current, &model);
             let config = SearchConfig { seed, floor: 0.0, ..crate::pam::PamConfig::default().search };
             let l = local(&problem, &config);
             let full = score(&problem, &l.assignment);
@@ -858,7 +853,7 @@ mod tests {
             budget_ns in 1.0f64..20_000.0,
         ) {
             let model = CpiModel::PAPER;
-            let problem = Problem { layout: &layout, slots: &slots, current: &current, model: &model };
+            let problem = problem(&layout, &slots, &current, &model);
             let config = SearchConfig { budget_ms: budget_ns * 1e-6, ..crate::pam::PamConfig::default().search };
             let l = local(&problem, &config);
             check_valid(&layout, &current, &l)?;
@@ -882,12 +877,7 @@ mod tests {
     fn a_tiny_budget_stops_both_searches() {
         let (layout, slots, current) = mixed();
         let model = CpiModel::PAPER;
-        let problem = Problem {
-            layout: &layout,
-            slots: &slots,
-            current: &current,
-            model: &model,
-        };
+        let problem = problem(&layout, &slots, &current, &model);
         let config = SearchConfig {
             budget_ms: 1e-6,
             ..crate::pam::PamConfig::default().search
@@ -912,12 +902,7 @@ mod tests {
         let mut hits = 0;
         for _ in 0..cases {
             let (layout, slots, current) = strategy.new_tree(&mut runner).unwrap().current();
-            let problem = Problem {
-                layout: &layout,
-                slots: &slots,
-                current: &current,
-                model: &model,
-            };
+            let problem = problem(&layout, &slots, &current, &model);
             let config = crate::pam::PamConfig::default().search;
             // The reference sees every assignment, whatever the budget.
             let all = SearchConfig {
