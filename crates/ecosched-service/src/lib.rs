@@ -21,6 +21,7 @@
 
 pub mod admission;
 pub mod attribution;
+pub mod build_info;
 pub mod config;
 pub mod ctl;
 pub mod daemon;

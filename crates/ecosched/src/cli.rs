@@ -11,7 +11,12 @@ use std::path::PathBuf;
 /// ecosched: an energy-aware meta-scheduler, with a calibrated multicore
 /// simulator to try policies on.
 #[derive(Debug, Parser)]
-#[command(name = "ecosched", version, about, long_about = None)]
+#[command(
+    name = "ecosched",
+    version = ecosched_service::build_info::LONG_VERSION,
+    about,
+    long_about = None
+)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
