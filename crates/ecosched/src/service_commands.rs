@@ -8,8 +8,14 @@ use anyhow::Result;
 use ecosched_service::ctl::{self, Request};
 use std::collections::BTreeMap;
 
-/// `ecosched daemon`: runs until SIGTERM.
+/// `ecosched daemon`: runs until SIGTERM; with `--check-config FILE`,
+/// judges FILE as start and reload do and exits.
 pub fn daemon(args: &DaemonArgs) -> Result<Outcome> {
+    if let Some(file) = &args.check_config {
+        // Every refusal is about the file: the user's to fix (exit 2).
+        let vetted = ecosched_service::vet::load_vetted(file).map_err(UsageError)?;
+        return Ok(Outcome::ok(vetted.summary(file)));
+    }
     ecosched_service::daemon::run(&args.config).map_err(|e| {
         // A bad configuration is the user's to fix (exit 2).
         if e.starts_with(&args.config.display().to_string()) {
@@ -37,6 +43,7 @@ fn params(pairs: &[String]) -> Result<BTreeMap<String, String>> {
 pub fn ctl(args: &CtlArgs) -> Result<Outcome> {
     let request = match &args.command {
         CtlCommand::Status => Request::Status,
+        CtlCommand::Reload => Request::Reload,
         CtlCommand::Groups => Request::Groups,
         CtlCommand::SetPolicy {
             group,
