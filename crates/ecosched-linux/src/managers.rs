@@ -58,6 +58,12 @@ const KNOWN: &[(&str, &str, &str, &str)] = &[
     ),
 ];
 
+/// The systemd unit of every manager looked for: the service's unit
+/// conflicts with each (deploy/systemd/ecosched.service, `Conflicts=`).
+pub fn units() -> impl Iterator<Item = &'static str> {
+    KNOWN.iter().map(|(_, _, unit, _)| *unit)
+}
+
 /// At most this many `/proc` entries are looked at.
 const MAX_PROCESSES: usize = 65_536;
 

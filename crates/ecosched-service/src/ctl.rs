@@ -52,6 +52,9 @@ pub const LIMITS: Limits = Limits {
 pub enum Request {
     /// The daemon's state.
     Status,
+    /// Read the configuration file again: applied, or refused with the
+    /// reason while the running one stays.
+    Reload,
     /// Every group and how it is managed.
     Groups,
     /// Run `group` with another policy from now on.
@@ -378,7 +381,7 @@ fn serve(stream: UnixStream, to_daemon: &mpsc::Sender<Envelope>, slot: Slot) {
 fn answer(line: &str, to_daemon: &mpsc::Sender<Envelope>) -> Response {
     match serde_json::from_str::<Request>(line) {
         Err(e) => Response::err(format!(
-            "bad request {line:?}: {e} (expected e.g. {{\"cmd\":\"status\"}}; commands: status, groups, set-policy, pause, resume, job-start, job-end)"
+            "bad request {line:?}: {e} (expected e.g. {{\"cmd\":\"status\"}}; commands: status, reload, groups, set-policy, pause, resume, job-start, job-end)"
         )),
         Ok(request) => {
             let (tx, rx) = mpsc::channel();
@@ -417,6 +420,10 @@ mod tests {
         assert_eq!(
             serde_json::to_string(&Request::JobEnd { id: "7".into() }).unwrap(),
             r#"{"cmd":"job-end","id":"7"}"#
+        );
+        assert_eq!(
+            serde_json::from_str::<Request>(r#"{"cmd":"reload"}"#).unwrap(),
+            Request::Reload
         );
         assert!(serde_json::from_str::<Request>(r#"{"cmd":"reboot"}"#).is_err());
     }

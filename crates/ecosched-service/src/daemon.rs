@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! start: load config ─► judge it here ─► journal::restore(state_dir) ─► exporter, socket ─► reconcile ─► READY=1
-//! loop:  SIGHUP ─► load, judge; ok: reconcile to it | error: keep the old one, log where
+//! loop:  SIGHUP, ctl reload ─► RELOADING=1 ─► load, judge; ok: reconcile to it | error: keep the old one, log where ─► READY=1
 //!        scan due ─► reconcile (new job cgroups start, vanished ones stop)
 //!        ctl request ─► answer;  1 s ─► machine series;  WATCHDOG=1
 //! stop:  STOPPING=1 ─► stop every worker (each undoes its journal)
@@ -127,9 +127,7 @@ struct Daemon {
 /// up, problems are logged.
 pub fn run(config_path: &Path) -> Result<(), String> {
     let caught = Signals::catch()?;
-    let config = config::load(config_path).map_err(|e| e.to_string())?;
-    let signals = resolve_signals(&config)?;
-    vet::judge_config(&config, config_path, &signals)?;
+    let vet::Vetted { config, signals } = vet::load_vetted(config_path)?;
     eprintln!(
         "ecosched: counter sources: {}",
         signals.describe().join("; ")
@@ -207,9 +205,8 @@ pub fn run(config_path: &Path) -> Result<(), String> {
             eprintln!("ecosched: {sig} ignored (SIGHUP reloads, SIGTERM stops)");
         }
         if caught.take_hup() {
-            notify::reloading(true);
-            d.reload();
-            notify::reloading(false);
+            // The verdict is in the log (and the unit's status line).
+            let _ = d.reload_notified();
         }
         if last_scan.elapsed() >= d.config.scan_interval {
             last_scan = Instant::now();
@@ -467,15 +464,27 @@ impl Daemon {
         }
     }
 
-    fn reload(&mut self) {
+    /// [`Daemon::reload`] as systemd follows it: `RELOADING=1` (with
+    /// `MONOTONIC_USEC`) before, `READY=1` with the verdict as the unit's
+    /// status after, applied or refused.
+    fn reload_notified(&mut self) -> Result<String, String> {
+        notify::reloading();
+        let verdict = self.reload();
+        notify::ready(match &verdict {
+            Ok(done) | Err(done) => done,
+        });
+        verdict
+    }
+
+    /// Read the configuration file again and run it, vetted as at start;
+    /// a refused file leaves the running configuration in force. The
+    /// verdict is logged and returned (`ctl reload` answers with it).
+    fn reload(&mut self) -> Result<String, String> {
         let path = self.config_path.clone();
-        let loaded = config::load(&path)
-            .map_err(|e| e.to_string())
-            .and_then(|c| vet::check_reload(&self.config, &c, &path).map(|()| c))
-            .and_then(|c| resolve_signals(&c).map(|signals| (c, signals)))
-            .and_then(|(c, signals)| vet::judge_config(&c, &path, &signals).map(|()| (c, signals)));
+        let loaded = vet::load_vetted(&path)
+            .and_then(|v| vet::check_reload(&self.config, &v.config, &path).map(|()| v));
         match loaded {
-            Ok((c, signals)) => {
+            Ok(vet::Vetted { config: c, signals }) => {
                 self.ctx.signals = signals;
                 if c.state_dir != self.config.state_dir
                     || c.socket != self.config.socket
@@ -498,14 +507,20 @@ impl Daemon {
                     self.config.power_model,
                 ) = keep;
                 self.ctx.scan_interval = self.config.scan_interval;
-                eprintln!(
-                    "ecosched: reloaded {} ({} groups configured)",
+                let done = format!(
+                    "reloaded {} ({} groups configured)",
                     self.config_path.display(),
                     self.config.groups.len()
                 );
+                eprintln!("ecosched: {done}");
                 self.reconcile();
+                Ok(done)
             }
-            Err(e) => eprintln!("ecosched: reload refused, keeping the running configuration: {e}"),
+            Err(e) => {
+                let refused = format!("reload refused, keeping the running configuration: {e}");
+                eprintln!("ecosched: {refused}");
+                Err(refused)
+            }
         }
     }
 
@@ -561,6 +576,10 @@ impl Daemon {
                 "state_dir": self.config.state_dir,
                 "history": self.history.as_ref().map(History::path),
             })),
+            Request::Reload => match self.reload_notified() {
+                Ok(done) => Response::ok(json!(done)),
+                Err(refused) => Response::err(refused),
+            },
             Request::Groups => {
                 let list: Vec<serde_json::Value> = self
                     .existing()
@@ -790,14 +809,6 @@ fn describe(source: &Source) -> String {
             format!("processes of {}", parts.join(", "))
         }
     }
-}
-
-/// Where each counter kind comes from on this machine with `config`'s
-/// `[events]`: an entry libpfm4 cannot encode refuses the configuration,
-/// naming its file and key.
-fn resolve_signals(config: &config::Config) -> Result<ecosched_linux::signals::Resolution, String> {
-    ecosched_linux::signals::resolve_live(&ecosched_linux::FsRoot::live(), &config.events)
-        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -40,6 +40,8 @@ pub mod policy_series;
 pub mod power_model;
 pub mod shutdown;
 pub mod totals;
+#[cfg(test)]
+mod unit_file;
 pub mod vet;
 
 pub use config::{Config, ConfigError};

@@ -1,13 +1,15 @@
 //! systemd's readiness and watchdog protocol (`sd_notify(3)`): with
 //! `Type=notify` the unit is started only once the daemon says `READY=1`,
 //! and with `WatchdogSec=` systemd restarts a daemon that stops sending
-//! `WATCHDOG=1` at least every `WATCHDOG_USEC`. Outside systemd
-//! (`NOTIFY_SOCKET` unset) every call does nothing.
+//! `WATCHDOG=1` at least every `WATCHDOG_USEC`; a reload is bracketed by
+//! `RELOADING=1` (with its `MONOTONIC_USEC`) and `READY=1`. Outside
+//! systemd (`NOTIFY_SOCKET` unset) every call does nothing.
 
 use std::time::Duration;
 
 /// Tell the service manager the daemon is up (groups started, socket and
-/// exporter listening).
+/// exporter listening), or done reloading (applied or refused), with
+/// `status` saying how.
 pub fn ready(status: &str) {
     let _ = sd_notify::notify(
         false,
@@ -23,14 +25,17 @@ pub fn watchdog() {
     let _ = sd_notify::notify(false, &[sd_notify::NotifyState::Watchdog]);
 }
 
-/// Reloading the configuration (`SIGHUP`) started / ended.
-pub fn reloading(started: bool) {
-    let state = if started {
-        sd_notify::NotifyState::Reloading
-    } else {
-        sd_notify::NotifyState::Ready
-    };
-    let _ = sd_notify::notify(false, &[state]);
+/// Reloading the configuration (`SIGHUP`, `ctl reload`) starts:
+/// `RELOADING=1` with `MONOTONIC_USEC`, the `CLOCK_MONOTONIC` time it
+/// started at, in one datagram. systemd 253 and later take a reload
+/// notification only with that timestamp (`sd_notify(3)`), and a
+/// `Type=notify-reload` service that omits it fails its reload.
+pub fn reloading() {
+    let mut states = vec![sd_notify::NotifyState::Reloading];
+    if let Ok(now) = sd_notify::NotifyState::monotonic_usec_now() {
+        states.push(now);
+    }
+    let _ = sd_notify::notify(false, &states);
 }
 
 /// The daemon is restoring the machine and will exit.

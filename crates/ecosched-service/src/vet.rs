@@ -1,5 +1,6 @@
-//! Judging a change before the daemon accepts it: a configuration at load
-//! or reload, `ctl set-policy` and `job-start` are each dry-run against
+//! Judging a change before the daemon accepts it: a configuration at load,
+//! reload or `--check-config` ([`load_vetted`], one path for the three),
+//! `ctl set-policy` and `job-start` are each dry-run against
 //! this machine — the policy's verdict ([`Requirements::verdict`], the one
 //! `ecosched run` and `ecosched doctor` give) and its first plan from this
 //! machine's topology (CPUs that exist and are usable here, frequencies
@@ -10,6 +11,7 @@
 //! [`Requirements::verdict`]: ecosched_model::Requirements::verdict
 
 use crate::config::{Config, PolicyChoice};
+use ecosched_linux::signals::Resolution;
 use ecosched_model::platform::check_plan;
 use ecosched_model::{Capabilities, CpuSet, Topology};
 use std::path::Path;
@@ -30,7 +32,7 @@ pub struct Machine {
 
 impl Machine {
     /// This machine, its counters opened the way `signals` found.
-    pub fn live(signals: &ecosched_linux::signals::Resolution) -> Result<Self, String> {
+    pub fn live(signals: &Resolution) -> Result<Self, String> {
         let root = ecosched_linux::FsRoot::live();
         let machine = ecosched_linux::topology::discover(&root)
             .map_err(|e| format!("cannot read this machine's topology: {e}"))?;
@@ -94,15 +96,70 @@ impl Machine {
 /// Every group of `config` (read from `path`) judged on this machine, its
 /// counters opened the way `signals` found ([`Machine::judge_config`]);
 /// a configuration without groups needs no look at the machine.
-pub fn judge_config(
-    config: &Config,
-    path: &Path,
-    signals: &ecosched_linux::signals::Resolution,
-) -> Result<(), String> {
+pub fn judge_config(config: &Config, path: &Path, signals: &Resolution) -> Result<(), String> {
     if config.groups.is_empty() {
         return Ok(());
     }
     Machine::live(signals)?.judge_config(config, path)
+}
+
+/// A configuration read from its file and judged on this machine, with
+/// where each counter comes from: what start, reload and `ecosched daemon
+/// --check-config` accept or refuse a file by, so that a file the check
+/// passes is one the daemon takes.
+#[derive(Debug)]
+pub struct Vetted {
+    /// The configuration.
+    pub config: Config,
+    /// Where each counter kind comes from with its `[events]`.
+    pub signals: Resolution,
+}
+
+/// Read the configuration at `path` and judge it: its syntax and keys
+/// ([`crate::config::load`], located by file, line and column), its
+/// `[events]` against this machine's PMU, and every group's policy
+/// ([`judge_config`], located by file, group and key).
+pub fn load_vetted(path: &Path) -> Result<Vetted, String> {
+    let config = crate::config::load(path).map_err(|e| e.to_string())?;
+    let signals = resolve_signals(&config)?;
+    judge_config(&config, path, &signals)?;
+    Ok(Vetted { config, signals })
+}
+
+/// Where each counter kind comes from on this machine with `config`'s
+/// `[events]`: an entry libpfm4 cannot encode refuses the configuration,
+/// naming its file and key.
+fn resolve_signals(config: &Config) -> Result<Resolution, String> {
+    ecosched_linux::signals::resolve_live(&ecosched_linux::FsRoot::live(), &config.events)
+        .map_err(|e| e.to_string())
+}
+
+impl Vetted {
+    /// What the daemon would run with this configuration, in a few lines:
+    /// `ecosched daemon --check-config` prints it.
+    pub fn summary(&self, path: &Path) -> String {
+        let c = &self.config;
+        let metrics = c
+            .metrics
+            .map_or_else(|| "off".to_string(), |a| format!("http://{a}/metrics"));
+        let mut out = format!(
+            "{}: ok: {} group(s); state_dir {}, socket {}, metrics {metrics}, scan every {} ms, power_model {}\n",
+            path.display(),
+            c.groups.len(),
+            c.state_dir.display(),
+            c.socket.display(),
+            c.scan_interval.as_millis(),
+            c.power_model,
+        );
+        for g in &c.groups {
+            out.push_str(&format!("  group {}: policy {}\n", g.name, g.policy.name));
+        }
+        out.push_str(&format!(
+            "  counter sources: {}\n",
+            self.signals.describe().join("; ")
+        ));
+        out
+    }
 }
 
 /// A reload that would stop every group is refused: an empty or

@@ -662,6 +662,12 @@ pub struct DaemonArgs {
         default_value = "/etc/ecosched/ecosched.toml"
     )]
     pub config: PathBuf,
+    /// Check FILE as the daemon would at start or reload (syntax, keys,
+    /// `[events]`, every group's policy on this machine), print what it
+    /// would run and exit: 0 when it would be taken, 2 with the file,
+    /// line and key at fault when not.
+    #[arg(long, value_name = "FILE", conflicts_with = "config")]
+    pub check_config: Option<PathBuf>,
 }
 
 /// `ecosched ctl`.
@@ -680,6 +686,10 @@ pub struct CtlArgs {
 pub enum CtlCommand {
     /// The daemon's state (JSON).
     Status,
+    /// Have the daemon read its configuration file again and say whether
+    /// it took it: exit 0 when applied, 1 with the reason when refused
+    /// (the running configuration stays). The unit's `ExecReload=`.
+    Reload,
     /// Every group, its source, policy and state (JSON).
     Groups,
     /// Run GROUP with POLICY from now on (until it vanishes).

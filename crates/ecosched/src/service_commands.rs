@@ -8,17 +8,26 @@ use anyhow::Result;
 use ecosched_service::ctl::{self, Request};
 use std::collections::BTreeMap;
 
-/// `ecosched daemon`: runs until SIGTERM.
+/// `ecosched daemon`: runs until SIGTERM; with `--check-config FILE`,
+/// judges FILE as start and reload do and exits.
 pub fn daemon(args: &DaemonArgs) -> Result<Outcome> {
-    ecosched_service::daemon::run(&args.config).map_err(|e| {
-        // A bad configuration is the user's to fix (exit 2).
-        if e.starts_with(&args.config.display().to_string()) {
-            anyhow::Error::new(UsageError(e))
-        } else {
-            anyhow::anyhow!(e)
-        }
-    })?;
+    if let Some(file) = &args.check_config {
+        let vetted = ecosched_service::vet::load_vetted(file).map_err(|e| located_in(file, e))?;
+        return Ok(Outcome::ok(vetted.summary(file)));
+    }
+    ecosched_service::daemon::run(&args.config).map_err(|e| located_in(&args.config, e))?;
     Ok(Outcome::ok(String::new()))
+}
+
+/// An error located in the configuration file `file` is the user's to fix
+/// (exit 2, which the unit does not restart on); any other (the machine
+/// could not be read) exits 1.
+fn located_in(file: &std::path::Path, e: String) -> anyhow::Error {
+    if e.starts_with(&file.display().to_string()) {
+        anyhow::Error::new(UsageError(e))
+    } else {
+        anyhow::anyhow!(e)
+    }
 }
 
 fn params(pairs: &[String]) -> Result<BTreeMap<String, String>> {
@@ -37,6 +46,7 @@ fn params(pairs: &[String]) -> Result<BTreeMap<String, String>> {
 pub fn ctl(args: &CtlArgs) -> Result<Outcome> {
     let request = match &args.command {
         CtlCommand::Status => Request::Status,
+        CtlCommand::Reload => Request::Reload,
         CtlCommand::Groups => Request::Groups,
         CtlCommand::SetPolicy {
             group,

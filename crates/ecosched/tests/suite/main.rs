@@ -25,6 +25,9 @@
 //!   with cpufreq, through the journal;
 //! - [`fake_pmu`]: the Linux platform behind the fake PMU serves PAM;
 //! - [`restore`]: `restore` refuses a journal others could have written;
+//! - [`daemon_reload`]: a daemon's reload on systemd's notify socket
+//!   (`RELOADING=1` with `MONOTONIC_USEC`), `ctl reload`'s verdict, and
+//!   `daemon --check-config`;
 //! - [`structure`]: the workspace's files stay small and its modules
 //!   free of import cycles.
 //!
@@ -44,6 +47,7 @@ mod children;
 mod cluster;
 mod commands;
 mod compare;
+mod daemon_reload;
 mod doctor;
 mod emit_machine;
 mod exports;

@@ -1,7 +1,8 @@
 //! `ecosched daemon` and `ecosched ctl` for real: a daemon process managing
 //! a real process by command name (its affinity), talking systemd's notify
-//! protocol to a socket the test binds, answering on its control socket,
-//! refusing a bad config on SIGHUP, restoring on SIGTERM; and, through
+//! protocol to a socket the test binds, answering on its control socket
+//! (its exit status following the daemon's verdict), refusing a bad config
+//! on `ctl reload` and SIGHUP, restoring on SIGTERM; and, through
 //! `scripts/prometheus-check`, a real Prometheus scraping it. Needs root
 //! (another process's affinity) and two online CPUs, as CI has.
 
@@ -148,8 +149,36 @@ fn ctl_reload_and_a_dead_predecessor() {
         allowed_list(pid).unwrap() == "1"
     });
 
-    // A bad file on SIGHUP: refused with its place, the old one still runs.
+    // `ctl` exits as the daemon did: a policy refused or failed at start
+    // (wca, where counters are missing) exits non-zero and the group keeps
+    // static; a policy that runs exits 0.
+    let (ok, out, err) = ctl(&socket, &["set-policy", "demo", "wca"]);
+    let (_, groups, _) = ctl(&socket, &["groups"]);
+    let runs_wca = groups.contains("\"policy\": \"wca\"") && groups.contains("running");
+    assert_eq!(ok, runs_wca, "exit {ok}: {out}{err}; groups: {groups}");
+    if ok {
+        let (ok, _, _) = ctl(
+            &socket,
+            &["set-policy", "demo", "static", "--param", "cpus=1"],
+        );
+        assert!(ok);
+    } else {
+        assert!(err.contains("group demo") && err.contains("wca"), "{err}");
+        assert!(groups.contains("\"policy\": \"static\""), "{groups}");
+    }
+    assert_eq!(allowed_list(pid).unwrap(), "1");
+
+    // `ctl reload` of a bad file: non-zero with its place, the old
+    // configuration still runs.
     std::fs::write(&conf, "[daemon]\nbogus = 1\n").unwrap();
+    let (ok, _, err) = ctl(&socket, &["reload"]);
+    assert!(
+        !ok && err.contains("c.toml:2:1: unknown field `bogus`"),
+        "{err}"
+    );
+    assert_eq!(allowed_list(pid).unwrap(), "1");
+
+    // A bad file on SIGHUP: refused with its place, the old one still runs.
     let hup = |p: u32| {
         nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(p as i32),
