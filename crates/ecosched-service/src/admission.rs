@@ -167,8 +167,8 @@ impl Admission {
                 let refusal = refusal.unwrap_or(Refusal::Unknown);
                 c.refused += 1;
                 if c.last_log.is_none_or(|t| t.elapsed() >= LOG_EVERY) {
-                    eprintln!(
-                        "ecosched: {}: refused {} connection(s) in the last minute, the last because {refusal}",
+                    tracing::warn!(
+                        "{}: refused {} connection(s) in the last minute, the last because {refusal}",
                         self.name, c.refused
                     );
                     c.refused = 0;

@@ -277,7 +277,7 @@ impl Server {
                         }
                         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
                         Err(e) => {
-                            eprintln!("ecosched: control socket: {e}");
+                            tracing::warn!("control socket: {e}");
                             std::thread::sleep(Duration::from_millis(50));
                         }
                     }

@@ -45,6 +45,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
+use tracing::{error, info, warn};
 
 const TICK: Duration = Duration::from_millis(100);
 const SAMPLE_EVERY: Duration = Duration::from_secs(1);
@@ -128,20 +129,17 @@ struct Daemon {
 pub fn run(config_path: &Path) -> Result<(), String> {
     let caught = Signals::catch()?;
     let vet::Vetted { config, signals } = vet::load_vetted(config_path)?;
-    eprintln!(
-        "ecosched: counter sources: {}",
-        signals.describe().join("; ")
-    );
+    info!("counter sources: {}", signals.describe().join("; "));
 
     // Clients' connections are bounded and stop short of a reserve of
     // descriptors (crate::admission); the rest of the limit is the groups'.
     match ecosched_linux::limits::raise_nofile() {
-        Ok(l) => eprintln!(
-            "ecosched: open-file limit {} ({} kept from clients)",
+        Ok(l) => info!(
+            "open-file limit {} ({} kept from clients)",
             l.now,
             crate::admission::reserve(l.now)
         ),
-        Err(e) => eprintln!("ecosched: open-file limit left as it is: {e}"),
+        Err(e) => warn!("open-file limit left as it is: {e}"),
     }
     restore_predecessors(&config.state_dir)?;
 
@@ -150,18 +148,18 @@ pub fn run(config_path: &Path) -> Result<(), String> {
         .map_err(|e| format!("{}: key `daemon.power_model`: {e}", config_path.display()))?;
     let mut sampler = MachineSampler::open(power_model)
         .map_err(|e| format!("cannot open the machine's meter: {e}"))?;
-    eprintln!("ecosched: power: {}", sampler.describe());
+    info!("power: {}", sampler.describe());
     let exporter = match config.metrics {
         Some(addr) => {
             let e = Exporter::start(addr, metrics.clone())?;
-            eprintln!("ecosched: metrics at http://{}/metrics", e.addr());
+            info!("metrics at http://{}/metrics", e.addr());
             Some(e)
         }
         None => None,
     };
     let (tx, rx) = mpsc::channel::<Envelope>();
     let server = ctl::Server::start(&config.socket, tx)?;
-    eprintln!("ecosched: control socket {}", config.socket.display());
+    info!("control socket {}", config.socket.display());
 
     let mut d = Daemon {
         config_path: config_path.to_path_buf(),
@@ -188,21 +186,18 @@ pub fn run(config_path: &Path) -> Result<(), String> {
     d.open_history();
     d.reconcile();
     notify::ready(&format!("managing {} groups", d.managed.len()));
-    eprintln!(
-        "ecosched: daemon ready, managing {} groups",
-        d.managed.len()
-    );
+    info!("daemon ready, managing {} groups", d.managed.len());
     let watchdog = notify::watchdog_every();
     let mut last_ping = Instant::now();
     let mut last_scan = Instant::now();
     let mut last_sample = Instant::now();
     if let Some(every) = watchdog {
         notify::watchdog();
-        eprintln!("ecosched: watchdog every {} ms", every.as_millis());
+        info!("watchdog every {} ms", every.as_millis());
     }
     while caught.ending().is_none() {
         if let Some(sig) = caught.take_ignored() {
-            eprintln!("ecosched: {sig} ignored (SIGHUP reloads, SIGTERM stops)");
+            info!("{sig} ignored (SIGHUP reloads, SIGTERM stops)");
         }
         if caught.take_hup() {
             // The verdict is in the log (and the unit's status line).
@@ -218,7 +213,7 @@ pub fn run(config_path: &Path) -> Result<(), String> {
         if last_sample.elapsed() >= SAMPLE_EVERY {
             last_sample = Instant::now();
             if let Err(e) = sampler.sample(&metrics) {
-                eprintln!("ecosched: machine sample: {e}");
+                warn!("machine sample: {e}");
             }
         }
         if let Some(every) = watchdog {
@@ -231,7 +226,7 @@ pub fn run(config_path: &Path) -> Result<(), String> {
     }
     notify::stopping();
     let by = caught.ending().map_or(String::new(), |s| format!(" ({s})"));
-    eprintln!("ecosched: stopping{by}: restoring every group");
+    info!("stopping{by}: restoring every group");
     drop(server);
     let groups: Vec<String> = d.managed.keys().cloned().collect();
     for name in groups {
@@ -239,11 +234,11 @@ pub fn run(config_path: &Path) -> Result<(), String> {
     }
     drop(exporter);
     if d.unrestored.is_empty() {
-        eprintln!("ecosched: stopped; everything restored");
+        info!("stopped; everything restored");
         return Ok(());
     }
     for (group, what) in &d.unrestored {
-        eprintln!("ecosched:   group {group}: could not undo {what}");
+        error!(group = %group, "group {group}: could not undo {what}");
     }
     Err(format!(
         "stopped, but {} change(s) could not be undone (listed above); their journals are kept in {}: run `ecosched restore --state-dir {}`",
@@ -260,24 +255,23 @@ fn restore_predecessors(state_dir: &Path) -> Result<(), String> {
     for o in outcomes {
         match o {
             RestoreOutcome::Restored(r) => {
-                eprintln!(
-                    "ecosched: restored what a dead ecosched left: {} ({} changes undone, {} about exited tasks)",
+                warn!(
+                    "restored what a dead ecosched left: {} ({} changes undone, {} about exited tasks)",
                     r.journal.display(),
                     r.undone,
                     r.skipped_gone
                 );
                 for f in &r.failed {
-                    eprintln!("ecosched:   could not undo: {f}");
+                    error!(journal = %r.journal.display(), "could not undo: {f}");
                 }
             }
-            RestoreOutcome::OwnerRunning { journal, pid } => eprintln!(
-                "ecosched: left {} alone: ecosched {pid} is running",
+            RestoreOutcome::OwnerRunning { journal, pid } => info!(
+                "left {} alone: ecosched {pid} is running",
                 journal.display()
             ),
-            RestoreOutcome::Refused { journal, reason } => eprintln!(
-                "ecosched: refused to restore {}: {reason}",
-                journal.display()
-            ),
+            RestoreOutcome::Refused { journal, reason } => {
+                error!("refused to restore {}: {reason}", journal.display())
+            }
         }
     }
     Ok(())
@@ -336,8 +330,9 @@ impl Daemon {
         self.jobs.retain(|name, job| {
             let keep = job.alive(now);
             if !keep {
-                eprintln!(
-                    "ecosched: forgetting {name}: no cgroup for {} s",
+                warn!(
+                    group = %name,
+                    "forgetting {name}: no cgroup for {} s",
                     JOB_GRACE.as_secs()
                 );
             }
@@ -352,7 +347,7 @@ impl Daemon {
             .cloned()
             .collect();
         for name in gone {
-            eprintln!("ecosched: group {name} is gone");
+            info!(group = %name, "group {name} is gone");
             self.stop(&name, Some("gone"));
         }
         for (name, w) in existing {
@@ -367,18 +362,20 @@ impl Daemon {
                             (m.worker.state(), m.reported_failure)
                         {
                             m.reported_failure = true;
-                            eprintln!("ecosched: group {name} is not managed: {why}");
+                            error!(group = %name, "group {name} is not managed: {why}");
                         }
                     }
                 }
                 Some(false) => {
-                    eprintln!("ecosched: group {name} changed; restarting it");
+                    info!(group = %name, "group {name} changed; restarting it");
                     self.stop(&name, None);
                     self.start(&name, w);
                 }
                 None => {
-                    eprintln!(
-                        "ecosched: managing group {name} with policy {}",
+                    info!(
+                        group = %name,
+                        policy = %w.policy.name,
+                        "managing group {name} with policy {}",
                         w.policy.name
                     );
                     self.start(&name, w);
@@ -429,7 +426,7 @@ impl Daemon {
             .lock()
             .ok()?
             .record(kind, name, self.ctx.source, &self.power, ended_by);
-        eprintln!("ecosched: group {name} ended: {}", record.summary());
+        info!(group = %name, "group {name} ended: {}", record.summary());
         self.store(&record);
         if let Some(job) = self.jobs.get_mut(name) {
             job.record = Some(record.clone());
@@ -443,10 +440,10 @@ impl Daemon {
         if self.history.is_none() {
             match History::open(&self.config.state_dir) {
                 Ok(h) => {
-                    eprintln!("ecosched: history in {}", h.path().display());
+                    info!("history in {}", h.path().display());
                     self.history = Some(h);
                 }
-                Err(e) => eprintln!("ecosched: no history kept for now: {e}"),
+                Err(e) => error!("no history kept for now: {e}"),
             }
         }
         self.history.as_mut()
@@ -459,7 +456,7 @@ impl Daemon {
             return;
         };
         if let Err(e) = h.add(record) {
-            eprintln!("ecosched: record of {} not kept: {e}", record.name);
+            error!(group = %record.name, "record of {} not kept: {e}", record.name);
             self.history = None;
         }
     }
@@ -491,7 +488,7 @@ impl Daemon {
                     || c.metrics != self.config.metrics
                     || c.power_model != self.config.power_model
                 {
-                    eprintln!("ecosched: reload: state_dir, socket, metrics and power_model take effect at the next start");
+                    warn!("reload: state_dir, socket, metrics and power_model take effect at the next start");
                 }
                 let keep = (
                     self.config.state_dir.clone(),
@@ -512,13 +509,13 @@ impl Daemon {
                     self.config_path.display(),
                     self.config.groups.len()
                 );
-                eprintln!("ecosched: {done}");
+                info!("{done}");
                 self.reconcile();
                 Ok(done)
             }
             Err(e) => {
                 let refused = format!("reload refused, keeping the running configuration: {e}");
-                eprintln!("ecosched: {refused}");
+                error!("{refused}");
                 Err(refused)
             }
         }

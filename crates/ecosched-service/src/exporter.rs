@@ -138,7 +138,7 @@ fn listen(listener: &TcpListener, admission: &Admission, metrics: &Metrics, stop
             Err(e) => {
                 // Out of descriptors (EMFILE) or an aborted connection:
                 // the pending ones wait in the backlog meanwhile.
-                eprintln!("ecosched: metrics exporter: {e}");
+                tracing::warn!("metrics exporter: {e}");
                 std::thread::sleep(Duration::from_millis(50));
                 continue;
             }
@@ -151,7 +151,7 @@ fn listen(listener: &TcpListener, admission: &Admission, metrics: &Metrics, stop
                     .stack_size(CLIENT_STACK)
                     .spawn(move || serve(stream, &metrics, slot));
                 if let Err(e) = spawned {
-                    eprintln!("ecosched: metrics exporter: cannot start a client thread: {e}");
+                    tracing::error!("metrics exporter: cannot start a client thread: {e}");
                 }
             }
             Err(why) => refuse(stream, &format!("refused: {why}\n")),

@@ -114,7 +114,7 @@ impl Worker {
                     &mut unrestored,
                 );
                 if let Err(e) = result {
-                    eprintln!("ecosched: group {name}: {e}");
+                    tracing::error!(group = %name, "group {name}: {e}");
                     if let Ok(mut s) = state_w.lock() {
                         *s = WorkerState::Failed(e);
                     }
@@ -205,14 +205,16 @@ fn manage(
     let result = run_loop(&mut platform, policy.as_mut(), name, &mut sink, state);
     let undo = platform.release();
     for f in &undo.failed {
-        eprintln!(
-            "ecosched: group {name}: could not restore: {f} (journal {} kept; run `ecosched restore`)",
-            undo.journal.display()
+        tracing::error!(
+            group = %name,
+            journal = %undo.journal.display(),
+            "group {name}: could not restore: {f} (journal kept; run `ecosched restore`)"
         );
         unrestored.push(format!("{f} (journal {})", undo.journal.display()));
     }
-    eprintln!(
-        "ecosched: group {name}: stopped managing, {} changes undone",
+    tracing::info!(
+        group = %name,
+        "group {name}: stopped managing, {} changes undone",
         undo.undone
     );
     result.map_err(|e| e.to_string())

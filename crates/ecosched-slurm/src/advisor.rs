@@ -389,18 +389,19 @@ pub fn run(
             .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
         let r = advisor.pass(now_s);
         for (name, n) in r.nodes.iter().filter(|(_, n)| n.updated) {
-            eprintln!(
-                "ecosched slurm advise: pass {}: node {name}: features {} weight {}",
+            tracing::info!(
+                node = %name,
+                "slurm advise: pass {}: node {name}: features {} weight {}",
                 r.pass,
                 n.features.join(","),
                 n.weight
             );
         }
         for id in &r.requeued {
-            eprintln!("ecosched slurm advise: pass {}: requeued job {id}", r.pass);
+            tracing::info!(job = %id, "slurm advise: pass {}: requeued job {id}", r.pass);
         }
         for e in &r.errors {
-            eprintln!("ecosched slurm advise: pass {}: {e}", r.pass);
+            tracing::error!("slurm advise: pass {}: {e}", r.pass);
         }
         let until = Instant::now() + interval;
         while !once && !stop.load(std::sync::atomic::Ordering::SeqCst) && Instant::now() < until {

@@ -21,6 +21,13 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+    /// More diagnostics on stderr: -v adds debug, -vv trace; not with
+    /// -q. RUST_LOG, when set, decides instead.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Errors only on stderr. RUST_LOG, when set, decides instead.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
 }
 
 /// The subcommands.

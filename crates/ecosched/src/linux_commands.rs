@@ -80,8 +80,8 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         return Err(UsageError(refusal).into());
     }
     if let ecosched_model::Verdict::Degraded { .. } = verdict {
-        eprintln!(
-            "ecosched: policy {} runs degraded here: {}",
+        tracing::warn!(
+            "policy {} runs degraded here: {}",
             s.policy,
             verdict.reasons()
         );
@@ -100,7 +100,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         ))
     })?;
     for notice in platform.notices() {
-        eprintln!("ecosched: {notice}");
+        tracing::warn!("{notice}");
     }
     let mut sink = crate::run_outputs::Outputs::open(
         s.trace.as_deref(),
@@ -137,29 +137,29 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
             // Nothing stays half-applied, and the command does not go on
             // unmanaged behind the user's back.
             match platform.finish(true) {
-                Ok(end) if end.restore.failed.is_empty() => eprintln!(
-                    "ecosched: the machine was restored ({} changes undone) and the command stopped",
+                Ok(end) if end.restore.failed.is_empty() => tracing::info!(
+                    "the machine was restored ({} changes undone) and the command stopped",
                     end.restore.undone
                 ),
-                Ok(end) => eprintln!(
-                    "ecosched: could not undo everything; run `ecosched restore` (journal {})",
+                Ok(end) => tracing::error!(
+                    "could not undo everything; run `ecosched restore` (journal {})",
                     end.restore.journal.display()
                 ),
-                Err(f) => eprintln!("ecosched: stopping the command: {f}"),
+                Err(f) => tracing::error!("stopping the command: {f}"),
             }
             return Err(anyhow::Error::new(e).context(format!("managing {label:?}")));
         }
     };
     let end = platform.finish(false).context("finishing the run")?;
     for failure in &end.restore.failed {
-        eprintln!(
-            "ecosched: could not restore: {failure} (the journal {} is kept; run `ecosched restore`)",
+        tracing::error!(
+            "could not restore: {failure} (the journal {} is kept; run `ecosched restore`)",
             end.restore.journal.display()
         );
     }
     if let (false, Some(sig)) = (end.survivors.is_empty(), end.interrupted_by) {
-        eprintln!(
-            "ecosched: {} processes of the run survived signal {sig} and go on, released from every change the run made: {:?}",
+        tracing::warn!(
+            "{} processes of the run survived signal {sig} and go on, released from every change the run made: {:?}",
             end.survivors.len(),
             end.survivors
         );

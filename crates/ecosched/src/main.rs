@@ -7,7 +7,7 @@
 //! - 0: done;
 //! - 1: a validation check failed, or the run itself failed;
 //! - 2: bad input (arguments, unknown scenario or policy, a malformed
-//!   scenario file), as for clap's own usage errors.
+//!   scenario file or `RUST_LOG`), as for clap's own usage errors.
 //!
 //! `run` passes on its command's status, so its own outcomes use the
 //! statuses a shell, `env` and `timeout` use: 127 the command was not
@@ -23,6 +23,7 @@ mod doctor;
 mod glossary;
 mod history_view;
 mod linux_commands;
+mod logging;
 mod machine_emit;
 mod outcome;
 mod output;
@@ -47,7 +48,7 @@ mod topology_view;
 mod trace_file;
 mod work_view;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use ecosched_engine::EngineError;
 use ecosched_policy::PolicyError;
 use ecosched_sim::SimError;
@@ -61,10 +62,24 @@ const FAILURE: u8 = 1;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
+    if cli.verbose > 0 && cli.quiet {
+        // clap checks conflicts only where a flag is defined, not where a
+        // global one is given (`ecosched -v run -q …`).
+        cli::Cli::command()
+            .error(
+                clap::error::ErrorKind::ArgumentConflict,
+                "--verbose and --quiet exclude each other",
+            )
+            .exit();
+    }
+    if let Err(e) = logging::init(cli.verbose, cli.quiet) {
+        logging::print_failure(&format!("error: {e}"));
+        return ExitCode::from(USAGE);
+    }
     match commands::run(&cli) {
         Ok(outcome) => {
             if let Err(e) = print(&outcome.stdout) {
-                eprintln!("error: cannot write to stdout: {e}");
+                logging::print_failure(&format!("error: cannot write to stdout: {e}"));
                 return ExitCode::from(FAILURE);
             }
             if let Some(code) = outcome.exit_code {
@@ -76,7 +91,7 @@ fn main() -> ExitCode {
             }
         }
         Err(e) => {
-            eprintln!("{}", render_error(&e));
+            logging::print_failure(&render_error(&e));
             let status = match cli.command {
                 cli::Command::Run(_) => run_exit_status(&e),
                 _ => exit_status(&e),

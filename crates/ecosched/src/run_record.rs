@@ -18,7 +18,7 @@ pub fn keep(summary: &RunSummary, state_dir: &Path) {
     }
     let record = of(summary);
     if let Err(e) = History::open(state_dir).and_then(|mut h| h.add(&record)) {
-        eprintln!("ecosched: warning: the run's record was not kept: {e}");
+        tracing::warn!("the run's record was not kept: {e}");
     }
 }
 

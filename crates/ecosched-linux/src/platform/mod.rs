@@ -369,9 +369,7 @@ impl LinuxPlatform {
         // stopped: the gang schedule ends (every group thawed) first.
         if pass_on.is_some() && self.gang.active() {
             if let Err(e) = self.replace_gang_schedule(ecosched_model::GangSchedule::end()) {
-                eprintln!(
-                    "ecosched: could not thaw the gang groups before passing the signal on: {e}"
-                );
+                tracing::error!("could not thaw the gang groups before passing the signal on: {e}");
             }
         }
         let host = *self.reader.host();
@@ -688,7 +686,7 @@ impl Drop for LinuxPlatform {
     fn drop(&mut self) {
         let report = self.actuator.undo();
         for failure in &report.failed {
-            eprintln!("ecosched: could not restore: {failure}");
+            tracing::error!("could not restore: {failure}");
         }
     }
 }

@@ -165,7 +165,7 @@ impl StdoutToStderr {
 impl Drop for StdoutToStderr {
     fn drop(&mut self) {
         if let Err(e) = nix::unistd::dup2_stdout(&self.saved) {
-            eprintln!("ecosched: cannot give stdout back after a run: {e}");
+            tracing::error!("cannot give stdout back after a run: {e}");
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The command line's shape: the listings of scenarios and policies (as
 //! JSON with every family's parameters, and as tables), and the usage
 //! error for a missing subcommand or option, and for a cgroup name
-//! `restore` could not tell from others.
+//! `restore` could not tell from others; the global `-v`/`-q` flags and a
+//! malformed `RUST_LOG`.
 
 use crate::support::{ecosched, has_keys, json};
 use predicates::prelude::*;
@@ -87,4 +88,34 @@ fn a_cgroup_name_without_the_ecosched_prefix_is_a_usage_error() {
         .stderr(
             predicate::str::contains("--cgroup-name").and(predicate::str::contains("ecosched")),
         );
+}
+
+/// `-v` and `-q` go anywhere on the line, not both; a malformed
+/// `RUST_LOG` is bad input naming the variable, and nothing is run.
+#[test]
+fn log_flags_are_global_and_rust_log_is_checked() {
+    ecosched()
+        .args(["policies", "-q", "--json"])
+        .env_remove("RUST_LOG")
+        .assert()
+        .success();
+    ecosched()
+        .args(["-vv", "scenarios"])
+        .env_remove("RUST_LOG")
+        .assert()
+        .success();
+    ecosched()
+        .args(["-v", "scenarios", "-q"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--quiet"));
+    ecosched()
+        .args(["scenarios"])
+        .env("RUST_LOG", "ecosched=loud")
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::starts_with(
+            "error: environment variable RUST_LOG=\"ecosched=loud\"",
+        ));
 }

@@ -27,6 +27,8 @@
 //! - [`daemon_scope`]: the daemon's scope, refused changes and signals;
 //! - [`metrics_flood`]: the daemon's exporter and control socket under
 //!   a flood from an unprivileged user, and a huge control line;
+//! - [`daemon_logs`]: the daemon's log lines with journald's priorities
+//!   under `JOURNAL_STREAM`, plain elsewhere; `-q` and `RUST_LOG`;
 //! - [`daemon_records`]: groups' CPU time of fork-heavy work against the
 //!   kernel's count, `job-end` totals and `ctl history`;
 //! - [`report_browser`]: the HTML reports in headless Chromium;
@@ -49,6 +51,7 @@ mod av_sort;
 mod chaos;
 mod counters;
 mod daemon;
+mod daemon_logs;
 mod daemon_records;
 mod daemon_scope;
 mod doctor;
