@@ -141,6 +141,10 @@ pub fn run(config_path: &Path) -> Result<(), String> {
         ),
         Err(e) => warn!("open-file limit left as it is: {e}"),
     }
+    // The state directory holds the journals and the history store: made
+    // (mode 0700) and checked here, before either is opened.
+    ecosched_linux::journal::trust::secure_state_dir(&config.state_dir)
+        .map_err(|e| format!("state directory: {e}"))?;
     restore_predecessors(&config.state_dir)?;
 
     let metrics = Metrics::new();
