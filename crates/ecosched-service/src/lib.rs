@@ -38,6 +38,7 @@ pub mod notify;
 pub mod peer;
 pub mod policy_series;
 pub mod power_model;
+pub mod process_series;
 pub mod shutdown;
 pub mod totals;
 pub mod vet;
