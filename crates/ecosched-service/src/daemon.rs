@@ -236,6 +236,7 @@ pub fn run(config_path: &Path) -> Result<(), String> {
                 notify::watchdog();
             }
         }
+        metrics.beat();
         std::thread::sleep(TICK);
     }
     notify::stopping();

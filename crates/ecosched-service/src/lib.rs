@@ -25,6 +25,8 @@ pub mod build_info;
 pub mod config;
 pub mod ctl;
 pub mod daemon;
+#[cfg(test)]
+mod deploy_names;
 pub mod exporter;
 pub mod group;
 pub mod group_cpu;

@@ -17,6 +17,7 @@
 //! | `ecosched_group_failures_total` | stage, cause | group workers that stopped on an error: before (`start`) or after (`run`) their first plan, by `policy`, `platform` or `daemon` |
 //! | `ecosched_restore_failures_total` | – | changes an undo could not put back (a group's, or a dead predecessor's journal at start); their journals are kept |
 //! | `ecosched_sample_errors_total` | – | machine samples (meter, CPU statistics) that failed |
+//! | `ecosched_loop_heartbeat_timestamp_seconds` | – | when the daemon's loop (the one that pings systemd's watchdog) last went round |
 //! | `ecosched_<family>_<statistic>` | group | each policy's typed statistics ([`crate::policy_series`]): `ecosched_pam_plans_total`, `ecosched_hilo_high_cpus` … (`ecosched policies` lists them) |
 //! | `ecosched_observation_seconds_total` | – | CPU time the daemon itself has used |
 //! | `ecosched_build_info` | version, revision, rustc | [`crate::build_info`] |
@@ -83,6 +84,8 @@ pub struct Metrics {
     pub restore_failures: Counter,
     /// `ecosched_sample_errors_total`.
     pub sample_errors: Counter,
+    /// `ecosched_loop_heartbeat_timestamp_seconds`.
+    pub heartbeat: FloatGauge,
     /// Every policy's statistics.
     pub policies: PolicySeries,
 }
@@ -193,6 +196,12 @@ impl Metrics {
             "Machine samples (power meter, CPU statistics) that failed",
             sample_errors.clone(),
         );
+        let heartbeat = FloatGauge::default();
+        r.register(
+            "ecosched_loop_heartbeat_timestamp_seconds",
+            "When the daemon's loop last went round, in seconds since the Unix epoch: it answers the control socket, rescans groups and pings systemd's watchdog; the exporter answers from a thread of its own, so a scrape still succeeds while the loop is stuck",
+            heartbeat.clone(),
+        );
         // A gauge at 1 rather than an OpenMetrics `info`: Prometheus's own
         // text parser (and `promtool check metrics`) knows no `info` type.
         let build = Family::<BuildLabels, Gauge>::default();
@@ -222,7 +231,15 @@ impl Metrics {
             failures,
             restore_failures,
             sample_errors,
+            heartbeat,
             policies,
+        }
+    }
+
+    /// Record that the daemon's loop went round now.
+    pub fn beat(&self) {
+        if let Ok(t) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+            self.heartbeat.set(t.as_secs_f64());
         }
     }
 
@@ -677,6 +694,7 @@ mod tests {
             "ecosched_group_failures_total{stage=\"run\",cause=\"platform\"} 0",
             "ecosched_restore_failures_total 1",
             "ecosched_sample_errors_total 0",
+            "ecosched_loop_heartbeat_timestamp_seconds 0.0",
             "process_cpu_seconds_total ",
             "process_open_fds ",
         ] {
