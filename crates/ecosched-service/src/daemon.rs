@@ -145,9 +145,9 @@ pub fn run(config_path: &Path) -> Result<(), String> {
     // (mode 0700) and checked here, before either is opened.
     ecosched_linux::journal::trust::secure_state_dir(&config.state_dir)
         .map_err(|e| format!("state directory: {e}"))?;
-    restore_predecessors(&config.state_dir)?;
-
     let metrics = Metrics::new();
+    restore_predecessors(&config.state_dir, &metrics)?;
+
     let power_model = crate::power_model::load(&config.power_model)
         .map_err(|e| format!("{}: key `daemon.power_model`: {e}", config_path.display()))?;
     let mut sampler = MachineSampler::open(power_model)
@@ -211,12 +211,18 @@ pub fn run(config_path: &Path) -> Result<(), String> {
             last_scan = Instant::now();
             d.reconcile();
         }
+        let mut asked = false;
         while let Ok((request, reply)) = rx.try_recv() {
             let _ = reply.send(d.handle(request));
+            asked = true;
+        }
+        if asked {
+            d.publish_states(&d.existing());
         }
         if last_sample.elapsed() >= SAMPLE_EVERY {
             last_sample = Instant::now();
             if let Err(e) = sampler.sample(&metrics) {
+                metrics.sample_errors.inc();
                 warn!("machine sample: {e}");
             }
         }
@@ -226,6 +232,7 @@ pub fn run(config_path: &Path) -> Result<(), String> {
                 notify::watchdog();
             }
         }
+        metrics.beat();
         std::thread::sleep(TICK);
     }
     notify::stopping();
@@ -253,7 +260,7 @@ pub fn run(config_path: &Path) -> Result<(), String> {
 }
 
 /// Undo the journals of dead ecosched processes, saying so.
-fn restore_predecessors(state_dir: &Path) -> Result<(), String> {
+fn restore_predecessors(state_dir: &Path, metrics: &Metrics) -> Result<(), String> {
     let outcomes = ecosched_linux::journal::restore(state_dir, &FsRoot::live())
         .map_err(|e| format!("restoring what an earlier ecosched left: {e}"))?;
     for o in outcomes {
@@ -265,6 +272,9 @@ fn restore_predecessors(state_dir: &Path) -> Result<(), String> {
                     r.undone,
                     r.skipped_gone
                 );
+                metrics
+                    .restore_failures
+                    .inc_by(u64::try_from(r.failed.len()).unwrap_or(u64::MAX));
                 for f in &r.failed {
                     error!(journal = %r.journal.display(), "could not undo: {f}");
                 }
@@ -354,7 +364,7 @@ impl Daemon {
             info!(group = %name, "group {name} is gone");
             self.stop(&name, Some("gone"));
         }
-        for (name, w) in existing {
+        for (name, w) in existing.clone() {
             if self.paused.contains(&name) {
                 continue;
             }
@@ -385,6 +395,32 @@ impl Daemon {
                     self.start(&name, w);
                 }
             }
+        }
+        self.publish_states(&existing);
+    }
+
+    /// Publish each existing group's state and policy
+    /// (`ecosched_group_state`, `ecosched_group_policy_info`).
+    fn publish_states(&self, existing: &BTreeMap<String, Wanted>) {
+        for (name, w) in existing {
+            let state = if self.paused.contains(name) {
+                "paused"
+            } else {
+                match self.managed.get(name).map(|m| m.worker.state()) {
+                    Some(WorkerState::Running) => "running",
+                    Some(WorkerState::Starting) => "starting",
+                    Some(WorkerState::Failed(_)) => "failed",
+                    None => "waiting",
+                }
+            };
+            let former: Vec<String> = self
+                .series_policies
+                .get(name)
+                .map(|p| p.iter().cloned().collect())
+                .unwrap_or_default();
+            self.ctx
+                .metrics
+                .set_group_state(name, state, &w.policy.name, &former);
         }
     }
 

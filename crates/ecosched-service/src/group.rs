@@ -97,6 +97,7 @@ impl Worker {
             ctx.clone(),
         );
         let (stop_w, state_w) = (Arc::clone(&stop), Arc::clone(&state));
+        let metrics = ctx.metrics.clone();
         let thread = std::thread::Builder::new()
             .name(format!("group {name}"))
             .spawn(move || {
@@ -113,9 +114,14 @@ impl Worker {
                     },
                     &mut unrestored,
                 );
-                if let Err(e) = result {
+                if let Err((cause, e)) = result {
                     tracing::error!(group = %name, "group {name}: {e}");
                     if let Ok(mut s) = state_w.lock() {
+                        let stage = match *s {
+                            WorkerState::Starting => "start",
+                            _ => "run",
+                        };
+                        ctx.metrics.count_failure(stage, cause);
                         *s = WorkerState::Failed(e);
                     }
                 }
@@ -124,6 +130,7 @@ impl Worker {
         let thread = match thread {
             Ok(t) => Some(t),
             Err(e) => {
+                metrics.count_failure("start", "daemon");
                 if let Ok(mut s) = state.lock() {
                     *s = WorkerState::Failed(format!("cannot start its thread: {e}"));
                 }
@@ -164,6 +171,10 @@ struct Link<'a> {
     state: &'a Mutex<WorkerState>,
 }
 
+/// Why a worker stopped: what failed (`policy`, `platform` or `daemon`,
+/// the `cause` of `ecosched_group_failures_total`) and the message.
+type Failure = (&'static str, String);
+
 /// Manage the group until told to stop, adding to `unrestored` what its
 /// undo could not put back.
 fn manage(
@@ -174,9 +185,9 @@ fn manage(
     totals: SharedTotals,
     link: Link<'_>,
     unrestored: &mut Vec<String>,
-) -> Result<(), String> {
+) -> Result<(), Failure> {
     let Link { stop, state } = link;
-    let mut policy = choice.build().map_err(|e| e.to_string())?;
+    let mut policy = choice.build().map_err(|e| ("policy", e.to_string()))?;
     let tag = tag_of(name);
     // A cgroup group is its cgroup's processes, whose CPU time (where the
     // cgroup accounts it) tells when none of its tasks ran, so that their
@@ -197,13 +208,16 @@ fn manage(
         .attach(&tag, Box::new(move || lookup.roots()), stop)
         .signals(ctx.signals.clone())
         .build()
-        .map_err(|e| format!("preparing the platform: {e}"))?;
+        .map_err(|e| ("platform", format!("preparing the platform: {e}")))?;
     if let Some(dir) = cgroup {
         platform.follow_cgroup(&dir);
     }
     let mut sink = GroupSink::new(ctx.metrics.clone(), name, &choice.name, ctx.source, totals);
     let result = run_loop(&mut platform, policy.as_mut(), name, &mut sink, state);
     let undo = platform.release();
+    ctx.metrics
+        .restore_failures
+        .inc_by(u64::try_from(undo.failed.len()).unwrap_or(u64::MAX));
     for f in &undo.failed {
         tracing::error!(
             group = %name,
@@ -217,7 +231,15 @@ fn manage(
         "group {name}: stopped managing, {} changes undone",
         undo.undone
     );
-    result.map_err(|e| e.to_string())
+    result.map_err(|e| {
+        use ecosched_control::ControlError;
+        let cause = match e {
+            ControlError::Policy(_) | ControlError::Incapable { .. } => "policy",
+            ControlError::Platform(_) => "platform",
+            ControlError::Sink(_) => "daemon",
+        };
+        (cause, e.to_string())
+    })
 }
 
 /// The control loop, the worker marked running once the policy's first

@@ -12,11 +12,17 @@ pub type FloatCounter = Counter<f64, AtomicU64>;
 /// A gauge of a real-valued quantity (watts, hertz).
 pub type FloatGauge = Gauge<f64, AtomicU64>;
 
-/// One meter zone (`package-0`, `psys`, `package (estimated)`).
+/// One meter domain.
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ZoneLabels {
-    /// The zone.
+    /// What it covers, named as Kepler and node_exporter name RAPL zones:
+    /// `package`, `core`, `uncore`, `dram`, `psys`, or `platform` (a
+    /// whole-machine hwmon meter).
     pub zone: String,
+    /// The domain as the kernel or driver names it (`package-0`,
+    /// `package-1/dram`, `amd_energy Esocket0`, `package (estimated)`):
+    /// one series per domain.
+    pub domain: String,
     /// `rapl`, `hwmon` or `estimate`.
     pub source: String,
 }
@@ -33,6 +39,10 @@ pub struct CpuLabels {
 pub struct BuildLabels {
     /// The crate version.
     pub version: String,
+    /// The git revision it was built from.
+    pub revision: String,
+    /// The compiler (`rustc --version`).
+    pub rustc: String,
 }
 
 /// One group.
@@ -58,4 +68,22 @@ pub struct GroupPolicyLabels {
     pub group: String,
     /// The policy.
     pub policy: String,
+}
+
+/// One group in one state.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct GroupStateLabels {
+    /// The group's name.
+    pub group: String,
+    /// `starting`, `running`, `paused`, `failed` or `waiting`.
+    pub state: String,
+}
+
+/// A kind of group failure.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct FailureLabels {
+    /// `start` (before the policy's first plan was applied) or `run`.
+    pub stage: String,
+    /// `policy`, `platform` or `daemon`: what failed.
+    pub cause: String,
 }

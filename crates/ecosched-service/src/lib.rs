@@ -25,6 +25,8 @@ pub mod build_info;
 pub mod config;
 pub mod ctl;
 pub mod daemon;
+#[cfg(test)]
+mod deploy_names;
 pub mod exporter;
 pub mod group;
 pub mod group_cpu;
@@ -38,6 +40,7 @@ pub mod notify;
 pub mod peer;
 pub mod policy_series;
 pub mod power_model;
+pub mod process_series;
 pub mod shutdown;
 pub mod totals;
 #[cfg(test)]

@@ -4,30 +4,41 @@
 //!
 //! | series | labels | from |
 //! |---|---|---|
-//! | `ecosched_energy_joules_total` | zone, source | the machine's meter, per RAPL zone / hwmon sensor / estimate |
-//! | `ecosched_power_watts` | zone, source | the same over the last sample |
+//! | `ecosched_energy_joules_total` | zone, domain, source | the machine's meter, per RAPL domain / hwmon sensor / estimate |
+//! | `ecosched_power_watts` | zone, domain, source | the same over the last sample |
 //! | `ecosched_cpu_frequency_hertz` | cpu | `/proc/stat`-side CPU samples (cpufreq) |
 //! | `ecosched_group_cpu_seconds_total` | group | the group's CPU time, exited processes included: its cgroup's count, or its processes' with their reaped children ([`crate::group_cpu`]) |
 //! | `ecosched_group_energy_joules_total` | group, source | machine energy attributed by the activity model where the group's counters exist, else × its share of busy CPU time ([`crate::attribution`]) |
 //! | `ecosched_group_tasks` | group | threads managed now |
 //! | `ecosched_group_llc_misses_total` | group | the group's tasks' shared-cache misses, only where hardware counters are read |
 //! | `ecosched_policy_decisions_total` | group, policy | control steps whose plan changed something |
+//! | `ecosched_group_state` | group, state | 1 for the state the group is in, 0 for the others (`starting`, `running`, `paused`, `failed`, `waiting`): the daemon's view at each scan and control request |
+//! | `ecosched_group_policy_info` | group, policy | 1: the policy the group runs |
+//! | `ecosched_group_failures_total` | stage, cause | group workers that stopped on an error: before (`start`) or after (`run`) their first plan, by `policy`, `platform` or `daemon` |
+//! | `ecosched_restore_failures_total` | – | changes an undo could not put back (a group's, or a dead predecessor's journal at start); their journals are kept |
+//! | `ecosched_sample_errors_total` | – | machine samples (meter, CPU statistics) that failed |
+//! | `ecosched_loop_heartbeat_timestamp_seconds` | – | when the daemon's loop (the one that pings systemd's watchdog) last went round |
 //! | `ecosched_<family>_<statistic>` | group | each policy's typed statistics ([`crate::policy_series`]): `ecosched_pam_plans_total`, `ecosched_hilo_high_cpus` … (`ecosched policies` lists them) |
 //! | `ecosched_observation_seconds_total` | – | CPU time the daemon itself has used |
-//! | `ecosched_build_info` | version | – |
+//! | `ecosched_build_info` | version, revision, rustc | [`crate::build_info`] |
+//! | `process_*` | – | the daemon's own process ([`crate::process_series`]) |
 //!
-//! `source` is `rapl`, `hwmon` or `estimate`; a meter is one or the other
-//! for the daemon's lifetime, so estimates and measurements are never
-//! summed into one series. There are no pid or cmdline labels (their
+//! `zone` is the name Kepler and node_exporter give a RAPL zone
+//! (`package`, `core`, `uncore`, `dram`, `psys`; `platform` for a
+//! whole-machine hwmon meter), `domain` the kernel's or driver's name of
+//! the one measured (`package-0/dram`), and `source` is `rapl`, `hwmon` or
+//! `estimate`; a meter is one or the other for the daemon's lifetime, so
+//! estimates and measurements are never summed into one series. There are no pid or cmdline labels (their
 //! cardinality grows without bound), and a group's series are removed when
 //! the group ends.
 
 use crate::attribution::{Charge, GroupAttribution};
 pub use crate::labels::{
-    BuildLabels, CpuLabels, FloatCounter, FloatGauge, GroupLabels, GroupPolicyLabels,
-    GroupSourceLabels, ZoneLabels,
+    BuildLabels, CpuLabels, FailureLabels, FloatCounter, FloatGauge, GroupLabels,
+    GroupPolicyLabels, GroupSourceLabels, GroupStateLabels, ZoneLabels,
 };
 use crate::policy_series::PolicySeries;
+use crate::process_series::ProcessCollector;
 use crate::totals::SharedTotals;
 use ecosched_linux::power::PowerMeter;
 use ecosched_linux::{cpustat::CpuStat, FsRoot, LinuxError};
@@ -63,6 +74,18 @@ pub struct Metrics {
     pub decisions: Family<GroupPolicyLabels, Counter>,
     /// `ecosched_observation_seconds_total`.
     pub observation: FloatCounter,
+    /// `ecosched_group_state`.
+    pub group_state: Family<GroupStateLabels, Gauge>,
+    /// `ecosched_group_policy_info`.
+    pub group_policy: Family<GroupPolicyLabels, Gauge>,
+    /// `ecosched_group_failures_total`.
+    pub failures: Family<FailureLabels, Counter>,
+    /// `ecosched_restore_failures_total`.
+    pub restore_failures: Counter,
+    /// `ecosched_sample_errors_total`.
+    pub sample_errors: Counter,
+    /// `ecosched_loop_heartbeat_timestamp_seconds`.
+    pub heartbeat: FloatGauge,
     /// Every policy's statistics.
     pub policies: PolicySeries,
 }
@@ -131,15 +154,66 @@ impl Metrics {
             "CPU time the daemon itself has used (observing, deciding, exporting): its own cost",
             observation.clone(),
         );
+        let group_state = Family::default();
+        r.register(
+            "ecosched_group_state",
+            "1 for the state each group is in, 0 for the others: starting, running, paused (by ctl pause), failed (its worker stopped on an error; its changes were undone), waiting",
+            group_state.clone(),
+        );
+        let group_policy = Family::default();
+        r.register(
+            "ecosched_group_policy_info",
+            "The policy each group runs (always 1)",
+            group_policy.clone(),
+        );
+        let failures = Family::<FailureLabels, Counter>::default();
+        for stage in ["start", "run"] {
+            for cause in FAILURE_CAUSES {
+                // Every series exists from the start, at 0, so that a rate
+                // or an alert sees the first failure.
+                failures
+                    .get_or_create(&FailureLabels {
+                        stage: stage.into(),
+                        cause: cause.into(),
+                    })
+                    .inc_by(0);
+            }
+        }
+        r.register(
+            "ecosched_group_failures",
+            "Group workers that stopped on an error, before their policy's first plan was applied (stage start) or after (run), by what failed (policy, platform, daemon)",
+            failures.clone(),
+        );
+        let restore_failures = Counter::default();
+        r.register(
+            "ecosched_restore_failures",
+            "Changes an undo could not put back, a group's or a dead predecessor's; their journals are kept for `ecosched restore`",
+            restore_failures.clone(),
+        );
+        let sample_errors = Counter::default();
+        r.register(
+            "ecosched_sample_errors",
+            "Machine samples (power meter, CPU statistics) that failed",
+            sample_errors.clone(),
+        );
+        let heartbeat = FloatGauge::default();
+        r.register(
+            "ecosched_loop_heartbeat_timestamp_seconds",
+            "When the daemon's loop last went round, in seconds since the Unix epoch: it answers the control socket, rescans groups and pings systemd's watchdog; the exporter answers from a thread of its own, so a scrape still succeeds while the loop is stuck",
+            heartbeat.clone(),
+        );
         // A gauge at 1 rather than an OpenMetrics `info`: Prometheus's own
         // text parser (and `promtool check metrics`) knows no `info` type.
         let build = Family::<BuildLabels, Gauge>::default();
         build
             .get_or_create(&BuildLabels {
-                version: env!("CARGO_PKG_VERSION").to_string(),
+                version: crate::build_info::VERSION.to_string(),
+                revision: crate::build_info::REVISION.to_string(),
+                rustc: crate::build_info::RUSTC.to_string(),
             })
             .set(1);
         r.register("ecosched_build_info", "The running ecosched", build);
+        r.register_collector(Box::new(ProcessCollector::own()));
         let policies = PolicySeries::register(&mut r);
         Metrics {
             registry: Arc::new(r),
@@ -152,8 +226,56 @@ impl Metrics {
             group_llc_misses,
             decisions,
             observation,
+            group_state,
+            group_policy,
+            failures,
+            restore_failures,
+            sample_errors,
+            heartbeat,
             policies,
         }
+    }
+
+    /// Record that the daemon's loop went round now.
+    pub fn beat(&self) {
+        if let Ok(t) = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+            self.heartbeat.set(t.as_secs_f64());
+        }
+    }
+
+    /// Publish that group `group` is in `state` running `policy`, and no
+    /// longer runs any of `former` policies.
+    pub fn set_group_state(&self, group: &str, state: &str, policy: &str, former: &[String]) {
+        for s in GROUP_STATES {
+            self.group_state
+                .get_or_create(&GroupStateLabels {
+                    group: group.to_string(),
+                    state: s.to_string(),
+                })
+                .set(i64::from(s == state));
+        }
+        for p in former.iter().filter(|p| *p != policy) {
+            self.group_policy.remove(&GroupPolicyLabels {
+                group: group.to_string(),
+                policy: p.clone(),
+            });
+        }
+        self.group_policy
+            .get_or_create(&GroupPolicyLabels {
+                group: group.to_string(),
+                policy: policy.to_string(),
+            })
+            .set(1);
+    }
+
+    /// Count a group worker that stopped on an error.
+    pub fn count_failure(&self, stage: &str, cause: &str) {
+        self.failures
+            .get_or_create(&FailureLabels {
+                stage: stage.to_string(),
+                cause: cause.to_string(),
+            })
+            .inc();
     }
 
     /// The OpenMetrics text of every series now.
@@ -179,6 +301,12 @@ impl Metrics {
         self.group_cpu.remove(&g);
         self.group_tasks.remove(&g);
         self.group_llc_misses.remove(&g);
+        for state in GROUP_STATES {
+            self.group_state.remove(&GroupStateLabels {
+                group: group.to_string(),
+                state: state.to_string(),
+            });
+        }
         for source in SOURCES {
             self.group_energy.remove(&GroupSourceLabels {
                 group: group.to_string(),
@@ -191,12 +319,14 @@ impl Metrics {
         self.policies.forget_group(group);
     }
 
-    /// Drop a group's decisions under a policy it no longer runs.
+    /// Drop a group's decisions under a policy, and its policy info.
     pub fn forget_policy(&self, group: &str, policy: &str) {
-        self.decisions.remove(&GroupPolicyLabels {
+        let labels = GroupPolicyLabels {
             group: group.to_string(),
             policy: policy.to_string(),
-        });
+        };
+        self.decisions.remove(&labels);
+        self.group_policy.remove(&labels);
     }
 }
 
@@ -227,6 +357,12 @@ fn openmetrics_to_classic(text: &str) -> String {
 
 const SOURCES: [&str; 3] = ["rapl", "hwmon", "estimate"];
 
+/// The values of `ecosched_group_state`'s `state` label.
+pub const GROUP_STATES: [&str; 5] = ["starting", "running", "paused", "failed", "waiting"];
+
+/// The values of `ecosched_group_failures_total`'s `cause` label.
+pub const FAILURE_CAUSES: [&str; 3] = ["policy", "platform", "daemon"];
+
 /// The `source` label of a meter: one value for its whole life.
 pub fn source_label(meter: &PowerMeter) -> &'static str {
     match meter.source() {
@@ -243,6 +379,28 @@ fn zone_source(meter_source: &'static str, zone: &str) -> &'static str {
         "estimate" => "estimate",
         _ if zone.starts_with("package-") || zone.starts_with("psys") => "rapl",
         _ => "hwmon",
+    }
+}
+
+/// The `zone` label of meter domain `domain`: the name Kepler and
+/// node_exporter's RAPL collector give it. RAPL domains are `package-N`,
+/// `package-N/part` (`core`, `uncore`, `dram`) and `psys`; hwmon domains
+/// are `driver sensor`, the ACPI power meter covering the whole machine
+/// and the others ([`ecosched_linux::power`]'s hwmon table) the packages.
+pub fn zone_of(domain: &str) -> String {
+    if let Some(rest) = domain.strip_prefix("package-") {
+        return match rest.split_once('/') {
+            Some((_, part)) => part.to_string(),
+            None => "package".to_string(),
+        };
+    }
+    let driver = domain.split(' ').next().unwrap_or(domain);
+    match driver {
+        "package" => "package".to_string(),
+        "psys" => "psys".to_string(),
+        "power_meter" => "platform".to_string(),
+        "amd_energy" | "zenpower" | "fam15h_power" => "package".to_string(),
+        _ => domain.to_string(),
     }
 }
 
@@ -296,7 +454,8 @@ impl MachineSampler {
         self.meter.sample(interval_s, &cpus)?;
         for d in self.meter.domains() {
             let labels = ZoneLabels {
-                zone: d.name.clone(),
+                zone: zone_of(&d.name),
+                domain: d.name.clone(),
                 source: zone_source(self.source, &d.name).to_string(),
             };
             if let Some(j) = d.energy_j.filter(|j| j.is_finite() && *j >= 0.0) {
@@ -512,26 +671,53 @@ mod tests {
             .inc();
         m.energy
             .get_or_create(&ZoneLabels {
-                zone: "package (estimated)".into(),
+                zone: zone_of("package (estimated)"),
+                domain: "package (estimated)".into(),
                 source: "estimate".into(),
             })
             .inc_by(2.0);
+        m.set_group_state("a", "running", "static", &["hilo".into()]);
+        m.count_failure("start", "policy");
+        m.restore_failures.inc();
         let text = m.encode().unwrap();
         for line in [
             "ecosched_group_cpu_seconds_total{group=\"a\"} 1.5",
             "ecosched_group_tasks{group=\"a\"} 3",
             "ecosched_group_llc_misses_total{group=\"a\"} 7",
             "ecosched_policy_decisions_total{group=\"a\",policy=\"static\"} 1",
-            "ecosched_energy_joules_total{zone=\"package (estimated)\",source=\"estimate\"} 2.0",
-            "ecosched_build_info{version=\"0.1.0\"} 1",
+            "ecosched_energy_joules_total{zone=\"package\",domain=\"package (estimated)\",source=\"estimate\"} 2.0",
             "ecosched_observation_seconds_total 0.0",
+            "ecosched_group_state{group=\"a\",state=\"running\"} 1",
+            "ecosched_group_state{group=\"a\",state=\"failed\"} 0",
+            "ecosched_group_policy_info{group=\"a\",policy=\"static\"} 1",
+            "ecosched_group_failures_total{stage=\"start\",cause=\"policy\"} 1",
+            "ecosched_group_failures_total{stage=\"run\",cause=\"platform\"} 0",
+            "ecosched_restore_failures_total 1",
+            "ecosched_sample_errors_total 0",
+            "ecosched_loop_heartbeat_timestamp_seconds 0.0",
+            "process_cpu_seconds_total ",
+            "process_open_fds ",
         ] {
             assert!(text.contains(line), "{line} missing from\n{text}");
         }
         assert!(text.ends_with("# EOF\n"));
-        m.forget_group("a", &["static".into()]);
+        let build = format!(
+            "ecosched_build_info{{version=\"{}\",revision=\"{}\",rustc=\"{}\"}} 1",
+            crate::build_info::VERSION,
+            crate::build_info::REVISION,
+            crate::build_info::RUSTC
+        );
+        assert!(text.contains(&build), "{build} missing from\n{text}");
+        // The policy it left is gone; the daemon-wide counters stay.
+        m.set_group_state("a", "paused", "hilo", &["static".into()]);
+        let text = m.encode().unwrap();
+        assert!(text.contains("ecosched_group_policy_info{group=\"a\",policy=\"hilo\"} 1"));
+        assert!(!text.contains("ecosched_group_policy_info{group=\"a\",policy=\"static\"}"));
+        assert!(text.contains("ecosched_group_state{group=\"a\",state=\"paused\"} 1"));
+        m.forget_group("a", &["static".into(), "hilo".into()]);
         let text = m.encode().unwrap();
         assert!(!text.contains("group=\"a\""), "{text}");
+        assert!(text.contains("ecosched_restore_failures_total 1"));
     }
 
     #[test]
@@ -546,6 +732,24 @@ mod tests {
         assert!(text.contains("# HELP ecosched_observation_seconds_total CPU time"));
         assert!(text.contains("# TYPE ecosched_group_tasks gauge\n"));
         assert!(!text.contains("# EOF"));
+    }
+
+    #[test]
+    fn zones_are_named_as_kepler_and_node_exporter_name_them() {
+        for (domain, zone) in [
+            ("package-0", "package"),
+            ("package-1-die-0", "package"),
+            ("package-0/dram", "dram"),
+            ("package-1/core", "core"),
+            ("package-0/uncore", "uncore"),
+            ("psys", "psys"),
+            ("package (estimated)", "package"),
+            ("amd_energy Esocket0", "package"),
+            ("zenpower SVI2_P_Core + SVI2_P_SoC", "package"),
+            ("power_meter power1_average", "platform"),
+        ] {
+            assert_eq!(zone_of(domain), zone, "{domain}");
+        }
     }
 
     #[test]

@@ -219,7 +219,8 @@ fn ctl_reload_and_a_dead_predecessor() {
     let _ = sleeper.wait();
 }
 
-/// A real Prometheus scrapes the exporter (scripts/prometheus-check).
+/// A real Prometheus scrapes the exporter with deploy/'s rules loaded, and
+/// the Grafana dashboard matches Grafana's schema (scripts/prometheus-check).
 /// `scripts/test` installs `prometheus` as root; without it the test fails
 /// and says what to install.
 #[test]
@@ -248,4 +249,13 @@ fn a_real_prometheus_scrapes_the_exporter() {
         "{text}"
     );
     assert!(text.contains("\"group\":\"demo\""), "{text}");
+    for line in [
+        "promtool check rules, test rules: ok",
+        "\"__name__\":\"process_resident_memory_bytes\"",
+        "\"__name__\":\"ecosched_group_state\"",
+        "Prometheus loaded the rules",
+        "check-dashboard: ok",
+    ] {
+        assert!(text.contains(line), "{line} missing from {text}");
+    }
 }
