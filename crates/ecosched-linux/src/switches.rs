@@ -194,6 +194,14 @@ impl SwitchRecorder {
         self.names.insert(tid, (pid, name));
     }
 
+    /// The CPU thread `tid` is on, if any.
+    fn cpu_of(&self, tid: u32) -> Option<u32> {
+        self.open
+            .iter()
+            .find(|(_, o)| o.tid == tid)
+            .map(|(&c, _)| c)
+    }
+
     /// Close CPU `cpu`'s stretch at `end_ns` into `out`.
     fn close(&mut self, cpu: u32, end_ns: u64, out: &mut Vec<RunSlice>) {
         if let Some(o) = self.open.remove(&cpu) {
@@ -282,12 +290,7 @@ impl SwitchRecorder {
             Happened::Comm { pid, tid, name } => {
                 // An exec while on a CPU: the stretch goes on under the
                 // new name.
-                let on = self
-                    .open
-                    .iter()
-                    .find(|(_, o)| o.tid == tid)
-                    .map(|(&c, _)| c);
-                if let Some(cpu) = on {
+                if let Some(cpu) = self.cpu_of(tid) {
                     if let Some(o) = self.open.get(&cpu).cloned() {
                         self.close(cpu, e.time_ns, out);
                         self.open.insert(
@@ -303,6 +306,12 @@ impl SwitchRecorder {
                 self.remember(pid, tid, name);
             }
             Happened::Exit { tid } => {
+                // An exiting thread's events go before its last switch
+                // out: its exit ends its stretch.
+                let on = self.cpu_of(tid);
+                if let Some(cpu) = on {
+                    self.close(cpu, e.time_ns, out);
+                }
                 self.names.remove(&tid);
             }
             Happened::Lost(n) => self.lost += n,
