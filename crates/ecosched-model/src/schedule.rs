@@ -71,9 +71,7 @@ mod tests {
     #[test]
     fn the_budget_caps_each_second_and_counts_the_rest() {
         let mut b = SliceBudget::default();
-        let kept = (0..MAX_SLICES_PER_S + 10)
-            .filter(|_| b.admit(0.5))
-            .count();
+        let kept = (0..MAX_SLICES_PER_S + 10).filter(|_| b.admit(0.5)).count();
         assert_eq!(kept, MAX_SLICES_PER_S as usize);
         assert!(b.admit(1.0), "a new second starts afresh");
         assert_eq!(b.take_dropped(), 10);

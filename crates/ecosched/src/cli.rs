@@ -226,9 +226,9 @@ pub struct RunArgs {
     pub trace: Option<std::path::PathBuf>,
     /// The `--trace` format: `perfetto` (Chrome trace-event JSON for
     /// ui.perfetto.dev: a track per CPU with a slice for every stretch a
-    /// task ran there, taken from the kernel's context switches
-    /// (perf, bounded: see docs/operators/run.md);
-    /// frequency and power counters; decisions) or `jsonl` (JSON lines:
+    /// thread of the command ran there, from the kernel's context switches
+    /// (perf; bounded, see docs/operators/run.md); frequency and power
+    /// counters; decisions) or `jsonl` (JSON lines:
     /// the header and initial plan, then one control-loop step per line).
     /// Without it, a FILE name ending in `.json` gets `perfetto` and any
     /// other name `jsonl`.

@@ -109,7 +109,10 @@ impl<W: Write> PerfettoSink<W> {
     fn exact_slice(&mut self, s: &RunSlice) -> io::Result<()> {
         let (start_us, end_us) = (round(s.start_s * 1e6), round(s.end_s * 1e6));
         if let Some(o) = self.open.get_mut(&s.cpu) {
-            if o.ids == Some((s.pid, s.tid)) && o.task == s.name && (o.end_us - start_us).abs() < 1e-3 {
+            if o.ids == Some((s.pid, s.tid))
+                && o.task == s.name
+                && (o.end_us - start_us).abs() < 1e-3
+            {
                 o.end_us = end_us;
                 return Ok(());
             }

@@ -45,7 +45,9 @@ impl<W: Write> TimeseriesSink<W> {
     /// Write to `out` (wrap a file in a `BufWriter`).
     pub fn new(out: W) -> Self {
         TimeseriesSink {
-            out: csv::WriterBuilder::new().has_headers(false).from_writer(out),
+            out: csv::WriterBuilder::new()
+                .has_headers(false)
+                .from_writer(out),
             meter: Meter::System,
         }
     }

@@ -66,7 +66,10 @@ mod tests {
     #[test]
     fn the_flag_wins_and_a_json_name_means_perfetto_without_it() {
         let of = TraceFormat::of;
-        assert_eq!(of(None, Path::new("a.perfetto.json")), TraceFormat::Perfetto);
+        assert_eq!(
+            of(None, Path::new("a.perfetto.json")),
+            TraceFormat::Perfetto
+        );
         assert_eq!(of(None, Path::new("a.JSON")), TraceFormat::Perfetto);
         assert_eq!(of(None, Path::new("a.jsonl")), TraceFormat::Jsonl);
         assert_eq!(of(None, Path::new("trace")), TraceFormat::Jsonl);

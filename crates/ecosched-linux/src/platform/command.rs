@@ -90,12 +90,10 @@ impl ManagedCommand {
                 })?;
             command.stdout(std::process::Stdio::from(stderr));
         }
-        let child = command
-            .spawn()
-            .map_err(|e| LinuxError::Io {
-                path: program.to_path_buf(),
-                source: std::io::Error::new(e.kind(), format!("cannot start the command: {e}")),
-            })?;
+        let child = command.spawn().map_err(|e| LinuxError::Io {
+            path: program.to_path_buf(),
+            source: std::io::Error::new(e.kind(), format!("cannot start the command: {e}")),
+        })?;
         // The child is not reaped before `poll` sees its exit, so its PID
         // names it until then.
         let exit_fd = rustix::process::pidfd_open(

@@ -316,9 +316,15 @@ fn trace_format_overrides_the_name() {
     let path = dir.path().join("run.json");
     let sim = |format: Option<&str>| {
         let mut cmd = ecosched();
-        cmd.args(["sim", "--scenario", "merkel-1-aluadd", "--policy", "performance"])
-            .arg("--trace")
-            .arg(&path);
+        cmd.args([
+            "sim",
+            "--scenario",
+            "merkel-1-aluadd",
+            "--policy",
+            "performance",
+        ])
+        .arg("--trace")
+        .arg(&path);
         if let Some(f) = format {
             cmd.args(["--trace-format", f]);
         }
@@ -332,7 +338,13 @@ fn trace_format_overrides_the_name() {
     assert_eq!(first["header"]["policy"], "performance");
     assert!(lines.lines().count() > 2);
     ecosched()
-        .args(["sim", "--scenario", "merkel-1-aluadd", "--policy", "performance"])
+        .args([
+            "sim",
+            "--scenario",
+            "merkel-1-aluadd",
+            "--policy",
+            "performance",
+        ])
         .args(["--trace-format", "perfetto"])
         .assert()
         .failure()
@@ -379,18 +391,26 @@ fn perfetto_slices_follow_the_simulated_schedule() {
     assert_eq!(pids.len(), 6, "{pids:?}");
     // The default control interval is 100 ms; CFS slices here are ticks.
     let short = slices.iter().filter(|s| s.3 - s.2 < 50_000.0).count();
-    assert!(short > slices.len() / 2, "{short} of {} slices are short", slices.len());
+    assert!(
+        short > slices.len() / 2,
+        "{short} of {} slices are short",
+        slices.len()
+    );
     let overlap = |a: &(u64, u64, f64, f64), b: &(u64, u64, f64, f64)| a.2 < b.3 && b.2 < a.3;
     for (i, a) in slices.iter().enumerate() {
         for b in &slices[i + 1..] {
             if a.0 == b.0 {
-                assert!(!overlap(a, b), "task {} on two CPUs at once: {a:?} {b:?}", a.0);
+                assert!(
+                    !overlap(a, b),
+                    "task {} on two CPUs at once: {a:?} {b:?}",
+                    a.0
+                );
             }
         }
     }
-    assert!(slices
+    assert!(slices.iter().any(|a| slices
         .iter()
-        .any(|a| slices.iter().any(|b| a.0 != b.0 && a.1 != b.1 && overlap(a, b))));
+        .any(|b| a.0 != b.0 && a.1 != b.1 && overlap(a, b))));
     let schedule = events(&v, "i")
         .into_iter()
         .find(|e| e["name"] == "schedule")

@@ -119,7 +119,11 @@ fn perfetto_trace_of_make_j2_shows_two_compilers_at_once() {
         .arg(project.path())
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
     let events = v["traceEvents"].as_array().unwrap();
     let source = events
@@ -182,13 +186,21 @@ fn run_json_keeps_the_commands_output_apart() {
             .unwrap()
     };
     let out = run(&["--json".as_ref()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["exit_code"], 0);
     assert!(String::from_utf8_lossy(&out.stderr).contains("from-the-command"));
     let file = state.path().join("summary.json");
     let out = run(&["--json-file".as_ref(), file.as_os_str()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains("from-the-command"));
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert_eq!(v["command"][0], "echo");
@@ -209,7 +221,11 @@ fn pandas_reads_odd_task_names_back() {
         .arg(&csv)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         v["columns"],
