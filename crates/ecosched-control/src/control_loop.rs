@@ -15,6 +15,7 @@
 //! something it needs.
 
 use ecosched_model::metrics::MetricsAccumulator;
+use ecosched_model::schedule::RunSlice;
 use ecosched_model::trace::TraceSink;
 use ecosched_model::{
     Counters, Plan, Platform, PlatformError, RunMetrics, Snapshot, Step, TraceHeader,
@@ -89,6 +90,10 @@ pub struct Session {
     metrics: MetricsAccumulator,
     steps: u64,
     finished: bool,
+    /// Whether the platform records the exact schedule for the sink.
+    recording: bool,
+    /// The schedule of the current step, reused from step to step.
+    slices: Vec<RunSlice>,
 }
 
 impl Session {
@@ -128,6 +133,12 @@ impl Session {
             meter: platform.meter(),
             topology,
         };
+        // The exact schedule is recorded only for a sink that shows it.
+        let recording = sink.wants_schedule() && {
+            let source = platform.record_schedule();
+            sink.schedule_source(source.as_deref());
+            source.is_some()
+        };
         sink.begin(&header, &initial).map_err(ControlError::Sink)?;
         let metrics = MetricsAccumulator::new(header.meter);
         Ok(Session {
@@ -136,6 +147,8 @@ impl Session {
             metrics,
             steps: 0,
             finished: false,
+            recording,
+            slices: Vec::new(),
         })
     }
 
@@ -150,6 +163,12 @@ impl Session {
         platform.advance(self.cadence.until_next())?;
         let due = self.cadence.wake();
         let snapshot = platform.observe()?;
+        if self.recording {
+            self.slices.clear();
+            let dropped = platform.take_schedule(&mut self.slices);
+            sink.schedule(&self.slices, dropped)
+                .map_err(ControlError::Sink)?;
+        }
         self.metrics.record(&snapshot);
         self.steps += 1;
         let plan = if platform.finished() {

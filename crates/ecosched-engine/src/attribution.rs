@@ -10,6 +10,7 @@
 //!   into a report's task rows.
 
 use ecosched_model::attribution::{split, EnergyFit, EnergyModel};
+use ecosched_model::schedule::RunSlice;
 use ecosched_model::trace::TraceSink;
 use ecosched_model::{CounterKind, Counters, Meter, Plan, Step, TaskMetrics, TraceHeader};
 use ecosched_sim::SimPlatform;
@@ -112,6 +113,18 @@ impl TraceSink for AttributionSink<'_> {
 
     fn end(&mut self) -> std::io::Result<()> {
         self.inner.end()
+    }
+
+    fn wants_schedule(&self) -> bool {
+        self.inner.wants_schedule()
+    }
+
+    fn schedule_source(&mut self, source: Option<&str>) {
+        self.inner.schedule_source(source);
+    }
+
+    fn schedule(&mut self, slices: &[RunSlice], dropped: u64) -> std::io::Result<()> {
+        self.inner.schedule(slices, dropped)
     }
 }
 

@@ -38,6 +38,7 @@ pub mod run_cost;
 pub mod runcgroup;
 pub mod signals;
 pub mod spawn;
+pub mod switches;
 pub mod tasks;
 pub mod topology;
 

@@ -25,6 +25,7 @@ pub mod plan;
 pub mod platform;
 pub mod pmu;
 pub mod sample;
+pub mod schedule;
 pub mod snapshot;
 pub mod stats;
 pub mod task;

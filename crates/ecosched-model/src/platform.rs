@@ -5,6 +5,7 @@ use crate::capability::Capabilities;
 use crate::cpuset::CpuSet;
 use crate::plan::Plan;
 use crate::sample::Meter;
+use crate::schedule::RunSlice;
 use crate::snapshot::Snapshot;
 use crate::task::TaskId;
 use crate::topology::Topology;
@@ -76,6 +77,23 @@ pub trait Platform {
     fn observe(&mut self) -> Result<Snapshot, PlatformError>;
     /// Whether every managed task has finished (or the scenario's time is up).
     fn finished(&self) -> bool;
+    /// Start recording every stretch a managed task runs on a CPU, for a
+    /// trace that shows the exact schedule; returns how it is recorded (a
+    /// phrase the trace carries), or `None` where the platform cannot. The
+    /// control loop calls it before the first step, only when a sink wants
+    /// the schedule: recording costs nothing unless asked for. By default
+    /// there is none.
+    fn record_schedule(&mut self) -> Option<String> {
+        None
+    }
+    /// Move the stretches recorded since the last call into `out` (a
+    /// stretch still going on is cut at the present and goes on in the
+    /// next call); returns how many were dropped over the cap
+    /// ([`crate::schedule::MAX_SLICES_PER_S`]) or lost.
+    fn take_schedule(&mut self, out: &mut Vec<RunSlice>) -> u64 {
+        let _ = out;
+        0
+    }
 }
 
 /// Check a plan against a topology: every CPU set non-empty and within

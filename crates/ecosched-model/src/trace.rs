@@ -10,6 +10,7 @@
 
 use crate::plan::Plan;
 use crate::sample::Meter;
+use crate::schedule::RunSlice;
 use crate::snapshot::Snapshot;
 use crate::stats::PolicyStats;
 use crate::topology::Topology;
@@ -94,6 +95,23 @@ pub trait TraceSink {
     fn end(&mut self) -> std::io::Result<()> {
         Ok(())
     }
+    /// Whether the sink shows the exact schedule ([`TraceSink::schedule`]):
+    /// the platform records it only then.
+    fn wants_schedule(&self) -> bool {
+        false
+    }
+    /// Before [`TraceSink::begin`]: how the platform records the schedule,
+    /// or `None` where it cannot (the sink then falls back on what each
+    /// step's snapshot shows).
+    fn schedule_source(&mut self, source: Option<&str>) {
+        let _ = source;
+    }
+    /// Before each [`TraceSink::step`]: the stretches tasks ran on CPUs
+    /// during the step, and how many were dropped over the cap.
+    fn schedule(&mut self, slices: &[RunSlice], dropped: u64) -> std::io::Result<()> {
+        let _ = (slices, dropped);
+        Ok(())
+    }
 }
 
 /// A sink that keeps nothing: the run's metrics are all that is wanted.
@@ -147,6 +165,17 @@ impl TraceSink for Tee<'_> {
     fn step(&mut self, step: &Step) -> std::io::Result<()> {
         self.first.step(step)?;
         self.second.step(step)
+    }
+    fn wants_schedule(&self) -> bool {
+        self.first.wants_schedule() || self.second.wants_schedule()
+    }
+    fn schedule_source(&mut self, source: Option<&str>) {
+        self.first.schedule_source(source);
+        self.second.schedule_source(source);
+    }
+    fn schedule(&mut self, slices: &[RunSlice], dropped: u64) -> std::io::Result<()> {
+        self.first.schedule(slices, dropped)?;
+        self.second.schedule(slices, dropped)
     }
     fn end(&mut self) -> std::io::Result<()> {
         self.first.end()?;

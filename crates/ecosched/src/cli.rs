@@ -228,10 +228,19 @@ pub struct RunArgs {
     /// with `ecosched`.
     #[arg(long, value_name = "NAME", default_value = "ecosched")]
     pub cgroup_name: String,
-    /// Stream every control-loop step to FILE as JSON lines (first line:
-    /// the header and initial plan; then one step per line).
+    /// Stream the run to FILE, in the format `--trace-format` names.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<std::path::PathBuf>,
+    /// The `--trace` format: `perfetto` (Chrome trace-event JSON for
+    /// ui.perfetto.dev: a track per CPU with a slice for every stretch a
+    /// thread of the command ran there, from the kernel's context switches
+    /// (perf; bounded, see docs/operators/run.md); frequency and power
+    /// counters; decisions) or `jsonl` (JSON lines:
+    /// the header and initial plan, then one control-loop step per line).
+    /// Without it, a FILE name ending in `.json` gets `perfetto` and any
+    /// other name `jsonl`.
+    #[arg(long, value_name = "perfetto|jsonl", requires = "trace")]
+    pub trace_format: Option<crate::trace_file::TraceFormat>,
     /// A calibration file (TOML, the `[calibration]` table of a machine
     /// preset: activity vectors, EDP factor, partition) for policies that
     /// need measured facts about this machine.
@@ -243,9 +252,15 @@ pub struct RunArgs {
     /// name, or `mem_transactions = "raw:0x412e"`).
     #[arg(long, value_name = "FILE")]
     pub config: Option<std::path::PathBuf>,
-    /// Print the summary as one JSON object.
+    /// Print the summary as one JSON object on stdout. The command's own
+    /// stdout then goes to ecosched's stderr, so that stdout holds the
+    /// JSON alone.
     #[arg(long)]
     pub json: bool,
+    /// Write the summary as one JSON object to FILE (the command's stdout
+    /// stays on stdout); with `--json` too, both get it.
+    #[arg(long, value_name = "FILE")]
+    pub json_file: Option<std::path::PathBuf>,
     /// The power model the ESTIMATED figures use where no RAPL or hwmon
     /// meter measures power: `auto` (the built-in machine preset matching
     /// this CPU, else `generic`), `generic`, a preset name, a machine file
@@ -496,10 +511,18 @@ pub struct SimArgs {
     /// simulator truth (labelled; never evidence of a gain).
     #[arg(long, value_name = "linux|full", default_value = "linux")]
     pub observe: ecosched_sim::Observe,
-    /// Stream every control-loop step to FILE as JSON lines (first line:
-    /// the header and initial plan; then one step per line).
+    /// Stream the run to FILE, in the format `--trace-format` names.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<std::path::PathBuf>,
+    /// The `--trace` format: `perfetto` (Chrome trace-event JSON for
+    /// ui.perfetto.dev: a track per CPU with a slice for every stretch a
+    /// task ran there, taken from the simulator's exact schedule;
+    /// frequency and power counters; decisions) or `jsonl` (JSON lines:
+    /// the header and initial plan, then one control-loop step per line).
+    /// Without it, a FILE name ending in `.json` gets `perfetto` and any
+    /// other name `jsonl`.
+    #[arg(long, value_name = "perfetto|jsonl", requires = "trace")]
+    pub trace_format: Option<crate::trace_file::TraceFormat>,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,

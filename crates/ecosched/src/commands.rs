@@ -109,6 +109,7 @@ fn sim(args: &SimArgs) -> Result<Outcome> {
     };
     let mut sink = crate::run_outputs::Outputs::open(
         s.trace.as_deref(),
+        args.trace_format,
         args.timeseries.as_deref(),
         args.report.as_deref(),
     )?;

@@ -17,6 +17,7 @@ use ecosched_linux::perf::SystemPerf;
 use ecosched_linux::platform::LinuxPlatform;
 use ecosched_linux::spawn;
 use ecosched_linux::FsRoot;
+use ecosched_model::trace::TraceSink;
 use ecosched_model::{Calibration, Platform};
 use ecosched_policy::Retimed;
 use std::os::unix::process::ExitStatusExt;
@@ -104,9 +105,28 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     }
     let mut sink = crate::run_outputs::Outputs::open(
         s.trace.as_deref(),
+        args.trace_format,
         args.timeseries.as_deref(),
         args.report.as_deref(),
     )?;
+    // Created now, so that a path that cannot be written stops the run
+    // before the command starts.
+    let json_file = args
+        .json_file
+        .as_deref()
+        .map(|path| {
+            ecosched_model::user_file::create_output(path)
+                .map(|file| (path, file))
+                .with_context(|| format!("cannot create the JSON file {}", path.display()))
+        })
+        .transpose()?;
+    if s.json {
+        platform.command_stdout_to_stderr();
+    }
+    // Context switches are followed from the command's first instant.
+    if sink.wants_schedule() {
+        platform.record_schedule();
+    }
     let label = s.command.join(" ");
     platform
         .launch(&program_path, command_args, initial.managed_cpus.as_ref())
@@ -184,6 +204,12 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     crate::run_record::keep(&summary, &s.options.state_dir);
     let table = render_run(&summary);
     crate::report_commands::run_report(args, &summary.report, &table, sink.into_series())?;
+    if let Some((path, mut file)) = json_file {
+        use std::io::Write;
+        file.write_all(output::json(&summary)?.as_bytes())
+            .and_then(|()| file.sync_all())
+            .with_context(|| format!("writing the JSON summary to {}", path.display()))?;
+    }
     let stdout = if s.json {
         output::json(&summary)?
     } else {

@@ -1,15 +1,16 @@
 //! Everything a `sim` or `run` writes besides its summary, fed from the
-//! one stream of control-loop steps: the trace (`--trace`, JSON lines or,
-//! for a `.perfetto.json` name, Perfetto), the CSV time series
+//! one stream of control-loop steps: the trace (`--trace`, Perfetto or
+//! JSON lines, see `trace_file.rs`), the CSV time series
 //! (`--timeseries`) and the bounded series the HTML report plots
 //! (`--report`). Every file is created before the run starts, so a path
 //! that cannot be written is refused up front.
 
 use crate::report;
 use crate::timeseries::TimeseriesSink;
-use crate::trace_file;
+use crate::trace_file::{self, TraceFormat};
 use anyhow::{Context, Result};
 use ecosched_engine::series::{Series, SeriesSink};
+use ecosched_model::schedule::RunSlice;
 use ecosched_model::trace::TraceSink;
 use ecosched_model::{Plan, Step, TraceHeader};
 use std::fs::File;
@@ -27,6 +28,7 @@ impl Outputs {
     /// Open the files named (each optional).
     pub fn open(
         trace: Option<&Path>,
+        trace_format: Option<TraceFormat>,
         timeseries: Option<&Path>,
         report: Option<&Path>,
     ) -> Result<Outputs> {
@@ -43,7 +45,7 @@ impl Outputs {
             report::check_writable(path)?;
         }
         Ok(Outputs {
-            trace: trace_file::open(trace)?,
+            trace: trace_file::open(trace, trace_format)?,
             timeseries,
             series: report.map(|_| SeriesSink::new(report::POINTS)),
         })
@@ -75,6 +77,15 @@ impl TraceSink for Outputs {
             s.step(step)?;
         }
         Ok(())
+    }
+    fn wants_schedule(&self) -> bool {
+        self.trace.wants_schedule()
+    }
+    fn schedule_source(&mut self, source: Option<&str>) {
+        self.trace.schedule_source(source);
+    }
+    fn schedule(&mut self, slices: &[RunSlice], dropped: u64) -> std::io::Result<()> {
+        self.trace.schedule(slices, dropped)
     }
     fn end(&mut self) -> std::io::Result<()> {
         self.trace.end()?;

@@ -475,6 +475,7 @@ mod tests {
                 seed: Some(3),
                 observe: ecosched_sim::Observe::Linux,
                 trace: None,
+                trace_format: None,
                 json: true,
                 report: None,
                 timeseries: None,

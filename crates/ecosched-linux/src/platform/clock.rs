@@ -44,6 +44,11 @@ impl RunClock {
         self.start_epoch_s
     }
 
+    /// Time since the start.
+    pub(super) fn elapsed(&self) -> std::time::Duration {
+        self.started.elapsed()
+    }
+
     /// An observation now: seconds since the start, and since the last
     /// observation (the interval it covers).
     pub(super) fn observe(&mut self) -> (f64, f64) {

@@ -14,7 +14,7 @@ use crate::runcgroup::{self, CgroupCpu, RunCgroup};
 use crate::spawn;
 use crate::tasks::HostFacts;
 use nix::sys::signal::Signal;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ExitStatus};
@@ -65,7 +65,9 @@ pub(super) struct ManagedCommand {
 impl ManagedCommand {
     /// Start `program` with `args` after it joins the cgroups whose
     /// membership files are `join`, with the hint file `hint` in its
-    /// environment; the run is accounted by `accounting`.
+    /// environment; the run is accounted by `accounting`. With
+    /// `stdout_to_stderr` its standard output is ecosched's standard error,
+    /// so that ecosched's own stdout (a JSON summary) holds nothing else.
     pub(super) fn start(
         root: &FsRoot,
         program: &Path,
@@ -73,15 +75,25 @@ impl ManagedCommand {
         join: &[PathBuf],
         hint: &Path,
         accounting: Accounting,
+        stdout_to_stderr: bool,
     ) -> Result<Self, LinuxError> {
         let busy_ticks_start = runcgroup::machine_busy_ticks(root).ok();
-        let child = spawn::command_in(program, args, join)
-            .env(HINT_ENV, hint)
-            .spawn()
-            .map_err(|e| LinuxError::Io {
-                path: program.to_path_buf(),
-                source: std::io::Error::new(e.kind(), format!("cannot start the command: {e}")),
-            })?;
+        let mut command = spawn::command_in(program, args, join);
+        command.env(HINT_ENV, hint);
+        if stdout_to_stderr {
+            let stderr = std::io::stderr()
+                .as_fd()
+                .try_clone_to_owned()
+                .map_err(|source| LinuxError::Io {
+                    path: PathBuf::from("/dev/stderr"),
+                    source,
+                })?;
+            command.stdout(std::process::Stdio::from(stderr));
+        }
+        let child = command.spawn().map_err(|e| LinuxError::Io {
+            path: program.to_path_buf(),
+            source: std::io::Error::new(e.kind(), format!("cannot start the command: {e}")),
+        })?;
         // The child is not reaped before `poll` sees its exit, so its PID
         // names it until then.
         let exit_fd = rustix::process::pidfd_open(

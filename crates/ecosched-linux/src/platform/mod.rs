@@ -61,6 +61,7 @@ use crate::hints::HintFile;
 use crate::journal::UndoReport;
 use crate::runcgroup::RunCgroup;
 use crate::spawn::{self, CommandError};
+use crate::switches::SwitchRecorder;
 use crate::tasks::TaskReader;
 use crate::topology::LinuxTopology;
 use actuation::Actuator;
@@ -103,6 +104,11 @@ pub struct LinuxPlatform {
     clock: RunClock,
     hint: HintFile,
     notices: Notices,
+    /// The command's stdout goes to ecosched's stderr.
+    stdout_to_stderr: bool,
+    /// A trace asked for the exact schedule (`Platform::record_schedule`).
+    schedule_wanted: bool,
+    switches: Option<SwitchRecorder>,
 }
 
 impl std::fmt::Debug for LinuxPlatform {
@@ -143,6 +149,9 @@ impl LinuxPlatformBuilder {
             clock,
             hint: parts.hint,
             notices: Notices::new(parts.notices),
+            stdout_to_stderr: false,
+            schedule_wanted: false,
+            switches: None,
         };
         if platform.attachment.is_some() {
             platform.refresh_tasks();
@@ -255,11 +264,36 @@ impl LinuxPlatform {
             &join,
             self.hint.path(),
             accounting,
+            self.stdout_to_stderr,
         )?;
         self.clock.restart();
         self.command = Some(command);
+        if self.schedule_wanted {
+            self.open_switches();
+        }
         self.refresh_tasks();
         Ok(())
+    }
+
+    /// The command's standard output goes to ecosched's standard error
+    /// (for `run --json`, whose stdout is the JSON alone). Before `launch`.
+    pub fn command_stdout_to_stderr(&mut self) {
+        self.stdout_to_stderr = true;
+    }
+
+    /// Follow the command's context switches (switches.rs); a failure is
+    /// a notice, and the trace falls back on sampled slices.
+    fn open_switches(&mut self) {
+        let Some(pid) = self.child_pid() else {
+            return;
+        };
+        let cpus: Vec<u32> = self.topology.cpus.iter().map(|c| c.id.0).collect();
+        match SwitchRecorder::open(pid, &cpus, self.clock.elapsed()) {
+            Ok(r) => self.switches = Some(r),
+            Err(e) => self.notices.push(format!(
+                "the trace shows sampled slices: perf context-switch records cannot be opened ({e})"
+            )),
+        }
     }
 
     /// The command's PID, once started.
@@ -668,6 +702,26 @@ impl Platform for LinuxPlatform {
             parallelism_hint,
             load_avg,
         })
+    }
+
+    fn record_schedule(&mut self) -> Option<String> {
+        if !self.root.is_live() || self.attachment.is_some() {
+            return None;
+        }
+        self.schedule_wanted = true;
+        if self.command.is_some() && self.switches.is_none() {
+            self.open_switches();
+        }
+        (self.command.is_none() || self.switches.is_some()).then(|| {
+            format!(
+                "perf's context-switch records (PERF_RECORD_SWITCH) of the command's threads, {} KiB of ring buffer per CPU",
+                crate::switches::RING_BYTES / 1024
+            )
+        })
+    }
+
+    fn take_schedule(&mut self, out: &mut Vec<ecosched_model::schedule::RunSlice>) -> u64 {
+        self.switches.as_mut().map_or(0, |s| s.drain(out))
     }
 
     fn finished(&self) -> bool {

@@ -26,6 +26,7 @@
 //!  migrate.rs  a task leaving for, or arriving from, another machine
 //!  gang.rs     timed gang schedules (Plan::gang_schedule)
 //!  warmup.rs   cache warm-up after a move across last-level caches
+//!  schedule.rs every stretch a managed task ran on a CPU, for a trace
 //!  loadavg.rs  /proc/loadavg's calc_load
 //!  truth.rs    each task's true energy, to check attribution against
 //! ```
@@ -44,6 +45,7 @@ mod loadavg;
 mod migrate;
 mod observe;
 mod rates;
+mod schedule;
 mod setup;
 mod truth;
 mod warmup;
@@ -57,6 +59,7 @@ use crate::profile::Profile;
 use crate::scenario::Scenario;
 use counters::{Acc, SchedCounts};
 use ecosched_model::platform::check_plan;
+use ecosched_model::schedule::RunSlice;
 use ecosched_model::{
     ApplyReport, Capabilities, CounterKind, CpuSet, FreqDomainId, GangAction, Meter, Plan,
     Platform, PlatformError, PowerSource, Requirements, Snapshot, TaskId, Topology,
@@ -376,6 +379,8 @@ pub struct SimPlatform {
     observe_mode: Observe,
     /// Counters opened beside the policy's.
     extra_counters: BTreeSet<CounterKind>,
+    /// The exact schedule, recorded when a trace asks (schedule.rs).
+    schedule: Option<schedule::ScheduleLog>,
 }
 
 fn ns(seconds: f64) -> Ns {
@@ -536,6 +541,17 @@ impl Platform for SimPlatform {
 
     fn finished(&self) -> bool {
         self.workload_done() || self.end.is_some_and(|e| self.now >= e)
+    }
+
+    fn record_schedule(&mut self) -> Option<String> {
+        if self.schedule.is_none() {
+            self.start_schedule();
+        }
+        Some("the simulator's kernel model: every switch, exact".into())
+    }
+
+    fn take_schedule(&mut self, out: &mut Vec<RunSlice>) -> u64 {
+        self.drain_schedule(out)
     }
 }
 

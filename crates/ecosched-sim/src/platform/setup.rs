@@ -126,6 +126,7 @@ impl SimPlatform {
             ),
             observe_mode: Observe::Linux,
             extra_counters: Default::default(),
+            schedule: None,
         };
         let initial = FreqSetting::Governor(scenario.spec.governor);
         let limit_period = sim.limit.as_ref().map(super::limit::PowerLimit::period);

@@ -123,6 +123,7 @@ impl SimPlatform {
             if self.warmup.seen[c] == now_on {
                 continue;
             }
+            self.note_schedule(c, now_on);
             self.warmup.seen[c] = now_on;
             self.warmup.set_cold(c, false);
             let Some(t) = now_on else {

@@ -1,7 +1,8 @@
 //! The exports of `sim` and `sweep`, end to end through the binary: the
-//! Perfetto trace (`--trace F.perfetto.json`) against golden files, the
-//! per-CPU CSV time series (`--timeseries`), the sweep's table and page,
-//! and the report path checked before the run. Golden files are
+//! Perfetto trace (`--trace F.perfetto.json`) against golden files and
+//! against the simulated schedule, `--trace-format`, the per-CPU CSV time
+//! series (`--timeseries`) read back by a CSV reader, the sweep's table
+//! and page, and the report path checked before the run. Golden files are
 //! regenerated only by an explicit `ECOSCHED_BLESS=1`, never silently.
 
 use crate::support::ecosched;
@@ -248,4 +249,174 @@ fn report_path_is_checked_before_the_run() {
         .assert()
         .failure()
         .stderr(predicates::str::contains("cannot create the report file"));
+}
+
+/// The task names a hand-written CSV would break: a comma and a quote, a
+/// line break, and non-ASCII letters.
+pub const ODD_NAMES: [&str; 3] = ["st,re\"ss", "two\nlines", "café ü"];
+
+/// A scenario file in `dir` whose three tasks bear [`ODD_NAMES`], each
+/// alone on a CPU of a four-CPU machine for two seconds.
+pub fn odd_names_scenario(dir: &std::path::Path) -> PathBuf {
+    let mut text = String::from(
+        "name = \"odd-names\"\ndescription = \"task names a CSV must quote\"\n\
+         source = \"ecosched's tests\"\nmachine = \"q6600\"\nmeter = \"package\"\n",
+    );
+    for name in ODD_NAMES {
+        let quoted = toml::Value::String(name.to_string()).to_string();
+        text.push_str(&format!(
+            "[[tasks]]\nname = {quoted}\nprofile = \"aluadd\"\nlength_s = 2\n"
+        ));
+    }
+    let path = dir.join("odd-names.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `sim --timeseries` with [`odd_names_scenario`] into `dir`: the CSV's path.
+pub fn odd_names_timeseries(dir: &std::path::Path) -> PathBuf {
+    let scenario = odd_names_scenario(dir);
+    let csv = dir.join("ts.csv");
+    ecosched()
+        .args(["sim", "--policy", "performance", "--scenario"])
+        .arg(&scenario)
+        .arg("--timeseries")
+        .arg(&csv)
+        .assert()
+        .success();
+    csv
+}
+
+/// Names with commas, quotes, line breaks and non-ASCII letters come back
+/// whole from a CSV reader, each row with its six fields.
+#[test]
+fn timeseries_task_names_round_trip_through_a_csv_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv_path = odd_names_timeseries(dir.path());
+    let mut reader = csv::Reader::from_path(&csv_path).unwrap();
+    assert_eq!(
+        reader.headers().unwrap(),
+        vec!["time_s", "cpu", "mhz", "utilisation", "watts", "tasks"]
+    );
+    let rows: Vec<csv::StringRecord> = reader.records().map(|r| r.unwrap()).collect();
+    assert!(rows.iter().all(|r| r.len() == 6), "{rows:?}");
+    let seen: std::collections::BTreeSet<&str> = rows
+        .iter()
+        .flat_map(|r| r[5].split(';'))
+        .filter(|t| !t.is_empty())
+        .collect();
+    let want: std::collections::BTreeSet<&str> = ODD_NAMES.into_iter().collect();
+    assert_eq!(seen, want);
+}
+
+/// A `.json` name means Perfetto unless `--trace-format` says otherwise.
+#[test]
+fn trace_format_overrides_the_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.json");
+    let sim = |format: Option<&str>| {
+        let mut cmd = ecosched();
+        cmd.args([
+            "sim",
+            "--scenario",
+            "merkel-1-aluadd",
+            "--policy",
+            "performance",
+        ])
+        .arg("--trace")
+        .arg(&path);
+        if let Some(f) = format {
+            cmd.args(["--trace-format", f]);
+        }
+        cmd.assert().success();
+        std::fs::read_to_string(&path).unwrap()
+    };
+    let perfetto: Value = serde_json::from_str(&sim(None)).unwrap();
+    assert!(perfetto["traceEvents"].is_array());
+    let lines = sim(Some("jsonl"));
+    let first: Value = serde_json::from_str(lines.lines().next().unwrap()).unwrap();
+    assert_eq!(first["header"]["policy"], "performance");
+    assert!(lines.lines().count() > 2);
+    ecosched()
+        .args([
+            "sim",
+            "--scenario",
+            "merkel-1-aluadd",
+            "--policy",
+            "performance",
+        ])
+        .args(["--trace-format", "perfetto"])
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains("--trace"));
+}
+
+/// Six tasks on four CPUs: the kernel model time-shares them in slices of
+/// a few ticks, and the trace shows every one of them, not one slice per
+/// control interval. No task overlaps itself; tasks overlap each other on
+/// different CPUs; each task's slices add up to the run's length at most.
+#[test]
+fn perfetto_slices_follow_the_simulated_schedule() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("six.toml");
+    std::fs::write(
+        &scenario,
+        "name = \"six\"\ndescription = \"six tasks on four CPUs\"\nsource = \"ecosched's tests\"\n\
+         machine = \"q6600\"\nmeter = \"package\"\n[[tasks]]\nprofile = \"aluadd\"\ncount = 6\nlength_s = 0.5\n",
+    )
+    .unwrap();
+    let trace = dir.path().join("six.json");
+    ecosched()
+        .args(["sim", "--policy", "performance", "--scenario"])
+        .arg(&scenario)
+        .arg("--trace")
+        .arg(&trace)
+        .assert()
+        .success();
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    // (pid, cpu track, start, end) per slice.
+    let slices: Vec<(u64, u64, f64, f64)> = events(&v, "X")
+        .iter()
+        .map(|e| {
+            let ts = e["ts"].as_f64().unwrap();
+            (
+                e["args"]["pid"].as_u64().unwrap(),
+                e["tid"].as_u64().unwrap(),
+                ts,
+                ts + e["dur"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    let pids: std::collections::BTreeSet<u64> = slices.iter().map(|s| s.0).collect();
+    assert_eq!(pids.len(), 6, "{pids:?}");
+    // The default control interval is 100 ms; CFS slices here are ticks.
+    let short = slices.iter().filter(|s| s.3 - s.2 < 50_000.0).count();
+    assert!(
+        short > slices.len() / 2,
+        "{short} of {} slices are short",
+        slices.len()
+    );
+    let overlap = |a: &(u64, u64, f64, f64), b: &(u64, u64, f64, f64)| a.2 < b.3 && b.2 < a.3;
+    for (i, a) in slices.iter().enumerate() {
+        for b in &slices[i + 1..] {
+            if a.0 == b.0 {
+                assert!(
+                    !overlap(a, b),
+                    "task {} on two CPUs at once: {a:?} {b:?}",
+                    a.0
+                );
+            }
+        }
+    }
+    assert!(slices.iter().any(|a| slices
+        .iter()
+        .any(|b| a.0 != b.0 && a.1 != b.1 && overlap(a, b))));
+    let schedule = events(&v, "i")
+        .into_iter()
+        .find(|e| e["name"] == "schedule")
+        .unwrap();
+    assert!(schedule["args"]["source"]
+        .as_str()
+        .unwrap()
+        .contains("kernel model"));
 }

@@ -15,7 +15,10 @@
 //!   than the open-file limit lets it observe;
 //! - [`run_signals`]: every terminating signal to `run` is undone, and a
 //!   `SIGTERM` reaches a forking run all at once;
-//! - [`run_exports`]: report, time series and trace of a real run;
+//! - [`run_exports`]: report, time series and trace of a real run, the
+//!   context switches of `make -j2` in its Perfetto trace, `--json` and
+//!   `--json-file` kept apart from the command's output, and a time
+//!   series with odd task names read back by pandas;
 //! - [`counters`]: what needs hardware counters or cpufreq, refused here
 //!   or run behind the fake PMU;
 //! - [`patel`]: Patel's schedulers refused here, and `patel2` moving real

@@ -314,7 +314,7 @@ fn sigterm_restores_the_machine_and_is_forwarded_to_the_command() {
 }
 
 /// A small C project whose files take a moment each to compile.
-fn c_project(dir: &Path) {
+pub(super) fn c_project(dir: &Path) {
     let mut objects = vec![];
     for i in 0..6 {
         let mut src = format!("int f{i}(int x) {{\n  int y = x;\n");
