@@ -294,9 +294,12 @@ pub fn bars(
 /// maximum y of the points in it.
 type Column = (f64, f64, f64, f64);
 
+/// A column being filled: sum of x, minimum y, sum of y, maximum y, count.
+type Partial = (f64, f64, f64, f64, u32);
+
 /// `points` thinned to at most [`COLUMNS`] columns over `lo..hi`.
 pub fn thin(points: &[(f64, f64)], lo: f64, hi: f64) -> Vec<Column> {
-    let mut cols: Vec<Option<(f64, f64, f64, f64, u32)>> = vec![None; COLUMNS];
+    let mut cols: Vec<Option<Partial>> = vec![None; COLUMNS];
     let span = (hi - lo).max(1e-12);
     for &(x, y) in points {
         if !x.is_finite() || !y.is_finite() {

@@ -75,7 +75,7 @@ pub fn num(v: Option<f64>) -> String {
     match v {
         None => "-".into(),
         Some(v) if !v.is_finite() => "-".into(),
-        Some(v) if v == 0.0 => "0".into(),
+        Some(0.0) => "0".into(),
         Some(v) => {
             let digits = 3 - v.abs().log10().floor() as i32;
             let decimals = digits.clamp(0, 6) as usize;
