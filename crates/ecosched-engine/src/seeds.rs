@@ -20,13 +20,19 @@ use ecosched_sim::{Observe, Scenario};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// A mean and a sample standard deviation.
+/// A mean, a sample standard deviation and the range (the report's error
+/// bars span the range: with a handful of seeds it is every value seen,
+/// where a confidence interval would rest on a normality assumption).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Spread {
     /// Mean over the seeds.
     pub mean: f64,
     /// Sample standard deviation (n − 1); 0 for one seed.
     pub std: f64,
+    /// Smallest value.
+    pub min: f64,
+    /// Largest value.
+    pub max: f64,
 }
 
 impl Spread {
@@ -42,7 +48,14 @@ impl Spread {
         } else {
             0.0
         };
-        Some(Spread { mean, std })
+        let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        Some(Spread {
+            mean,
+            std,
+            min,
+            max,
+        })
     }
 }
 
@@ -172,6 +185,7 @@ mod tests {
         let s = Spread::of(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]).unwrap();
         assert!((s.mean - 5.0).abs() < 1e-12);
         assert!((s.std - (32.0f64 / 7.0).sqrt()).abs() < 1e-12);
+        assert_eq!((s.min, s.max), (2.0, 9.0));
         assert_eq!(Spread::of(&[3.0]).unwrap().std, 0.0);
         assert!(Spread::of(&[]).is_none());
     }

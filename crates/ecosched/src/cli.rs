@@ -569,7 +569,8 @@ pub struct CompareArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub seeds: Option<u32>,
     /// Write one self-contained HTML report (inline SVG charts; no
-    /// scripts, fonts or requests) to FILE.
+    /// scripts, fonts or requests) to FILE; with --seeds, the means with
+    /// error bars from the smallest to the largest value over the seeds.
     #[arg(long, value_name = "FILE.html")]
     pub report: Option<std::path::PathBuf>,
 }

@@ -230,6 +230,9 @@ fn compare(args: &CompareArgs) -> Result<Outcome> {
         Workload::Single(scenario) => *scenario,
         Workload::Cluster(cluster) => return compare_cluster(args, &s, &cluster),
     };
+    if let Some(path) = &args.report {
+        crate::report::check_writable(path)?;
+    }
     let n = s.policies.len();
     let label = |i: usize| {
         let name = s.policies.get(i).map_or("", |(p, _)| p.as_str());
@@ -248,7 +251,6 @@ fn compare(args: &CompareArgs) -> Result<Outcome> {
         attribution: attribution_fit(s.json, &scenario)?,
     };
     if let Some(n) = s.seeds {
-        crate::report_commands::refuse_report_with_seeds(args)?;
         let mut stage: Option<(u64, usize)> = None;
         let report = ecosched_engine::seeds::compare_seeds(
             &scenario,
@@ -270,10 +272,12 @@ fn compare(args: &CompareArgs) -> Result<Outcome> {
         )
         .with_context(|| format!("comparing policies on {}", scenario.spec.name))?;
         drop(bar);
+        let summary = output::compare_seeds(&report);
+        crate::report_commands::seeds_report(args.report.as_deref(), &report, &summary)?;
         return Ok(Outcome::ok(if s.json {
             output::json(&report)?
         } else {
-            output::compare_seeds(&report)
+            summary
         }));
     }
     let (report, series) = crate::report_commands::compare(

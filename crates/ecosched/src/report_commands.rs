@@ -3,7 +3,7 @@
 //! whole comparisons, kept apart from `commands.rs` so that file only
 //! calls in.
 
-use crate::cli::{BenchOracleArgs, CompareArgs, SimArgs};
+use crate::cli::{BenchOracleArgs, SimArgs};
 use crate::outcome::Outcome;
 use crate::outcome::UsageError;
 use crate::output;
@@ -108,20 +108,20 @@ pub fn compare_report(
     let Some(path) = path else {
         return Ok(());
     };
-    report::write(path, &report::compare_html(r, summary, series)?)
+    report::write(path, &report::compare_html(r, summary, series))
 }
 
-/// `--report` does not combine with `--seeds` (a page per seed is not a
-/// report); refused before anything runs.
-pub fn refuse_report_with_seeds(args: &CompareArgs) -> Result<()> {
-    match &args.report {
-        Some(p) => Err(UsageError(format!(
-            "--report {}: not available with --seeds (report one seed, or use --json)",
-            p.display()
-        ))
-        .into()),
-        None => Ok(()),
-    }
+/// `compare --seeds N --report FILE`: write the page (bars with error
+/// bars over the seeds).
+pub fn seeds_report(
+    path: Option<&Path>,
+    r: &ecosched_engine::seeds::SeedsReport,
+    summary: &str,
+) -> Result<()> {
+    let Some(path) = path else {
+        return Ok(());
+    };
+    report::write(path, &report::seeds_html(r, summary))
 }
 
 /// `sim --report FILE`: write the page.
@@ -139,7 +139,7 @@ pub fn sim_report(
     } else {
         args.params.join(" ")
     };
-    report::write(path, &report::sim_html(r, &params, summary, &series)?)
+    report::write(path, &report::sim_html(r, &params, summary, &series))
 }
 
 /// `run --report FILE`: write the page (after the machine is restored).
@@ -157,7 +157,7 @@ pub fn run_report(
     } else {
         args.params.join(" ")
     };
-    report::write(path, &report::run_html(r, &params, summary, &series)?)
+    report::write(path, &report::run_html(r, &params, summary, &series))
 }
 
 /// `ecosched sweep`.
@@ -200,7 +200,7 @@ pub fn sweep(args: &crate::cli::SweepArgs) -> Result<Outcome> {
     })?;
     let table = sweep_table(&r);
     if let Some(path) = &args.report {
-        report::write(path, &report::sweep_html(&r, &table)?)?;
+        report::write(path, &report::sweep_html(&r, &table))?;
     }
     Ok(Outcome::ok(if args.json {
         output::json(&r)?

@@ -66,6 +66,8 @@ pub(super) fn over_seeds(
     let nan = Spread {
         mean: f64::NAN,
         std: f64::NAN,
+        min: f64::NAN,
+        max: f64::NAN,
     };
     (Spread::of(&values).unwrap_or(nan), above)
 }
