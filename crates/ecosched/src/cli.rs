@@ -28,6 +28,11 @@ pub struct Cli {
     /// Errors only on stderr. RUST_LOG, when set, decides instead.
     #[arg(short, long, global = true)]
     pub quiet: bool,
+    /// Print tables at their full width: by default they fit 100 columns,
+    /// headers and text wrapped and the rightmost columns left out if
+    /// need be.
+    #[arg(long, global = true)]
+    pub wide: bool,
 }
 
 /// The subcommands.
@@ -89,6 +94,20 @@ pub enum Command {
     /// The Slurm cluster side (see docs/operators/slurm.md).
     #[command(subcommand)]
     Slurm(SlurmCommand),
+    /// Print a shell completion script for SHELL on stdout (the .deb
+    /// installs bash's, zsh's and fish's).
+    Completions(CompletionsArgs),
+    /// Print the man page, ecosched(1), as roff on stdout
+    /// (`ecosched man | man -l -`).
+    Man,
+}
+
+/// `ecosched completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell the script is for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// `ecosched suite`.

@@ -42,6 +42,8 @@ pub fn run(cli: &Cli) -> Result<Outcome> {
         Command::Daemon(a) => crate::service_commands::daemon(a),
         Command::Ctl(a) => crate::service_commands::ctl(a),
         Command::Slurm(c) => crate::slurm_commands::slurm(c),
+        Command::Completions(a) => crate::shell_docs::completions(a.shell),
+        Command::Man => crate::shell_docs::man_page(),
     }
 }
 

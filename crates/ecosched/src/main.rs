@@ -39,6 +39,7 @@ mod run_record;
 mod run_summary;
 mod service_commands;
 mod settings;
+mod shell_docs;
 mod sim_machine;
 mod slurm_commands;
 mod suite_commands;
@@ -76,6 +77,7 @@ fn main() -> ExitCode {
         logging::print_failure(&format!("error: {e}"));
         return ExitCode::from(USAGE);
     }
+    table::set_wide(cli.wide);
     match commands::run(&cli) {
         Ok(outcome) => {
             if let Err(e) = print(&outcome.stdout) {

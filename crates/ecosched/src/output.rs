@@ -223,7 +223,7 @@ pub fn compare(r: &CompareReport, policies: &[(String, Params)]) -> String {
         crate::work_view::table(r, &label)
     };
     let meter = r.results.first().map_or("", |x| meter_name(x.energy_meter));
-    format!(
+    crate::table::fit_lines(&format!(
         "scenario {}, baseline {} (*); energy from the {meter} meter; × = ratio to the baseline\nnormalisation: {}\nobserved: {}\n\n{}\n{}",
         r.scenario,
         r.baseline,
@@ -231,7 +231,15 @@ pub fn compare(r: &CompareReport, policies: &[(String, Params)]) -> String {
         observe_label(r.observe),
         table + &crate::work_view::oracle_table(r),
         patel_table(r),
-    )
+    ))
+}
+
+/// Whether any compared policy is one of Patel's, whose own metrics then
+/// follow the comparison (for the others they are noise).
+fn has_patel(r: &CompareReport) -> bool {
+    r.results.iter().any(|run| {
+        ecosched_policy::find(&run.policy).is_ok_and(|(family, _)| family.name == "patel")
+    })
 }
 
 /// The headline table when every run did all its work: totals compare.
@@ -281,6 +289,9 @@ fn totals_table(r: &CompareReport, label: &dyn Fn(usize) -> String) -> String {
 /// process per average watt, (b) mean completion time × average watts, and
 /// the percentages of his Table 4 against the baseline.
 fn patel_table(r: &CompareReport) -> String {
+    if !has_patel(r) {
+        return String::new();
+    }
     let header = [
         "policy",
         "avg ins/s (1e9)",
@@ -371,15 +382,16 @@ pub fn validate(observe: ecosched_sim::Observe, checks: &[Check]) -> String {
     if !failed.is_empty() {
         out.push_str("\nfailed or known misses:\n");
         for c in &failed {
-            out.push_str(&format!(
-                "  {} ({}): paper {}, simulated {}, tolerance ±{}; {}\n",
+            let text = format!(
+                "{} ({}): paper {}, simulated {}, tolerance ±{}; {}",
                 c.name,
                 c.source,
                 num(c.paper),
                 num(c.simulated),
                 short(c.tolerance),
                 c.note
-            ));
+            );
+            crate::table::block(&mut out, "  - ", 4, &text);
         }
     }
     out.push_str(&format!("\n{}", validate_summary(checks)));
@@ -438,7 +450,7 @@ fn validate_summary(checks: &[Check]) -> String {
 
 /// `bench sim`.
 pub fn bench(b: &BenchReport) -> String {
-    format!(
+    crate::table::fit_lines(&format!(
         "{}: {} simulated s in {} s wall = {}× real time (tick {} ms; {} events, {} solves, memo hit rate {}, {} cold starts)\n",
         b.scenario,
         num(b.simulated_s),
@@ -449,7 +461,7 @@ pub fn bench(b: &BenchReport) -> String {
         b.solves,
         num(b.memo_hit_rate),
         b.cold_starts
-    )
+    ))
 }
 
 /// `compare --seeds N`: each policy's mean ± standard deviation over the
@@ -493,13 +505,13 @@ pub fn compare_seeds(r: &ecosched_engine::seeds::SeedsReport) -> String {
         (Some(a), Some(b)) => format!("seeds {a}–{b} ({} runs each)", r.seeds.len()),
         _ => "no seeds".to_string(),
     };
-    format!(
+    crate::table::fit_lines(&format!(
         "scenario {}, baseline {} (*), {seeds}; mean ± standard deviation over the seeds\nobserved: {}\n\n{}",
         r.scenario,
         r.baseline,
         observe_label(r.observe),
         t.render()
-    )
+    ))
 }
 
 /// `ecosched calibrate av`: the measurements, then the result as the TOML
@@ -606,9 +618,12 @@ mod tests {
             memo_hit_rate: 0.975,
             cold_starts: 24,
         };
+        let text = bench(&b);
+        // Wrapped to fit the terminal, the words unchanged.
+        assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
         assert_eq!(
-            bench(&b),
-            "bench-8c24t: 600.0 simulated s in 2.000 s wall = 300.0× real time (tick 1 ms; 1200 events, 30 solves, memo hit rate 0.9750, 24 cold starts)\n"
+            text.split_whitespace().collect::<Vec<_>>().join(" "),
+            "bench-8c24t: 600.0 simulated s in 2.000 s wall = 300.0× real time (tick 1 ms; 1200 events, 30 solves, memo hit rate 0.9750, 24 cold starts)"
         );
     }
 }

@@ -4,14 +4,12 @@
 //! (at most 100 columns), JSON, or the Markdown policy reference
 //! (`docs/policies.md` is this command's output).
 
+use crate::table::block;
 use ecosched_model::{CounterKind, Requirements, StatKind};
 use ecosched_policy::params::{ParamDefault, ParamSpec};
 use ecosched_policy::{families, needs, Family, PolicyKind, Variant};
 use serde::Serialize;
 use std::fmt::Write as _;
-
-/// Widest line of the text listing.
-const WIDTH: usize = 100;
 
 /// One family, for `--json`.
 #[derive(Debug, Serialize)]
@@ -190,37 +188,6 @@ pub fn family_named(name: &str) -> Option<&'static Family> {
     families()
         .iter()
         .find(|f| f.name == name || f.variants.iter().any(|v| v.name == name))
-}
-
-/// `text` broken into lines of at most `width` characters.
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines = vec![String::new()];
-    for word in text.split_whitespace() {
-        let last = lines.last_mut().map_or(0, |l| l.chars().count());
-        if last > 0 && last + 1 + word.chars().count() > width {
-            lines.push(String::new());
-        }
-        if let Some(l) = lines.last_mut() {
-            if !l.is_empty() {
-                l.push(' ');
-            }
-            l.push_str(word);
-        }
-    }
-    lines
-}
-
-/// `text` as a block: the first line after `lead`, the rest indented by
-/// `indent`, all within [`WIDTH`].
-fn block(out: &mut String, lead: &str, indent: usize, text: &str) {
-    let width = WIDTH.saturating_sub(indent).max(20);
-    for (i, line) in wrap(text, width).iter().enumerate() {
-        if i == 0 {
-            let _ = writeln!(out, "{lead:<indent$}{line}");
-        } else {
-            let _ = writeln!(out, "{:indent$}{line}", "");
-        }
-    }
 }
 
 fn default_words(s: &ParamSpec) -> String {
@@ -445,7 +412,7 @@ mod tests {
         let t = text(None);
         for line in t.lines() {
             assert!(
-                line.chars().count() <= WIDTH,
+                line.chars().count() <= crate::table::WIDTH,
                 "{} columns: {line}",
                 line.len()
             );

@@ -310,7 +310,7 @@ fn render(r: &Recommendation, machine_source: &str, workload: &str) -> String {
         }
     }
     out.push_str(&table(&r.candidates, r.seeds.len()));
-    out
+    crate::table::fit_lines(&out)
 }
 
 fn table(candidates: &[CandidateFigure], seeds: usize) -> String {

@@ -124,9 +124,9 @@ fn table(rows: &[SuiteRow]) -> String {
             r.oracle_choice.clone(),
         ]);
     }
-    format!(
+    crate::table::fit_lines(&format!(
         "× = against the better of performance and schedutil (energy per unit of work); a saving counts at ≤ {:.0} % lower throughput; × oracle = best / the oracle within the same slowdown\n\n{}",
         suite::SLOWDOWN * 100.0,
         t.render()
-    )
+    ))
 }

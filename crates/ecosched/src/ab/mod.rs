@@ -221,5 +221,5 @@ fn render(result: &AbResult) -> String {
     for note in &result.notes {
         out.push_str(&format!("note: {note}\n"));
     }
-    out
+    crate::table::fit_lines(&out)
 }

@@ -16,6 +16,7 @@ fn cluster_compare_table_shows_nodes_swaps_and_tasks() {
             "merkel-xnode-worst",
             "--policies",
             "av,av-xnode",
+            "--wide",
         ])
         .assert()
         .success()

@@ -52,6 +52,7 @@ fn compare_table_is_per_unit_of_work() {
             "performance,static",
             "--param",
             "static:cpus=0-3",
+            "--wide",
         ])
         .assert()
         .success()
@@ -62,6 +63,62 @@ fn compare_table_is_per_unit_of_work() {
     assert!(text.contains("normalisation: fixed duration"), "{text}");
     assert!(text.contains("× J/1e9 ins"), "{text}");
     assert!(!text.contains("× energy"), "{text}");
+}
+
+/// By default the text fits 100 columns: headers and long lines wrap,
+/// columns that still do not fit are named as left out; `--wide` keeps
+/// every column on one line. Patel's own metrics follow a comparison only
+/// when one of his policies is in it.
+#[test]
+fn compare_fits_100_columns_unless_wide() {
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "compare",
+            "--scenario",
+            "merkel-2hmmer-2soplex",
+            "--policies",
+            "performance,fixed,hilo",
+            "--param",
+            "fixed:freq_mhz=1600",
+        ];
+        args.extend_from_slice(extra);
+        let out = ecosched()
+            .args(&args)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        String::from_utf8(out).unwrap()
+    };
+    let fitted = run(&[]);
+    for line in fitted.lines() {
+        assert!(line.chars().count() <= 100, "{line}\n{fitted}");
+    }
+    assert!(fitted.contains("left out to fit 100 columns"), "{fitted}");
+    assert!(!fitted.contains("Patel ch. 9"), "{fitted}");
+    let wide = run(&["--wide"]);
+    assert!(wide.lines().any(|l| l.chars().count() > 100), "{wide}");
+    assert!(
+        wide.contains("speedup (geomean)") && !wide.contains("left out"),
+        "{wide}"
+    );
+    let patel = ecosched()
+        .args([
+            "compare",
+            "--scenario",
+            "merkel-2hmmer-2soplex",
+            "--policies",
+            "performance,patel2",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert!(String::from_utf8(patel)
+        .unwrap()
+        .contains("Patel ch. 9 metrics"));
 }
 
 #[test]
@@ -112,6 +169,7 @@ fn compare_scoped_params_and_explicit_baseline() {
             "performance,fixed",
             "--param",
             "freq_mhz=1600",
+            "--wide",
         ])
         .assert()
         .success()
@@ -213,6 +271,7 @@ fn oracle_searches_large_scenarios_confined_and_says_so() {
             "performance,oracle",
             "--param",
             "oracle:slowdown=0.03",
+            "--wide",
         ])
         .assert()
         .success()

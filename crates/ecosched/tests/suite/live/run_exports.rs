@@ -58,6 +58,8 @@ fn run_writes_report_timeseries_and_perfetto_trace() {
     assert!(page.contains("static: task placement over time"));
     assert_eq!(page.matches("<svg").count(), 4);
     assert!(!page.contains("<script"));
+    // Laid out as the simulated reports are: nothing clipped or overlapping.
+    super::report_browser::assert_readable(&html, dir.path());
     let rows = std::fs::read_to_string(&csv).unwrap();
     assert!(rows.starts_with("time_s,cpu,mhz,utilisation,watts,tasks\n"));
     // The shell ran on CPU 0 only, and was seen there.
