@@ -5,7 +5,7 @@
 //! and page, and the report path checked before the run. Golden files are
 //! regenerated only by an explicit `ECOSCHED_BLESS=1`, never silently.
 
-use crate::support::ecosched;
+use crate::support::{ecosched, trace_slices};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -375,18 +375,7 @@ fn perfetto_slices_follow_the_simulated_schedule() {
         .success();
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
     // (pid, cpu track, start, end) per slice.
-    let slices: Vec<(u64, u64, f64, f64)> = events(&v, "X")
-        .iter()
-        .map(|e| {
-            let ts = e["ts"].as_f64().unwrap();
-            (
-                e["args"]["pid"].as_u64().unwrap(),
-                e["tid"].as_u64().unwrap(),
-                ts,
-                ts + e["dur"].as_f64().unwrap(),
-            )
-        })
-        .collect();
+    let slices = trace_slices(&v, |_| true);
     let pids: std::collections::BTreeSet<u64> = slices.iter().map(|s| s.0).collect();
     assert_eq!(pids.len(), 6, "{pids:?}");
     // The default control interval is 100 ms; CFS slices here are ticks.

@@ -5,7 +5,7 @@
 //! `-q` keeps errors only and `RUST_LOG` decides over the flags. Needs
 //! root (and cgroup v1's cpuset for the undo failure).
 
-use crate::support::daemon::{ctl, signal, sleeper, Daemon};
+use crate::support::daemon::{block_group_removal, ctl, signal, sleeper, unblock, Daemon};
 use crate::support::ecosched_path;
 use ecosched_testkit::live::{allowed_list, wait_for};
 use nix::sys::signal::Signal;
@@ -88,18 +88,13 @@ fn journal_stream_lines_carry_syslog_priorities() {
     wait_for("the group to be confined", Duration::from_secs(10), || {
         allowed_list(sleeper.id()).unwrap() == "0"
     });
-    let own = std::fs::read_to_string(format!("/proc/{}/cpuset", sleeper.id())).unwrap();
-    let group = cpuset.join(own.trim().trim_start_matches('/'));
-    assert!(group != cpuset, "the group's process is in the root cpuset");
-    let child = group.join("not-ecosched");
-    std::fs::create_dir(&child).unwrap();
+    let group = block_group_removal(cpuset, sleeper.id());
     signal(&daemon.0, Signal::SIGTERM);
     let status = daemon.0.wait().unwrap();
     let text = log(dir.path());
     sleeper.kill().unwrap();
     let _ = sleeper.wait();
-    let _ = std::fs::remove_dir(&child);
-    let _ = std::fs::remove_dir(&group);
+    unblock(&group);
     assert!(!status.success(), "{text}");
     for line in text.lines() {
         assert!(

@@ -10,7 +10,7 @@
 //! memory following it. Needs root, python3 and util-linux's `setpriv`
 //! and `prlimit`.
 
-use crate::support::daemon::{signal, sleeper, Daemon};
+use crate::support::daemon::{block_group_removal, signal, sleeper, unblock, Daemon};
 use crate::support::{ecosched_command, ecosched_path};
 use ecosched_testkit::live::{allowed_list, wait_for};
 use nix::sys::signal::Signal;
@@ -270,20 +270,14 @@ fn sigterm_names_what_it_could_not_undo() {
         allowed_list(sleeper.id()).unwrap() == "0"
     });
     // The group's cpuset, which the daemon made and must remove at the
-    // end, gets a child cgroup the daemon knows nothing of: the removal
-    // fails (the kernel keeps a cgroup with children).
-    let own = std::fs::read_to_string(format!("/proc/{}/cpuset", sleeper.id())).unwrap();
-    let group = cpuset.join(own.trim().trim_start_matches('/'));
-    assert!(group != cpuset, "the group's process is in the root cpuset");
-    let child = group.join("not-ecosched");
-    std::fs::create_dir(&child).unwrap();
+    // end, gets a child cgroup the daemon knows nothing of.
+    let group = block_group_removal(cpuset, sleeper.id());
     signal(&daemon.0, Signal::SIGTERM);
     let status = daemon.0.wait().unwrap();
     let text = log(dir.path());
     sleeper.kill().unwrap();
     let _ = sleeper.wait();
-    let _ = std::fs::remove_dir(&child);
-    let _ = std::fs::remove_dir(&group);
+    unblock(&group);
     assert!(!status.success(), "{text}");
     assert!(!text.contains("everything restored"), "{text}");
     assert!(text.contains("group demo: could not undo"), "{text}");

@@ -6,7 +6,7 @@
 //! (which `scripts/install-pandas` installs). Needs root (cpuset cgroups),
 //! as CI has.
 
-use crate::support::{ecosched_command, MEASURE_ONLY};
+use crate::support::{ecosched_command, trace_slices, MEASURE_ONLY};
 use serde_json::Value;
 use std::process::Command;
 
@@ -135,23 +135,10 @@ fn perfetto_trace_of_make_j2_shows_two_compilers_at_once() {
         .unwrap();
     assert!(source.contains("context-switch records"), "{source}");
     // (pid, CPU track, start, end) of every compiler slice.
-    let compilers: Vec<(u64, u64, f64, f64)> = events
-        .iter()
-        .filter(|e| e["ph"] == "X")
-        .filter(|e| {
-            let name = e["name"].as_str().unwrap();
-            ["cc1:", "gcc:"].iter().any(|c| name.starts_with(c))
-        })
-        .map(|e| {
-            let ts = e["ts"].as_f64().unwrap();
-            (
-                e["args"]["pid"].as_u64().unwrap(),
-                e["tid"].as_u64().unwrap(),
-                ts,
-                ts + e["dur"].as_f64().unwrap(),
-            )
-        })
-        .collect();
+    let compilers = trace_slices(&v, |e| {
+        let name = e["name"].as_str().unwrap();
+        ["cc1:", "gcc:"].iter().any(|c| name.starts_with(c))
+    });
     let pids: std::collections::BTreeSet<u64> = compilers.iter().map(|c| c.0).collect();
     assert!(pids.len() >= 7, "seven files, seven compilers: {pids:?}");
     let together = compilers.iter().any(|a| {

@@ -5,7 +5,7 @@
 
 use super::ecosched_command;
 use nix::sys::signal::Signal;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -85,4 +85,22 @@ impl Drop for Daemon {
             }
         }
     }
+}
+
+/// A cgroup the daemon never made, inside the cpuset group it made for
+/// `pid`: the kernel keeps a cgroup with children, so the daemon cannot
+/// remove its group and must say so. Returns the group; [`unblock`]
+/// removes both afterwards.
+pub fn block_group_removal(cpuset: &Path, pid: u32) -> PathBuf {
+    let own = std::fs::read_to_string(format!("/proc/{pid}/cpuset")).unwrap();
+    let group = cpuset.join(own.trim().trim_start_matches('/'));
+    assert!(group != cpuset, "the group's process is in the root cpuset");
+    std::fs::create_dir(group.join("not-ecosched")).unwrap();
+    group
+}
+
+/// Remove what [`block_group_removal`] left, once the group is empty.
+pub fn unblock(group: &Path) {
+    let _ = std::fs::remove_dir(group.join("not-ecosched"));
+    let _ = std::fs::remove_dir(group);
 }

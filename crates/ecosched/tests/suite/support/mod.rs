@@ -19,6 +19,26 @@ pub fn ecosched_path() -> PathBuf {
     assert_cmd::cargo::cargo_bin("ecosched")
 }
 
+/// Every complete slice (`"ph": "X"`) of a Perfetto trace that `keep`
+/// accepts, as (pid, CPU track, start µs, end µs).
+pub fn trace_slices(trace: &Value, keep: impl Fn(&Value) -> bool) -> Vec<(u64, u64, f64, f64)> {
+    trace["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "X" && keep(e))
+        .map(|e| {
+            let ts = e["ts"].as_f64().unwrap();
+            (
+                e["args"]["pid"].as_u64().unwrap(),
+                e["tid"].as_u64().unwrap(),
+                ts,
+                ts + e["dur"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
 /// `ecosched`, to run and assert on (status, stdout, stderr).
 pub fn ecosched() -> assert_cmd::Command {
     assert_cmd::Command::cargo_bin("ecosched").expect("the ecosched binary is built")
