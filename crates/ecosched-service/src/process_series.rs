@@ -19,11 +19,12 @@
 //!
 //! Field numbers are those of proc(5).
 
+use ecosched_linux::procfs;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
-use std::io::{BufRead, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// The most read of any one file (`stat` and `limits` are well under a
@@ -49,21 +50,6 @@ pub struct ProcessCollector {
     boot_s: Option<f64>,
 }
 
-/// What `stat` tells.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Stat {
-    /// User plus system CPU time, in clock ticks.
-    pub cpu_ticks: u64,
-    /// Threads.
-    pub threads: u64,
-    /// Start, in clock ticks after boot.
-    pub start_ticks: u64,
-    /// Virtual memory, in bytes.
-    pub vsize: u64,
-    /// Resident set, in pages.
-    pub rss_pages: u64,
-}
-
 impl ProcessCollector {
     /// The collector of this process.
     pub fn own() -> Self {
@@ -76,7 +62,9 @@ impl ProcessCollector {
             dir: PathBuf::from("/proc/self"),
             ticks: conf(SysconfVar::CLK_TCK, 100.0),
             page: conf(SysconfVar::PAGE_SIZE, 4096.0),
-            boot_s: boot_time(Path::new("/proc/stat")),
+            boot_s: read_bounded(Path::new("/proc/stat"))
+                .and_then(|t| procfs::parse_btime(&t).ok())
+                .map(|b| b as f64),
         }
     }
 
@@ -103,23 +91,6 @@ fn read_bounded(path: &Path) -> Option<String> {
     Some(text)
 }
 
-/// Parse `/proc/<pid>/stat`. The command name (field 2) is in parentheses
-/// and may hold spaces and parentheses itself, so the fields are counted
-/// from after its last `)`.
-pub fn parse_stat(text: &str) -> Option<Stat> {
-    let (_, rest) = text.rsplit_once(')')?;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // Field n of proc(5) is fields[n - 3].
-    let field = |n: usize| fields.get(n - 3)?.parse::<u64>().ok();
-    Some(Stat {
-        cpu_ticks: field(14)?.saturating_add(field(15)?),
-        threads: field(20)?,
-        start_ticks: field(22)?,
-        vsize: field(23)?,
-        rss_pages: field(24)?,
-    })
-}
-
 /// The soft `Max open files` of `/proc/<pid>/limits` (`None` when
 /// unlimited or absent).
 pub fn parse_max_fds(limits: &str) -> Option<u64> {
@@ -129,17 +100,6 @@ pub fn parse_max_fds(limits: &str) -> Option<u64> {
         .next()?
         .parse()
         .ok()
-}
-
-/// `btime` of `/proc/stat`: when the machine booted, in seconds since the
-/// epoch.
-fn boot_time(path: &Path) -> Option<f64> {
-    let file = std::fs::File::open(path).ok()?;
-    let reader = std::io::BufReader::new(file.take(READ_MAX));
-    reader
-        .lines()
-        .map_while(Result::ok)
-        .find_map(|l| l.strip_prefix("btime ")?.trim().parse::<f64>().ok())
 }
 
 /// Entries of `fd/`, at most [`FDS_MAX`].
@@ -156,8 +116,10 @@ fn gauge(enc: &mut DescriptorEncoder, name: &str, help: &str, v: f64) -> std::fm
 
 impl Collector for ProcessCollector {
     fn encode(&self, mut enc: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        if let Some(s) = read_bounded(&self.dir.join("stat")).and_then(|t| parse_stat(&t)) {
-            let cpu = ConstCounter::new(s.cpu_ticks as f64 / self.ticks);
+        let stat = read_bounded(&self.dir.join("stat")).and_then(|t| procfs::stat::parse(&t).ok());
+        if let Some(s) = stat {
+            let cpu_ticks = s.utime_ticks.saturating_add(s.stime_ticks);
+            let cpu = ConstCounter::new(cpu_ticks as f64 / self.ticks);
             cpu.encode(enc.encode_descriptor(
                 "process_cpu_seconds",
                 "User and system CPU time the daemon has used",
@@ -168,7 +130,7 @@ impl Collector for ProcessCollector {
                 &mut enc,
                 "process_virtual_memory_bytes",
                 "Virtual memory size of the daemon",
-                s.vsize as f64,
+                s.vsize_bytes as f64,
             )?;
             gauge(
                 &mut enc,
@@ -180,7 +142,7 @@ impl Collector for ProcessCollector {
                 &mut enc,
                 "process_threads",
                 "Threads of the daemon (one per group, the exporter's, the control socket's ...)",
-                s.threads as f64,
+                f64::from(s.num_threads),
             )?;
             if let Some(boot) = self.boot_s {
                 gauge(
@@ -223,17 +185,18 @@ mod tests {
 
     #[test]
     fn stat_fields_are_counted_after_the_command_name() {
+        let s = procfs::stat::parse(STAT).unwrap();
         assert_eq!(
-            parse_stat(STAT),
-            Some(Stat {
-                cpu_ticks: 10,
-                threads: 5,
-                start_ticks: 4242,
-                vsize: 123_456_789,
-                rss_pages: 2048,
-            })
+            (
+                s.utime_ticks + s.stime_ticks,
+                s.num_threads,
+                s.start_ticks,
+                s.vsize_bytes,
+                s.rss_pages
+            ),
+            (10, 5, 4242, 123_456_789, 2048)
         );
-        assert_eq!(parse_stat("1234 (x) S 1"), None);
+        assert!(procfs::stat::parse("1234 (x) S 1").is_err());
     }
 
     #[test]

@@ -24,14 +24,14 @@ use std::io::{self, Write};
 #[derive(Serialize)]
 struct Row<'a> {
     /// Seconds since the start, three decimals.
-    time_s: String,
+    time_s: &'a str,
     cpu: u32,
     /// Empty where the platform reads no frequency.
     mhz: Option<u64>,
     /// Busy share of the interval, three decimals.
     utilisation: String,
     /// Empty where no meter or estimate covers the interval.
-    watts: Option<String>,
+    watts: Option<&'a str>,
     tasks: &'a str,
 }
 
@@ -88,11 +88,11 @@ impl<W: Write> TraceSink for TimeseriesSink<W> {
             let tasks = tasks.join(";");
             self.out
                 .serialize(Row {
-                    time_s: time_s.clone(),
+                    time_s: &time_s,
                     cpu: c.id.0,
                     mhz: c.freq_khz.map(|k| k / 1000),
                     utilisation: format!("{:.3}", c.utilisation),
-                    watts: watts.clone(),
+                    watts: watts.as_deref(),
                     tasks: &tasks,
                 })
                 .map_err(io_error)?;

@@ -1,7 +1,8 @@
 //! `/proc/<pid>/stat` and `/proc/<pid>/task/<tid>/stat` (proc(5)): the
 //! fields ecosched needs — command name, state, parent, CPU times, nice,
 //! thread count, start time (field 22, the half of a task's identity that
-//! survives PID reuse) and the CPU it last ran on (field 39).
+//! survives PID reuse), memory (for the exporter's `process_*` series) and
+//! the CPU it last ran on (field 39).
 //!
 //! The command name is in parentheses and may itself contain spaces and
 //! parentheses (`prctl(PR_SET_NAME)` accepts anything), so the fields are
@@ -36,6 +37,10 @@ pub struct Stat {
     pub num_threads: u32,
     /// Field 22: start time after boot in clock ticks.
     pub start_ticks: u64,
+    /// Field 23: virtual memory size in bytes.
+    pub vsize_bytes: u64,
+    /// Field 24: resident set size in pages.
+    pub rss_pages: u64,
     /// Field 39: CPU the task last ran on.
     pub processor: u32,
 }
@@ -90,6 +95,8 @@ pub fn parse(text: &str) -> Result<Stat, ProcParseError> {
         nice: number(field(19), "nice (19)")?,
         num_threads: number(field(20), "num_threads (20)")?,
         start_ticks: number(field(22), "starttime (22)")?,
+        vsize_bytes: number(field(23), "vsize (23)")?,
+        rss_pages: number(field(24), "rss (24)")?,
         processor: number(field(39), "processor (39)")?,
     })
 }

@@ -5,9 +5,9 @@
 //! `-q` keeps errors only and `RUST_LOG` decides over the flags. Needs
 //! root (and cgroup v1's cpuset for the undo failure).
 
-use crate::support::daemon::{block_group_removal, ctl, signal, sleeper, unblock, Daemon};
+use crate::support::daemon::{ctl, log, signal, sleeper, stop_with_group_held, Daemon};
 use crate::support::ecosched_path;
-use ecosched_testkit::live::{allowed_list, wait_for};
+use ecosched_testkit::live::wait_for;
 use nix::sys::signal::Signal;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -39,10 +39,6 @@ fn start(dir: &Path, command: &str, flags: &[&str], env: &[(&str, String)]) -> D
         cmd.env(k, v);
     }
     Daemon(cmd.spawn().unwrap())
-}
-
-fn log(dir: &Path) -> String {
-    std::fs::read_to_string(dir.join("daemon.log")).unwrap_or_default()
 }
 
 /// `JOURNAL_STREAM`'s value for `file`: its device and inode.
@@ -85,16 +81,8 @@ fn journal_stream_lines_carry_syslog_priorities() {
     std::fs::File::create(&log_path).unwrap();
     let stream = stream_of(&log_path);
     let mut daemon = start(dir.path(), name, &[], &[("JOURNAL_STREAM", stream)]);
-    wait_for("the group to be confined", Duration::from_secs(10), || {
-        allowed_list(sleeper.id()).unwrap() == "0"
-    });
-    let group = block_group_removal(cpuset, sleeper.id());
-    signal(&daemon.0, Signal::SIGTERM);
-    let status = daemon.0.wait().unwrap();
-    let text = log(dir.path());
-    sleeper.kill().unwrap();
-    let _ = sleeper.wait();
-    unblock(&group);
+    let (status, text, _group) =
+        stop_with_group_held(&mut daemon, &mut sleeper, cpuset, dir.path());
     assert!(!status.success(), "{text}");
     for line in text.lines() {
         assert!(

@@ -10,7 +10,7 @@
 //! memory following it. Needs root, python3 and util-linux's `setpriv`
 //! and `prlimit`.
 
-use crate::support::daemon::{block_group_removal, signal, sleeper, unblock, Daemon};
+use crate::support::daemon::{log, signal, sleeper, stop_with_group_held, Daemon};
 use crate::support::{ecosched_command, ecosched_path};
 use ecosched_testkit::live::{allowed_list, wait_for};
 use nix::sys::signal::Signal;
@@ -43,10 +43,6 @@ fn start_daemon(dir: &Path, command: &str) -> Daemon {
             .spawn()
             .unwrap(),
     )
-}
-
-fn log(dir: &Path) -> String {
-    std::fs::read_to_string(dir.join("daemon.log")).unwrap_or_default()
 }
 
 /// The exporter's address, from the daemon's log.
@@ -266,18 +262,7 @@ fn sigterm_names_what_it_could_not_undo() {
     let name = "svc-t-left";
     let mut sleeper = sleeper(dir.path(), name);
     let mut daemon = start_daemon(dir.path(), name);
-    wait_for("the group to be confined", Duration::from_secs(10), || {
-        allowed_list(sleeper.id()).unwrap() == "0"
-    });
-    // The group's cpuset, which the daemon made and must remove at the
-    // end, gets a child cgroup the daemon knows nothing of.
-    let group = block_group_removal(cpuset, sleeper.id());
-    signal(&daemon.0, Signal::SIGTERM);
-    let status = daemon.0.wait().unwrap();
-    let text = log(dir.path());
-    sleeper.kill().unwrap();
-    let _ = sleeper.wait();
-    unblock(&group);
+    let (status, text, group) = stop_with_group_held(&mut daemon, &mut sleeper, cpuset, dir.path());
     assert!(!status.success(), "{text}");
     assert!(!text.contains("everything restored"), "{text}");
     assert!(text.contains("group demo: could not undo"), "{text}");

@@ -87,20 +87,36 @@ impl Drop for Daemon {
     }
 }
 
-/// A cgroup the daemon never made, inside the cpuset group it made for
-/// `pid`: the kernel keeps a cgroup with children, so the daemon cannot
-/// remove its group and must say so. Returns the group; [`unblock`]
-/// removes both afterwards.
-pub fn block_group_removal(cpuset: &Path, pid: u32) -> PathBuf {
-    let own = std::fs::read_to_string(format!("/proc/{pid}/cpuset")).unwrap();
-    let group = cpuset.join(own.trim().trim_start_matches('/'));
-    assert!(group != cpuset, "the group's process is in the root cpuset");
-    std::fs::create_dir(group.join("not-ecosched")).unwrap();
-    group
+/// What a test daemon started with its stderr in `DIR/daemon.log` said.
+pub fn log(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("daemon.log")).unwrap_or_default()
 }
 
-/// Remove what [`block_group_removal`] left, once the group is empty.
-pub fn unblock(group: &Path) {
-    let _ = std::fs::remove_dir(group.join("not-ecosched"));
-    let _ = std::fs::remove_dir(group);
+/// `SIGTERM` to `daemon` once it has confined `sleeper` (to CPU 0), with a
+/// cgroup the daemon never made inside the cpuset group it made: the
+/// kernel keeps a cgroup with children, so the daemon cannot remove its
+/// group and must say so. Cleans up after it and returns the daemon's exit
+/// status, its log (`dir/daemon.log`) and the group's path.
+pub fn stop_with_group_held(
+    daemon: &mut Daemon,
+    sleeper: &mut Child,
+    cpuset: &Path,
+    dir: &Path,
+) -> (ExitStatus, String, PathBuf) {
+    ecosched_testkit::live::wait_for("the group to be confined", Duration::from_secs(10), || {
+        ecosched_testkit::live::allowed_list(sleeper.id()).unwrap() == "0"
+    });
+    let own = std::fs::read_to_string(format!("/proc/{}/cpuset", sleeper.id())).unwrap();
+    let group = cpuset.join(own.trim().trim_start_matches('/'));
+    assert!(group != cpuset, "the group's process is in the root cpuset");
+    let child = group.join("not-ecosched");
+    std::fs::create_dir(&child).unwrap();
+    signal(&daemon.0, Signal::SIGTERM);
+    let status = daemon.0.wait().unwrap();
+    let text = log(dir);
+    sleeper.kill().unwrap();
+    let _ = sleeper.wait();
+    let _ = std::fs::remove_dir(&child);
+    let _ = std::fs::remove_dir(&group);
+    (status, text, group)
 }
