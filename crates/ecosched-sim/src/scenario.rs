@@ -248,7 +248,7 @@ pub const SCENARIOS: &[(&str, &str)] = builtin_files!("../scenarios":
     "pam-libq-xalancbmk", "pam-libq-mcf", "pam-libq-bzip2", "pam-libq-gcc", "pam-libq-sjeng",
     "pam-libq-hmmer", "pam-libq-omnetpp", "pam-libq-perlbench",
     "pam-mix-323", "pam-mix-333", "pam-powercap", "pam-bzip2-libq",
-    "dhiman-art-equake-equake", "dhiman-mcf-applu-applu", "dhiman-bzip2-lucas-lucas", "dhiman-vortex-swim-swim", "dhiman-gcc-wupwise-wupwise", "dhiman-art-mcf-mcf", "dhiman-mcf-bzip2-bzip2", "dhiman-vortex-equake-equake",
+    "dhiman-art-equake-equake", "dhiman-mcf-applu-applu", "dhiman-bzip2-lucas-lucas", "dhiman-vortex-swim-swim", "dhiman-gcc-wupwise-wupwise", "dhiman-art-mcf-mcf", "dhiman-mcf-bzip2-bzip2", "dhiman-vortex-equake-equake", "dhiman-vortex-gzip-gzip",
     "suite-epyc-batch", "suite-epyc-build", "suite-epyc-services-low", "suite-epyc-services-high", "suite-epyc-batch-services",
     "suite-xeon-batch", "suite-xeon-build", "suite-xeon-services-low", "suite-xeon-services-high", "suite-xeon-batch-services",
     "suite-i9-batch", "suite-i9-build", "suite-i9-services-low", "suite-i9-services-high", "suite-i9-batch-services",

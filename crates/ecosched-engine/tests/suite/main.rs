@@ -19,6 +19,7 @@
 //!   the counter samples and the refusal without a PMU.
 //! - `patel`: Patel's schedulers: completion order without priorities,
 //!   dynamic priorities, and what they read on Linux.
+//! - `wca`: Dhiman's WCA where its rows do not reach (a tie of IPC sums).
 //! - `validation`: every paper's rows against the simulator (the code of
 //!   `ecosched validate`), one module per paper.
 //! - `support`: what every validation test does with its rows.
@@ -34,3 +35,4 @@ mod pam;
 mod patel;
 mod support;
 mod validation;
+mod wca;
