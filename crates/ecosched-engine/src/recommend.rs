@@ -26,11 +26,13 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 /// Parameter values tried beside a policy's defaults, where the policy
-/// has one knob that trades speed for energy: hilo's spare CPUs in H and
-/// its green set for memory-bound tasks, PAM's energy goal.
+/// has one knob that trades speed for energy: hilo's spare CPUs in H, its
+/// green set for memory-bound tasks and its hold on the CPUs outside H
+/// (the class's workload is all the machine runs), PAM's energy goal.
 const KNOBS: &[(&str, &str)] = &[
     ("hilo", "spare=2"),
     ("hilo", "green=true"),
+    ("hilo", "own_machine=true"),
     ("pam", "goal=energy"),
 ];
 

@@ -312,6 +312,12 @@ pub fn describe_control(policies: &[CpufreqPolicy], driver: &DriverState) -> Opt
 ///   governor to `powersave` first.
 /// - `Governor(g)` on a policy with EPP: after the governor, the EPP found
 ///   at discovery goes back (under `powersave`; `performance` sets its own).
+/// - `AsFound`: the range widened, then the governor, `scaling_max_freq`,
+///   `scaling_min_freq` and EPP found at discovery (the EPP only where the
+///   governor found is not `performance`, which refuses any other). A
+///   `userspace` governor found gets its governor back but not its
+///   `scaling_setspeed`, which sysfs does not report; the journal puts that
+///   back when the run ends.
 ///
 /// A frequency the policy cannot hold is an error listing what it can.
 pub fn writes_for(
@@ -348,6 +354,24 @@ pub fn writes_for(
             v.push(w("scaling_governor", g.name().to_string()));
             if g.name() == "powersave" && policy.control() == FreqControl::PinnedRangeEpp {
                 if let Some(epp) = &policy.epp {
+                    v.push(w(pstate::EPP_FILE, epp.clone()));
+                }
+            }
+            Ok(v)
+        }
+        FreqSetting::AsFound => {
+            let mut v = widen();
+            if let Some(g) = &policy.governor {
+                v.push(w("scaling_governor", g.clone()));
+            }
+            if let Some(hi) = policy.max_khz {
+                v.push(w("scaling_max_freq", hi.to_string()));
+            }
+            if let Some(lo) = policy.min_khz {
+                v.push(w("scaling_min_freq", lo.to_string()));
+            }
+            if let Some(epp) = &policy.epp {
+                if policy.governor.as_deref() != Some("performance") {
                     v.push(w(pstate::EPP_FILE, epp.clone()));
                 }
             }
@@ -561,6 +585,50 @@ mod tests {
                 ("energy_performance_preference", "balance_power"),
             ]
         );
+    }
+
+    fn pairs(v: &[SysfsWrite]) -> Vec<(String, String)> {
+        v.iter()
+            .map(|w| {
+                let name = w.path.rsplit('/').next().unwrap_or_default();
+                (name.to_string(), w.value.clone())
+            })
+            .collect()
+    }
+
+    /// A domain handed back gets the governor, range and preference it had
+    /// when ecosched found it, the range widened first so that neither
+    /// end crosses the other.
+    #[test]
+    fn as_found_puts_back_the_discovered_governor_range_and_preference() {
+        let mut p = acpi();
+        p.available_khz.clear();
+        p.governors = vec!["performance".into(), "powersave".into()];
+        p.governor = Some("powersave".into());
+        p.has_setspeed = false;
+        p.cpuinfo_min_khz = Some(400_000);
+        p.cpuinfo_max_khz = Some(5_000_000);
+        p.min_khz = Some(800_000);
+        p.max_khz = Some(4_000_000);
+        p.epp = Some("balance_power".into());
+        let got = pairs(&writes_for(&p, &FreqSetting::AsFound).unwrap());
+        let want = [
+            ("scaling_min_freq", "400000"),
+            ("scaling_max_freq", "5000000"),
+            ("scaling_governor", "powersave"),
+            ("scaling_max_freq", "4000000"),
+            ("scaling_min_freq", "800000"),
+            ("energy_performance_preference", "balance_power"),
+        ]
+        .map(|(a, b)| (a.to_string(), b.to_string()));
+        assert_eq!(got, want);
+        // Under performance the drivers refuse any EPP but their own.
+        p.governor = Some("performance".into());
+        let got = pairs(&writes_for(&p, &FreqSetting::AsFound).unwrap());
+        assert!(got
+            .iter()
+            .all(|(f, _)| f != "energy_performance_preference"));
+        assert_eq!(got[2], ("scaling_governor".into(), "performance".into()));
     }
 
     #[test]

@@ -34,6 +34,10 @@ pub struct Requirements {
     pub wanted: BTreeSet<CounterKind>,
     /// Whether it needs energy figures.
     pub power: bool,
+    /// Whether those figures must be measured: a limit held against an
+    /// estimate (a model of utilisation and P-states) limits nothing.
+    #[serde(default)]
+    pub measured_power: bool,
     /// Whether it sets affinity.
     pub affinity: bool,
     /// Whether it sets frequencies or governors.
@@ -166,6 +170,12 @@ impl Requirements {
         };
         if self.power && caps.power.is_none() {
             plain(Need::Power, "energy measurement");
+        } else if self.measured_power && caps.power != Some(PowerSource::Measured) {
+            plain(
+                Need::Power,
+                "measured energy (RAPL, hwmon or a power meter): this machine only has an \
+                 estimate, and a limit held against an estimate limits nothing",
+            );
         }
         if self.affinity && !caps.affinity {
             plain(Need::Affinity, "affinity control");
@@ -283,6 +293,32 @@ mod tests {
             let key = serde_json::to_string(&kind).unwrap();
             assert!(signal(kind).ends_with(&format!("({})", key.trim_matches('"'))));
         }
+    }
+
+    /// A limit on power needs a meter: against an estimate it is refused,
+    /// against a measurement it runs.
+    #[test]
+    fn measured_power_refuses_an_estimate() {
+        let cap = Requirements {
+            power: true,
+            measured_power: true,
+            ..Requirements::default()
+        };
+        let mut caps = Capabilities {
+            counters: BTreeSet::new(),
+            power: Some(PowerSource::Estimated),
+            affinity: true,
+            frequency: true,
+            gang: true,
+        };
+        let v = cap.verdict(&caps);
+        assert!(!v.runs());
+        assert_eq!(v.shortfalls()[0].need, Need::Power);
+        assert!(v.reasons().contains("only has an estimate"), "{v:?}");
+        caps.power = None;
+        assert_eq!(cap.missing(&caps), ["energy measurement"]);
+        caps.power = Some(PowerSource::Measured);
+        assert_eq!(cap.verdict(&caps), Verdict::Runs);
     }
 
     #[test]

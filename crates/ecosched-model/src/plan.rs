@@ -60,6 +60,10 @@ impl fmt::Display for Governor {
 pub enum FreqSetting {
     /// Hand the domain to a kernel governor.
     Governor(Governor),
+    /// Hand the domain back as it was found before the policy started (its
+    /// governor, frequency range and preference): for CPUs a policy has no
+    /// work on and leaves to whatever else the machine runs there.
+    AsFound,
     /// Hold one frequency (the `userspace` governor's `scaling_setspeed`).
     Fixed {
         /// Frequency in kHz; must be one of the domain's P-states.

@@ -48,8 +48,14 @@
 //!   shifts the order by one cache domain every so many seconds, the
 //!   long-term fairness §IV-A suggests for even heating.
 //! - **Frequency** (§IV-A): a frequency domain runs at its highest P-state
-//!   when any of its CPUs is in H, at its lowest otherwise; set directly,
-//!   not through a governor. On a machine without frequency control (no
+//!   when any of its CPUs is in H; set directly, not through a governor.
+//!   The paper's system owns the machine and holds every other domain at
+//!   its lowest P-state (`own_machine=true`). By default those domains are
+//!   left as found, under their governor: managed work never runs there,
+//!   but whatever else the machine runs does (services, cron jobs, other
+//!   users), and held at the lowest P-state it would run at a fraction of
+//!   its speed without anything saying so. An idle domain under a load-
+//!   following governor drops to its lowest P-state by itself. On a machine without frequency control (no
 //!   frequency domains in the topology, e.g. a VM without cpufreq) the policy
 //!   only confines managed work to H — it then saves nothing by itself but
 //!   still concentrates the work.
@@ -100,6 +106,10 @@ crate::typed_params! {
         green_mpki: f64 = real().above(0.0).default("10").source("§IV-C"),
         /// Frequency of the green set, MHz: the lowest P-state at or above it.
         green_mhz: Option<u64> = int_from(1).unset("the lowest P-state").source("§IV-C"),
+        /// Hold every domain with no CPU in H (or G) at its lowest P-state,
+        /// as the paper's system does; false leaves them under their
+        /// governor for the work ecosched does not manage.
+        own_machine: bool = flag().default("false").source("§IV-A"),
     }
 }
 
@@ -158,6 +168,9 @@ pub struct HiloConfig {
     pub mode: FreqMode,
     /// The green set, if enabled.
     pub green: Option<GreenConfig>,
+    /// Hold domains outside H and G at the lowest P-state (else leave them
+    /// as found).
+    pub own_machine: bool,
 }
 
 impl HiloConfig {
@@ -176,6 +189,13 @@ impl HiloConfig {
                     .into(),
             });
         }
+        if params.own_machine && mode == FreqMode::Ondemand {
+            return Err(PolicyError::BadParam {
+                key: "own_machine".into(),
+                value: "true".into(),
+                reason: "the ondemand variant leaves every domain to ondemand".into(),
+            });
+        }
         Ok(HiloConfig {
             green,
             spare: params.spare,
@@ -185,6 +205,7 @@ impl HiloConfig {
             spread: params.spread,
             rotate_s: (params.rotate_s > 0.0).then_some(params.rotate_s),
             mode,
+            own_machine: params.own_machine,
         })
     }
 }
@@ -402,15 +423,24 @@ impl Hilo {
         if self.config.mode == FreqMode::HighLow {
             for (d, cpus) in self.domains.iter().enumerate() {
                 let (max, min, green_khz) = self.limits_khz[d];
-                let freq_khz = if cpus.intersects(&high) {
-                    max
+                let setting = if cpus.intersects(&high) {
+                    FreqSetting::Fixed { freq_khz: max }
                 } else if cpus.intersects(&green) {
-                    green_khz
+                    FreqSetting::Fixed {
+                        freq_khz: green_khz,
+                    }
+                } else if self.config.own_machine {
+                    FreqSetting::Fixed { freq_khz: min }
                 } else {
-                    min
+                    FreqSetting::AsFound
                 };
-                let setting = FreqSetting::Fixed { freq_khz };
-                if self.applied_freq.get(&d) != Some(&setting) {
+                // A domain never set is as found already.
+                let before = self
+                    .applied_freq
+                    .get(&d)
+                    .copied()
+                    .or_else(|| (!self.config.own_machine).then_some(FreqSetting::AsFound));
+                if before != Some(setting) {
                     plan.frequency.insert(FreqDomainId(d), setting);
                     self.applied_freq.insert(d, setting);
                     self.stats.frequency_changes += 1;
@@ -627,11 +657,18 @@ mod tests {
             .count()
     }
 
+    /// H starts at one CPU and the spare. The other domains are left as
+    /// found; owning the machine, as the paper's system does, holds them at
+    /// the lowest P-state.
     #[test]
-    fn starts_with_one_plus_spare_and_the_rest_low() {
+    fn starts_with_one_plus_spare_and_leaves_the_rest_unless_it_owns_the_machine() {
         let mut p = hilo(Params::default());
         let plan = p.init(&opteron_2352()).unwrap();
         assert_eq!(plan.managed_cpus.unwrap().to_list(), "0-1");
+        assert_eq!(plan.frequency.len(), 2);
+        assert_eq!(high_count(&plan.frequency), 2);
+        let mut owner = hilo(Params::default().with("own_machine", true));
+        let plan = owner.init(&opteron_2352()).unwrap();
         assert_eq!(plan.frequency.len(), 8);
         assert_eq!(high_count(&plan.frequency), 2);
         assert_eq!(
@@ -644,7 +681,7 @@ mod tests {
 
     #[test]
     fn grows_at_once_and_shrinks_only_after_the_hold_time() {
-        let mut p = hilo(Params::default());
+        let mut p = hilo(Params::default().with("own_machine", true));
         p.init(&opteron_2352()).unwrap();
         let plan = p.decide(&snap(0.02, 3, 1, None));
         assert_eq!(plan.managed_cpus.unwrap().to_list(), "0-3");
@@ -666,6 +703,32 @@ mod tests {
                 };
                 2
             ]
+        );
+    }
+
+    /// A domain that leaves H goes back to how it was found.
+    #[test]
+    fn a_domain_leaving_h_is_handed_back() {
+        let mut p = hilo(Params::default());
+        p.init(&opteron_2352()).unwrap();
+        p.decide(&snap(0.02, 3, 1, None));
+        let mut t = 0.04;
+        let plan = loop {
+            let plan = p.decide(&snap(t, 1, 3, None));
+            if !plan.is_empty() {
+                break plan;
+            }
+            t += 0.02;
+        };
+        assert_eq!(plan.managed_cpus.unwrap().to_list(), "0-1");
+        let back: Vec<(usize, FreqSetting)> = plan
+            .frequency
+            .into_iter()
+            .map(|(d, s)| (d.index(), s))
+            .collect();
+        assert_eq!(
+            back,
+            vec![(2, FreqSetting::AsFound), (3, FreqSetting::AsFound)]
         );
     }
 
@@ -834,18 +897,26 @@ mod tests {
         }
         let plan = p.decide(&s);
         assert_eq!(plan.task_cpus[&s.tasks[0].id].to_list(), "7");
-        // Two others + a spare on H; CPU 7 stays at the lowest P-state it
-        // got at init, CPU 2 joins H.
+        // Two others + a spare on H: CPU 2 joins H; CPU 7, found under
+        // its governor, goes to the lowest P-state as the green set.
         assert_eq!(plan.task_cpus[&s.tasks[1].id].to_list(), "0-2");
         assert_eq!(plan.managed_cpus.unwrap().to_list(), "0-2,7");
         assert_eq!(
             plan.frequency.into_iter().collect::<Vec<_>>(),
-            vec![(
-                FreqDomainId(2),
-                FreqSetting::Fixed {
-                    freq_khz: 2_100_000
-                }
-            )]
+            vec![
+                (
+                    FreqDomainId(2),
+                    FreqSetting::Fixed {
+                        freq_khz: 2_100_000
+                    }
+                ),
+                (
+                    FreqDomainId(7),
+                    FreqSetting::Fixed {
+                        freq_khz: 1_050_000
+                    }
+                )
+            ]
         );
         // Hysteresis: at 8 per 1000 (under 10, over 5) it stays green.
         s.tasks[0].counters.llc_misses = Some(8_000);

@@ -120,6 +120,9 @@ impl DomainGovernor {
             FreqSetting::Governor(Governor::Powersave) => domain.min_khz(),
             FreqSetting::Governor(_) if idle_before => domain.min_khz(),
             FreqSetting::Governor(_) => cur_khz,
+            // The platform resolves "as found" to the scenario's governor
+            // before it builds a governor; unresolved, nothing changes.
+            FreqSetting::AsFound => cur_khz,
             FreqSetting::Hwp { epp, .. } => {
                 let (lo, hi) = hwp_range(self.setting, domain);
                 if epp == Epp::Performance {

@@ -244,7 +244,7 @@ pub const SCENARIOS: &[(&str, &str)] = builtin_files!("../scenarios":
     "richling-make-j1", "richling-make-j2", "richling-make-j3", "richling-make-j4",
     "richling-make-j5", "richling-make-j6", "richling-make-j7", "richling-make-j8",
     "richling-make-j9", "richling-make-j10", "richling-make-j11", "richling-make-j12",
-    "richling-phenom-j1", "richling-i7-j1", "richling-phenom2-j1",
+    "richling-phenom-j1", "richling-i7-j1", "richling-phenom2-j1", "hilo-unmanaged",
     "pam-libq-xalancbmk", "pam-libq-mcf", "pam-libq-bzip2", "pam-libq-gcc", "pam-libq-sjeng",
     "pam-libq-hmmer", "pam-libq-omnetpp", "pam-libq-perlbench",
     "pam-mix-323", "pam-mix-333", "pam-powercap", "pam-bzip2-libq",

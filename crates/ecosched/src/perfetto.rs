@@ -190,6 +190,7 @@ fn describe(plan: &Plan, names: &BTreeMap<u32, &str>) -> Vec<String> {
                 format!("domain {} at {} MHz", d.index(), freq_khz / 1000)
             }
             FreqSetting::Governor(g) => format!("domain {} governor {g}", d.index()),
+            FreqSetting::AsFound => format!("domain {} as found", d.index()),
             FreqSetting::Hwp { epp, .. } => format!("domain {} hardware-chosen, {epp}", d.index()),
         });
     }

@@ -65,6 +65,9 @@ crate::typed_params! {
         goal: String = choice(&["performance", "power-cap", "energy"]).default("performance"),
         /// Whole-system power cap, W (required for goal=power-cap).
         power_cap_w: Option<f64> = real().above(0.0).unset("no cap").source("§V-G"),
+        /// Hold the cap against the power estimate where nothing measures
+        /// power (refused otherwise: an estimate caps nothing).
+        cap_on_estimate: bool = flag().default("false"),
         /// Miss-ratio exponent (the cache rule of thumb).
         alpha: f64 = real().at_least(0.0).default("0.5").source("eq. 11"),
         /// Fit alpha per task online from two occupancies.
@@ -117,6 +120,8 @@ const DEFAULT_N: u32 = 30;
 pub struct PamConfig {
     /// What to optimise.
     pub goal: Goal,
+    /// Hold a power cap against an estimate (asked for explicitly).
+    pub cap_on_estimate: bool,
     /// α of eq. 11 (the starting value when fitted).
     pub alpha: f64,
     /// Fit α per task online.
@@ -180,6 +185,13 @@ impl PamConfig {
             "energy" => Goal::Energy,
             _ => Goal::Performance,
         };
+        if p.cap_on_estimate && !matches!(goal, Goal::PowerCap { .. }) {
+            return Err(bad(
+                "cap_on_estimate",
+                true,
+                "only meaningful with goal=power-cap",
+            ));
+        }
         if let (Some(cap), false) = (p.power_cap_w, matches!(goal, Goal::PowerCap { .. })) {
             return Err(bad(
                 "power_cap_w",
@@ -193,6 +205,7 @@ impl PamConfig {
         }
         Ok(PamConfig {
             goal,
+            cap_on_estimate: p.cap_on_estimate,
             alpha: p.alpha,
             alpha_fit: p.alpha_fit,
             model: CpiModel {
@@ -641,6 +654,8 @@ impl Policy for Pam {
             // machine has neither.
             wanted: [CounterKind::LinesIn, CounterKind::LlcOccupancy].into(),
             power: !matches!(self.config.goal, Goal::Performance),
+            measured_power: matches!(self.config.goal, Goal::PowerCap { .. })
+                && !self.config.cap_on_estimate,
             affinity: true,
             ..Requirements::default()
         }

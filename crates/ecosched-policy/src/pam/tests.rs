@@ -121,6 +121,29 @@ fn refuses_a_platform_without_the_counters_it_reads() {
         ..software_only
     };
     assert!(pam(&[]).requirements().missing(&full).is_empty());
+    // A cap needs measured power: an estimate is refused unless asked for;
+    // the energy goal decides on an estimate, saying so.
+    let estimated = Capabilities {
+        power: Some(ecosched_model::PowerSource::Estimated),
+        ..full.clone()
+    };
+    let verdict = capped.requirements().verdict(&estimated);
+    assert!(!verdict.runs(), "{verdict:?}");
+    assert!(verdict.reasons().contains("measured energy"), "{verdict:?}");
+    let asked = pam(&["goal=power-cap", "power_cap_w=260", "cap_on_estimate=true"]);
+    assert!(asked.requirements().verdict(&estimated).runs());
+    assert!(pam(&["goal=energy"])
+        .requirements()
+        .verdict(&estimated)
+        .runs());
+    let measured = Capabilities {
+        power: Some(ecosched_model::PowerSource::Measured),
+        ..full
+    };
+    assert_eq!(
+        capped.requirements().verdict(&measured),
+        ecosched_model::Verdict::Runs
+    );
 }
 
 #[test]
@@ -135,6 +158,7 @@ fn params_are_checked_and_named() {
     assert!(err(&["m=5", "n=4"]).contains("n=\"4\""));
     assert!(err(&["max_degradation=1.5"]).contains("max_degradation"));
     assert!(err(&["power_cap_w=200"]).contains("goal=power-cap"));
+    assert!(err(&["cap_on_estimate=true"]).contains("goal=power-cap"));
     assert!(err(&["t3=-1"]).contains("t3"));
     assert!(err(&["search_budget_ms=0"]).contains("search_budget_ms"));
     assert!(err(&["search_budget_ms=-5"]).contains("search_budget_ms"));

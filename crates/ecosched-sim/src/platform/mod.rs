@@ -561,6 +561,14 @@ impl SimPlatform {
     /// every interval must not restart the governor's sampling period
     /// (it would never sample).
     fn set_freq_setting(&mut self, d: FreqDomainId, setting: ecosched_model::FreqSetting) {
+        // The domain as found is the scenario's governor, which every
+        // domain starts under.
+        let setting = match setting {
+            ecosched_model::FreqSetting::AsFound => {
+                ecosched_model::FreqSetting::Governor(self.scenario.spec.governor)
+            }
+            other => other,
+        };
         let d = d.index();
         if self.domains[d].governor.setting() == setting {
             return;
