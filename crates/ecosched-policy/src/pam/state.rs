@@ -112,16 +112,39 @@ impl Measure {
         (ipc > 0.0).then(|| power_w * cycle_s / ipc)
     }
 
-    /// Whether `self` (Good) beats `baseline` (Default) for `goal`.
+    /// Joules per instruction retired: the same quantity as
+    /// [`Self::energy_per_instruction`] when every task runs throughout,
+    /// and one that needs no clock frequency, which a machine without
+    /// cpufreq does not report.
+    pub fn joules_per_instruction(&self) -> Option<f64> {
+        let instructions: f64 = self.tasks.values().map(|(_, i)| i).sum();
+        (instructions > 0.0).then_some(self.energy_j? / instructions)
+    }
+
+    /// Whether `self` (Good) beats `baseline` (Default) for `goal`. The
+    /// energy goal compares §III-A's energy per instruction where both
+    /// intervals know their clock, else joules per instruction retired:
+    /// without a clock every plan would otherwise count as no better and
+    /// be undone.
     pub fn better_than(&self, baseline: &Measure, goal: &Goal) -> bool {
         match goal {
             Goal::Performance | Goal::PowerCap { .. } => {
                 self.speedup_over(baseline).is_some_and(|s| s > 1.0)
             }
-            Goal::Energy => matches!(
-                (self.energy_per_instruction(), baseline.energy_per_instruction()),
-                (Some(now), Some(before)) if now < before
-            ),
+            Goal::Energy => {
+                let paper = (
+                    self.energy_per_instruction(),
+                    baseline.energy_per_instruction(),
+                );
+                let (now, before) = match paper {
+                    (Some(now), Some(before)) => (Some(now), Some(before)),
+                    _ => (
+                        self.joules_per_instruction(),
+                        baseline.joules_per_instruction(),
+                    ),
+                };
+                matches!((now, before), (Some(now), Some(before)) if now < before)
+            }
         }
     }
 }
@@ -374,6 +397,30 @@ mod tests {
         let hungrier = measure(&[(1, 1.9), (2, 1.9)], 130.0);
         assert!(faster.better_than(&before, &Goal::Energy));
         assert!(!hungrier.better_than(&before, &Goal::Energy));
+    }
+
+    /// A machine without cpufreq reports no clock: the energy goal then
+    /// compares joules per instruction retired instead of undoing every
+    /// plan for want of a figure.
+    #[test]
+    fn energy_goal_without_a_clock_compares_joules_per_instruction() {
+        let clockless = |instructions: f64, energy_j: f64| Measure {
+            tasks: [
+                (task_id(1), (2e9, instructions)),
+                (task_id(2), (2e9, instructions)),
+            ]
+            .into(),
+            energy_j: Some(energy_j),
+            seconds: 1.0,
+            ghz: None,
+        };
+        let before = clockless(1e9, 100.0);
+        let more_work = clockless(1.3e9, 100.0);
+        let hungrier = clockless(1e9, 110.0);
+        assert!(before.energy_per_instruction().is_none());
+        assert!(more_work.better_than(&before, &Goal::Energy));
+        assert!(!hungrier.better_than(&before, &Goal::Energy));
+        assert!(!before.better_than(&before, &Goal::Energy));
     }
 
     #[test]
