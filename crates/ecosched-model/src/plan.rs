@@ -63,6 +63,7 @@ pub enum FreqSetting {
     /// Hand the domain back as it was found before the policy started (its
     /// governor, frequency range and preference): for CPUs a policy has no
     /// work on and leaves to whatever else the machine runs there.
+    #[serde(rename = "as_found")]
     AsFound,
     /// Hold one frequency (the `userspace` governor's `scaling_setspeed`).
     Fixed {
@@ -356,7 +357,9 @@ mod tests {
         plan.task_cpus.insert(task(7), CpuSet::first_n(2));
         plan.gang.insert(task(8), GangAction::Stop);
         plan.gang_schedule = Some(two_slots());
+        plan.frequency.insert(FreqDomainId(1), FreqSetting::AsFound);
         let text = serde_json::to_string(&plan).unwrap();
+        assert!(text.contains("\"as_found\""), "{text}");
         let back: Plan = serde_json::from_str(&text).unwrap();
         assert_eq!(back, plan);
     }

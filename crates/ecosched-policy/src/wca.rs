@@ -43,9 +43,18 @@
 //!   work; Table 1's strict "after removing T" form already rules out
 //!   ping-pong between two nodes.
 //! - On Linux transient threads are the managed command's own mostly
-//!   sleeping threads (on-CPU time from `/proc/<pid>/task/*/schedstat`);
-//!   the kernel's own threads are not managed and are kept from disturbing
-//!   the placement by the pinning itself.
+//!   sleeping threads (on-CPU time from `/proc/<pid>/task/*/schedstat`).
+//!   Work ecosched does not manage (the kernel's threads of §4.1, other
+//!   programs) is seen per CPU: a CPU's busy time (`/proc/stat`) less the
+//!   managed threads' on-CPU time there, over the same window. A CPU on
+//!   which it takes at least half the window is not idle, so a managed
+//!   thread is never pinned onto a busy program it cannot move; its cache
+//!   weight and IPC are unknown, so stages 2 and 3 leave its node alone.
+//!   It is not added to Table 1's thread counts: with no cache weight to
+//!   weigh it by, counting it kept two cache-hungry threads on one cache
+//!   beside a compute-bound program alone on the other (a third of their
+//!   throughput lost). Below `t_on_tr` it is transient and ignored, as the
+//!   paper ignores kernel threads' short bursts.
 
 use crate::{Policy, PolicyError};
 use ecosched_model::{
@@ -132,9 +141,7 @@ struct Thread {
 impl Thread {
     /// On-CPU share over the history, `None` before the first interval.
     fn on_share(&self) -> Option<f64> {
-        let total: u64 = self.history.iter().map(|h| h.0).sum();
-        let on: u64 = self.history.iter().map(|h| h.1).sum();
-        (total > 0).then(|| on as f64 / total as f64)
+        share(&self.history)
     }
 }
 
@@ -157,6 +164,12 @@ ecosched_model::policy_stats! {
         moves_stage3_ipc: u64 => counter,
         /// Affinity changes sent (pins and unpins).
         affinity_changes: u64 => counter,
+        /// CPUs that work ecosched does not manage keeps busy (at least
+        /// half the window): never idle.
+        unmanaged_busy_cpus: usize => gauge,
+        /// CPUs with unmanaged work below t_on_tr of the window: transient
+        /// (kernel threads' bursts), ignored.
+        unmanaged_transient_cpus: usize => gauge,
     }
 }
 
@@ -172,7 +185,30 @@ pub struct Wca {
     placed: BTreeMap<TaskId, CpuId>,
     /// The affinity last sent per task.
     applied: BTreeMap<TaskId, CpuSet>,
+    /// Per CPU, (interval ns, busy ns of unmanaged work) per observed
+    /// interval, oldest first, covering at most the window.
+    unmanaged: BTreeMap<CpuId, VecDeque<(u64, u64)>>,
+    /// CPUs unmanaged work keeps busy, as of the last decision.
+    busy: CpuSet,
     stats: WcaStats,
+}
+
+/// Share of the window from which a CPU's unmanaged work makes it busy:
+/// it rounds to one CPU's worth.
+const UNMANAGED_THREAD_SHARE: f64 = 0.5;
+
+/// Drop the oldest entries of `history` beyond `window_ns` (keeping one).
+fn trim(history: &mut VecDeque<(u64, u64)>, window_ns: u64) {
+    while history.iter().map(|h| h.0).sum::<u64>() > window_ns && history.len() > 1 {
+        history.pop_front();
+    }
+}
+
+/// Busy share of a history, `None` before the first interval.
+fn share(history: &VecDeque<(u64, u64)>) -> Option<f64> {
+    let total: u64 = history.iter().map(|h| h.0).sum();
+    let on: u64 = history.iter().map(|h| h.1).sum();
+    (total > 0).then(|| on as f64 / total as f64)
 }
 
 /// Node totals of Table 1's 3-tuple (Fig. 4).
@@ -198,6 +234,8 @@ impl Wca {
             threads: BTreeMap::new(),
             placed: BTreeMap::new(),
             applied: BTreeMap::new(),
+            unmanaged: BTreeMap::new(),
+            busy: CpuSet::new(),
             stats: WcaStats::default(),
         }
     }
@@ -225,9 +263,7 @@ impl Wca {
             let c = &task.counters;
             th.history
                 .push_back((interval_ns, c.on_cpu_ns.unwrap_or(0).min(interval_ns)));
-            while th.history.iter().map(|h| h.0).sum::<u64>() > window_ns && th.history.len() > 1 {
-                th.history.pop_front();
-            }
+            trim(&mut th.history, window_ns);
             if let (Some(i), Some(cy)) = (c.instructions, c.cycles) {
                 if i > 0 && cy > 0 {
                     let ipc = i as f64 / cy as f64;
@@ -240,6 +276,35 @@ impl Wca {
                 }
             }
         }
+    }
+
+    /// Fold one interval of each CPU's unmanaged work into its history:
+    /// the CPU's busy time less the managed threads' on-CPU time there.
+    fn characterise_unmanaged(&mut self, snapshot: &Snapshot) {
+        let interval_ns = (snapshot.interval_s * 1e9).round().max(0.0) as u64;
+        let window_ns = self.config.window.as_nanos() as u64;
+        let mut managed: BTreeMap<CpuId, u64> = BTreeMap::new();
+        for task in snapshot.live_managed() {
+            if let (Some(cpu), Some(on)) = (task.cpu, task.counters.on_cpu_ns) {
+                *managed.entry(cpu).or_default() += on.min(interval_ns);
+            }
+        }
+        let (mut busy, mut transient) = (CpuSet::new(), 0);
+        for c in &snapshot.cpus {
+            let on = (c.utilisation.clamp(0.0, 1.0) * interval_ns as f64) as u64;
+            let other = on.saturating_sub(managed.get(&c.id).copied().unwrap_or(0));
+            let history = self.unmanaged.entry(c.id).or_default();
+            history.push_back((interval_ns, other));
+            trim(history, window_ns);
+            match share(history) {
+                Some(s) if s >= UNMANAGED_THREAD_SHARE => busy.insert(c.id),
+                Some(s) if s > 0.0 && s < self.config.t_on_tr => transient += 1,
+                _ => {}
+            }
+        }
+        self.stats.unmanaged_busy_cpus = busy.len();
+        self.stats.unmanaged_transient_cpus = transient;
+        self.busy = busy;
     }
 
     fn tuple(&self, node: &CpuSet, without: Option<TaskId>) -> Tuple {
@@ -258,7 +323,7 @@ impl Wca {
 
     fn idle_cpu(&self, node: &CpuSet, allowed: &CpuSet) -> Option<CpuId> {
         node.iter()
-            .filter(|c| allowed.contains(*c))
+            .filter(|c| allowed.contains(*c) && !self.busy.contains(*c))
             .find(|c| !self.placed.values().any(|p| p == c))
     }
 
@@ -281,6 +346,12 @@ impl Wca {
         // After the move N2 holds b.count + 1; stage 1 would move it back
         // if b.count > a.count − 1.
         if b.count + 1 > a.count {
+            return None;
+        }
+        // Unmanaged work has no counters here: the cache weight and IPC
+        // sums of a node it keeps busy are unknown, so stages 2 and 3 do
+        // not compare such a node.
+        if n1.intersects(&self.busy) || n2.intersects(&self.busy) {
             return None;
         }
         if without.cw > b.cw {
@@ -435,12 +506,15 @@ impl Policy for Wca {
         self.threads.clear();
         self.placed.clear();
         self.applied.clear();
+        self.unmanaged.clear();
+        self.busy = CpuSet::new();
         self.stats = WcaStats::default();
         Ok(Plan::default())
     }
     fn decide(&mut self, snapshot: &Snapshot) -> Plan {
         self.stats.decisions += 1;
         self.characterise(snapshot);
+        self.characterise_unmanaged(snapshot);
         let mut allowed: BTreeMap<TaskId, CpuSet> = BTreeMap::new();
         let mut transient = 0usize;
         for task in snapshot.live_managed() {
@@ -522,11 +596,23 @@ mod tests {
             .build(&xeon_e5430())
     }
 
+    /// A 100 ms snapshot whose CPUs are busy exactly for the tasks' on-CPU
+    /// time there: nothing else runs.
     fn snap(time_s: f64, tasks: Vec<TaskSample>) -> Snapshot {
-        Snapshot {
+        let mut s = Snapshot {
             tasks,
-            ..snapshot(xeon_e5430(), time_s, 0.1).utilisation(1.0).build()
+            ..snapshot(xeon_e5430(), time_s, 0.1).build()
+        };
+        for c in &mut s.cpus {
+            let on: u64 = s
+                .tasks
+                .iter()
+                .filter(|t| t.cpu == Some(c.id))
+                .filter_map(|t| t.counters.on_cpu_ns)
+                .sum();
+            c.utilisation = (on as f64 / 1e8).min(1.0);
         }
+        s
     }
 
     fn wca() -> Wca {
@@ -676,6 +762,32 @@ mod tests {
         let p = pins(&literal.decide(&snap(0.1, mix)));
         assert_eq!(literal.stats.moves_stage3_ipc, 1);
         assert_eq!(p[&1], "3", "{p:?}");
+    }
+
+    /// A program ecosched does not manage keeps CPU 2 busy: of two managed
+    /// threads sharing the first cache one spreads to the second, onto CPU
+    /// 3, not onto the busy program it could not move. Kernel threads'
+    /// bursts (a fraction of a per cent) are transient and change nothing:
+    /// then CPU 2 is idle and taken.
+    #[test]
+    fn unmanaged_work_is_never_shared() {
+        let mix = || vec![task(1, 0, 100, 0.5, 0.0), task(2, 1, 100, 0.5, 0.0)];
+        let with_other = |time_s: f64, other: f64| {
+            let mut s = snap(time_s, mix());
+            s.cpus[2].utilisation = other;
+            s.cpus[3].utilisation = other.min(0.001);
+            s
+        };
+        let mut w = wca();
+        let p = pins(&w.decide(&with_other(0.1, 1.0)));
+        assert_eq!(w.stats.unmanaged_busy_cpus, 1);
+        assert_eq!(w.stats.moves_stage1_count, 1);
+        assert_eq!((p[&1].as_str(), p[&2].as_str()), ("3", "1"), "{p:?}");
+        let mut bursts = wca();
+        let p = pins(&bursts.decide(&with_other(0.1, 0.001)));
+        assert_eq!(bursts.stats.unmanaged_busy_cpus, 0);
+        assert_eq!(bursts.stats.unmanaged_transient_cpus, 2);
+        assert_eq!(p[&1], "2", "{p:?}");
     }
 
     /// Stage 1: two threads on one CPU spread to an idle one.
