@@ -10,7 +10,7 @@
 //!
 //! The paper's system owns the machine: every core outside H sits at the
 //! lowest P-state (§IV-A). Its rows run the high/low variants so
-//! ([`paper_params`]); by default `hilo` leaves those cores to their
+//! (`paper_params`); by default `hilo` leaves those cores to their
 //! governor.
 //!
 //! Neither figure's values are in the text, so their rows check what the
