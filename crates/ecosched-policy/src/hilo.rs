@@ -54,11 +54,12 @@
 //!   left as found, under their governor: managed work never runs there,
 //!   but whatever else the machine runs does (services, cron jobs, other
 //!   users), and held at the lowest P-state it would run at a fraction of
-//!   its speed without anything saying so. An idle domain under a load-
-//!   following governor drops to its lowest P-state by itself. On a machine without frequency control (no
-//!   frequency domains in the topology, e.g. a VM without cpufreq) the policy
-//!   only confines managed work to H — it then saves nothing by itself but
-//!   still concentrates the work.
+//!   its speed without anything saying so. An idle domain under a
+//!   load-following governor drops to its lowest P-state by itself. On a
+//!   machine without frequency control (no frequency domains in the
+//!   topology, e.g. a VM without cpufreq) the policy only confines managed
+//!   work to H — it then saves nothing by itself but still concentrates
+//!   the work.
 //! - **Green set** (§IV-C, opt-in `green=true`): managed tasks whose
 //!   shared-cache misses per thousand instructions reach `green_mpki`
 //!   (default 10; they leave below half of it) are memory-bound: they lose
@@ -435,12 +436,8 @@ impl Hilo {
                     FreqSetting::AsFound
                 };
                 // A domain never set is as found already.
-                let before = self
-                    .applied_freq
-                    .get(&d)
-                    .copied()
-                    .or_else(|| (!self.config.own_machine).then_some(FreqSetting::AsFound));
-                if before != Some(setting) {
+                let before = self.applied_freq.get(&d).copied();
+                if before.unwrap_or(FreqSetting::AsFound) != setting {
                     plan.frequency.insert(FreqDomainId(d), setting);
                     self.applied_freq.insert(d, setting);
                     self.stats.frequency_changes += 1;

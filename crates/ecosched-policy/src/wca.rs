@@ -195,7 +195,7 @@ pub struct Wca {
 
 /// Share of the window from which a CPU's unmanaged work makes it busy:
 /// it rounds to one CPU's worth.
-const UNMANAGED_THREAD_SHARE: f64 = 0.5;
+const UNMANAGED_BUSY_SHARE: f64 = 0.5;
 
 /// Drop the oldest entries of `history` beyond `window_ns` (keeping one).
 fn trim(history: &mut VecDeque<(u64, u64)>, window_ns: u64) {
@@ -297,7 +297,7 @@ impl Wca {
             history.push_back((interval_ns, other));
             trim(history, window_ns);
             match share(history) {
-                Some(s) if s >= UNMANAGED_THREAD_SHARE => busy.insert(c.id),
+                Some(s) if s >= UNMANAGED_BUSY_SHARE => busy.insert(c.id),
                 Some(s) if s > 0.0 && s < self.config.t_on_tr => transient += 1,
                 _ => {}
             }

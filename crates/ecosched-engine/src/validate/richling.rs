@@ -10,7 +10,7 @@
 //!
 //! The paper's system owns the machine: every core outside H sits at the
 //! lowest P-state (§IV-A). Its rows run the high/low variants so
-//! (`paper_params`); by default `hilo` leaves those cores to their
+//! ([`paper_params`]); by default `hilo` leaves those cores to their
 //! governor.
 //!
 //! Neither figure's values are in the text, so their rows check what the
@@ -54,7 +54,7 @@ use std::sync::Arc;
 
 /// The parameters `policy` runs with in the paper: the high/low variants
 /// that set frequencies hold every core outside H at the lowest P-state.
-fn paper_params(policy: &str) -> Params {
+pub fn paper_params(policy: &str) -> Params {
     match policy {
         "hilo" | "hilo-nospare" => Params::default().with("own_machine", true),
         _ => Params::default(),

@@ -10,18 +10,10 @@
 //! keeps its speed there.
 
 use ecosched_engine::experiment::{simulate, SimOptions};
+use ecosched_engine::validate::richling::paper_params;
 use ecosched_model::RunMetrics;
 use ecosched_policy::Params;
 use ecosched_sim::Scenario;
-
-/// The paper's system owns the machine: cores outside H at the lowest
-/// P-state.
-fn paper_params(policy: &str) -> Params {
-    match policy {
-        "hilo" | "hilo-nospare" => Params::default().with("own_machine", true),
-        _ => Params::default(),
-    }
-}
 
 fn run(n: u32, policy: &str, hint: Option<u32>) -> RunMetrics {
     let mut s = Scenario::load(&format!("richling-make-j{n}")).unwrap();

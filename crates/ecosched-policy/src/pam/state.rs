@@ -131,20 +131,14 @@ impl Measure {
             Goal::Performance | Goal::PowerCap { .. } => {
                 self.speedup_over(baseline).is_some_and(|s| s > 1.0)
             }
-            Goal::Energy => {
-                let paper = (
-                    self.energy_per_instruction(),
-                    baseline.energy_per_instruction(),
-                );
-                let (now, before) = match paper {
-                    (Some(now), Some(before)) => (Some(now), Some(before)),
-                    _ => (
-                        self.joules_per_instruction(),
-                        baseline.joules_per_instruction(),
-                    ),
-                };
-                matches!((now, before), (Some(now), Some(before)) if now < before)
-            }
+            Goal::Energy => self
+                .energy_per_instruction()
+                .zip(baseline.energy_per_instruction())
+                .or_else(|| {
+                    self.joules_per_instruction()
+                        .zip(baseline.joules_per_instruction())
+                })
+                .is_some_and(|(now, before)| now < before),
         }
     }
 }
